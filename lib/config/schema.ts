@@ -1,0 +1,108 @@
+// Every configuration key, declared once. Loading, validation, environment
+// variables, `rt config` output and the README's reference are all driven by
+// this list: adding a key is one line here (plus its field in `Config`, which
+// the compiler checks against this list).
+
+import { availableParallelism } from 'node:os';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'] as const;
+
+export type IntegerType = { kind: 'integer'; min: number; max: number };
+export type BooleanType = { kind: 'boolean' };
+export type StringType = { kind: 'string' };
+export type EnumType = { kind: 'enum'; values: readonly string[] };
+/** `values`, when given, restricts each item; `itemName` names such an item in messages. */
+export type StringListType = { kind: 'string-list'; values?: readonly string[]; itemName?: string };
+export type UrlListType = { kind: 'url-list'; schemes: readonly string[] };
+export type KeyType = IntegerType | BooleanType | StringType | EnumType | StringListType | UrlListType;
+
+/** A checked value, as it is stored in a layer and in `Config`. */
+export type Value = number | boolean | string | readonly string[];
+
+interface Spec<T extends KeyType, V extends Value> {
+  /** Dotted path, e.g. `http.cors.allowed_origins`: the TOML table and key, and the RT__ variable. */
+  path: string;
+  type: T;
+  /** Absent for optional keys (`http.tls_cert`): unset, they are left out of `Config` and of the output. */
+  default?: V;
+  /** The default in words, for the reference, where the value depends on the machine or is absent. */
+  defaultText?: string;
+  description: string;
+}
+
+/** Pairs each type with the JS type of its default, so a mistyped default does not compile. */
+export type KeySpec =
+  | Spec<IntegerType, number>
+  | Spec<BooleanType, boolean>
+  | Spec<StringType | EnumType, string>
+  | Spec<StringListType | UrlListType, readonly string[]>;
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER): IntegerType => ({ kind: 'integer', min, max });
+const bool: BooleanType = { kind: 'boolean' };
+const str: StringType = { kind: 'string' };
+const oneOf = (values: readonly string[]): EnumType => ({ kind: 'enum', values });
+const strings = (values?: readonly string[], itemName?: string): StringListType => ({ kind: 'string-list', values, itemName });
+const urls = (...schemes: string[]): UrlListType => ({ kind: 'url-list', schemes });
+const port = int(1, 65535);
+
+const DECLARED = [
+  { path: 'repo_urls', type: urls('file:', 'https:'), default: [], description: 'Component repositories: `file:` directories or `.wasm` files, `https:` locations' },
+  { path: 'workers', type: int(1, 1024), default: availableParallelism(), defaultText: 'available parallelism', description: 'Worker processes serving HTTP' },
+  { path: 'http.host', type: str, default: '0.0.0.0', description: 'Address to listen on' },
+  { path: 'http.port', type: port, default: 9481, description: 'HTTP port' },
+  { path: 'http.tls_enable', type: bool, default: false, description: 'Also serve HTTPS, on `http.tls_port`' },
+  { path: 'http.tls_port', type: port, default: 9443, description: 'HTTPS port' },
+  { path: 'http.tls_cert', type: str, defaultText: 'none: a self-signed pair is generated, with a warning', description: 'TLS certificate file (PEM)' },
+  { path: 'http.tls_key', type: str, defaultText: 'none: a self-signed pair is generated, with a warning', description: 'TLS private key file (PEM)' },
+  { path: 'http.request_timeout_seconds', type: int(1, 86_400), default: 30, description: 'A call running longer is cut off with 504; also bounds the drain on shutdown and quiesce' },
+  { path: 'http.max_body_bytes', type: int(1), default: 10_485_760, description: 'Largest request body accepted; larger ones get 413' },
+  { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
+  { path: 'http.cors.allowed_origins', type: strings(), default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
+  { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },
+  { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
+] as const satisfies readonly KeySpec[];
+
+/** Every key path, as a type: `index.ts` checks that `Config` has exactly these fields. */
+export type KeyPath = (typeof DECLARED)[number]['path'];
+
+export const KEYS: readonly KeySpec[] = DECLARED;
+
+export const KEYS_BY_PATH: ReadonlyMap<string, KeySpec> = new Map(KEYS.map((k) => [k.path, k]));
+
+/** Every table that holds keys: `http`, `http.cors`, `log`. */
+export const TABLES: ReadonlySet<string> = new Set(
+  KEYS.flatMap((k) => {
+    const parts = k.path.split('.');
+    return parts.slice(1).map((_, i) => parts.slice(0, i + 1).join('.'));
+  }),
+);
+
+/** Where a value was written, which changes what can be written (TOML has typed booleans, variables do not). */
+export type Source = 'file' | 'env';
+
+/** What a key expects, in words, after "expected". */
+export function describeType(type: KeyType, source: Source): string {
+  switch (type.kind) {
+    case 'integer':
+      return type.max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${type.min}` : `an integer between ${type.min} and ${type.max}`;
+    case 'boolean':
+      return source === 'env' ? 'a boolean (true/false/1/0)' : 'a boolean (true or false)';
+    case 'string':
+      return 'a non-empty string';
+    case 'enum':
+      return `one of ${type.values.join(', ')}`;
+    case 'string-list':
+      return type.values ? `an array of ${type.itemName ?? 'item'}s (${type.values.join(', ')})` : 'an array of non-empty strings';
+    case 'url-list':
+      return `an array of ${type.schemes.join(' or ')} URLs`;
+  }
+}
+
+/** What each item of a list expects, for a message about one bad item. */
+export function describeItem(type: StringListType | UrlListType): string {
+  if (type.kind === 'url-list') return `a ${type.schemes.join(' or ')} URL`;
+  return type.values ? `one of ${type.values.join(', ')}` : 'a non-empty string';
+}
