@@ -1,0 +1,89 @@
+// Contract §4 "Addressing": how a component's exports become a service address
+// and method names.
+
+import type { MethodDescriptor, ServiceId } from '../service.js';
+import { containsResource, type ComponentInterface, type WitFunction } from '../wit/types.js';
+
+export interface AddressOverride {
+  domain?: string;
+  service?: string;
+}
+
+export interface Address {
+  id: ServiceId;
+  version?: string;
+}
+
+/**
+ * domain/service come from the one package whose interfaces the component
+ * exports; with several packages or only world-level functions the sidecar
+ * should name them, and without one the fallback is `default`/<file stem>.
+ */
+export function serviceAddress(iface: ComponentInterface, fileStem: string, override: AddressOverride = {}): Address {
+  const packages = new Map<string, string | undefined>();
+  for (const exported of iface.interfaces) {
+    if (exported.package) packages.set(`${exported.package.namespace}:${exported.package.name}`, exported.package.version);
+  }
+  const single = packages.size === 1 && iface.interfaces.every((i) => i.package) ? [...packages][0] : undefined;
+  const [fromPackageDomain, fromPackageService] = single ? single[0].split(':') : ['default', fileStem];
+  const address: Address = {
+    id: {
+      domain: override.domain ?? fromPackageDomain!,
+      service: override.service ?? fromPackageService!,
+    },
+  };
+  if (single?.[1] !== undefined) address.version = single[1];
+  return address;
+}
+
+/** The JS name jco gives a WIT identifier: lower camel case of its kebab-case words. */
+export function jsIdentifier(witName: string): string {
+  return witName
+    .split('-')
+    .map((word, i) => {
+      const lower = word.toLowerCase();
+      return i === 0 ? lower : lower.charAt(0).toUpperCase() + lower.slice(1);
+    })
+    .join('');
+}
+
+/** Why a function cannot be called over HTTP, or undefined when it can. */
+function notInvocableReason(fn: WitFunction): string | undefined {
+  if (fn.name.startsWith('[')) return 'resource constructors and methods need a resource handle, which JSON cannot carry';
+  if (fn.async) return 'async (component model async ABI) functions are not supported yet';
+  const param = fn.params.find((p) => containsResource(p.type));
+  if (param) return `parameter "${param.name}" holds a resource handle, which JSON cannot carry`;
+  if (fn.result && containsResource(fn.result)) return 'the result holds a resource handle, which JSON cannot carry';
+  return undefined;
+}
+
+/**
+ * Every exported function as a method. `interface.function` always resolves;
+ * the bare name resolves when no other exported function shares it.
+ */
+export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
+  const entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[] = [
+    ...iface.functions.map((fn) => ({ fn, interfaceName: null, shortInterface: null })),
+    ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: i.interfaceName }))),
+  ];
+  const count = new Map<string, number>();
+  for (const { fn } of entries) count.set(fn.name, (count.get(fn.name) ?? 0) + 1);
+
+  return entries.map(({ fn, interfaceName, shortInterface }) => {
+    const qualified = shortInterface ? `${shortInterface}.${fn.name}` : fn.name;
+    const unique = count.get(fn.name) === 1;
+    const aliases = unique && qualified !== fn.name ? [fn.name, qualified] : [qualified];
+    const reason = notInvocableReason(fn);
+    const method: MethodDescriptor = {
+      name: aliases[0]!,
+      aliases,
+      interface: interfaceName,
+      function: fn,
+      invocable: reason === undefined,
+      exportKey: interfaceName,
+      jsName: jsIdentifier(fn.name),
+    };
+    if (reason !== undefined) method.reason = reason;
+    return method;
+  });
+}

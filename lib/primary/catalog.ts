@@ -1,0 +1,85 @@
+// The set of services the runtime serves, built from the repositories: scan,
+// compile, address, and settle address conflicts. A file that fails at any
+// step becomes a LoadFailure; it never stops the others from loading.
+
+import { readFile } from 'node:fs/promises';
+import semver from 'semver';
+import type { Logger } from 'pino';
+import { serviceKey, type LoadFailure, type ServiceDescriptor } from '../service.js';
+import { serviceAddress, serviceMethods } from './addressing.js';
+import { compileComponent, firstLine } from './compiler.js';
+import { scanRepository, type FoundComponent } from './repositories.js';
+import { readSidecar } from './sidecar.js';
+
+export interface Catalog {
+  services: ServiceDescriptor[];
+  failures: LoadFailure[];
+}
+
+export async function buildCatalog(repoUrls: string[], cwd: string, log: Logger): Promise<Catalog> {
+  const failures: LoadFailure[] = [];
+  const found: FoundComponent[] = [];
+  for (const url of repoUrls) {
+    try {
+      found.push(...(await scanRepository(url, cwd)));
+    } catch (e) {
+      failures.push({ source: url, error: firstLine(e) });
+    }
+  }
+  const candidates: ServiceDescriptor[] = [];
+  for (const component of found) {
+    try {
+      candidates.push(await describe(component, log));
+    } catch (e) {
+      failures.push({ source: component.path, error: firstLine(e) });
+    }
+  }
+  const services = settleConflicts(candidates, failures);
+  for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
+  return { services, failures };
+}
+
+async function describe(component: FoundComponent, log: Logger): Promise<ServiceDescriptor> {
+  const bytes = new Uint8Array(await readFile(component.path));
+  const { artifact, interface: iface } = await compileComponent(bytes, () =>
+    log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
+  );
+  const sidecar = await readSidecar(component.path);
+  const address = serviceAddress(iface, component.stem, sidecar);
+  const descriptor: ServiceDescriptor = {
+    id: address.id,
+    source: component.path,
+    artifact,
+    interface: iface,
+    methods: serviceMethods(iface),
+    unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
+  };
+  if (address.version !== undefined) descriptor.version = address.version;
+  return descriptor;
+}
+
+/** Two components claiming one address: the higher package semver serves, the other is reported shadowed. */
+function settleConflicts(candidates: ServiceDescriptor[], failures: LoadFailure[]): ServiceDescriptor[] {
+  const winners = new Map<string, ServiceDescriptor>();
+  for (const candidate of candidates) {
+    const key = serviceKey(candidate.id);
+    const current = winners.get(key);
+    if (!current) {
+      winners.set(key, candidate);
+      continue;
+    }
+    const [winner, loser] = newer(candidate, current) ? [candidate, current] : [current, candidate];
+    winners.set(key, winner);
+    failures.push({
+      source: loser.source,
+      error: `shadowed: ${winner.source} serves ${key}${winner.version ? ` at version ${winner.version}` : ''}`,
+    });
+  }
+  return [...winners.values()];
+}
+
+function newer(a: ServiceDescriptor, b: ServiceDescriptor): boolean {
+  const va = semver.valid(a.version ?? '') ?? '0.0.0';
+  const vb = semver.valid(b.version ?? '') ?? '0.0.0';
+  return semver.gt(va, vb);
+}

@@ -1,0 +1,106 @@
+// Turns component bytes into what workers load: jco's transpiled glue (an ES
+// module exporting `instantiate`), its core modules, and the component's
+// interface as read by the runtime. Output is cached by the component's sha256,
+// so each component is transpiled once per machine, not once per start.
+
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { transpile } from '@bytecodealliance/jco';
+import { cacheDir } from '../paths.js';
+import type { ComponentArtifact } from '../service.js';
+import { readComponentInterface } from '../wit/reader.js';
+import type { ComponentInterface } from '../wit/types.js';
+
+/** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
+export const JCO_VERSION = '1.12.0';
+
+const ENTRY = 'component.js';
+
+export interface CompiledComponent {
+  artifact: ComponentArtifact;
+  interface: ComponentInterface;
+}
+
+interface CachedMeta {
+  coreModules: string[];
+  importSpecifiers: string[];
+  interface: ComponentInterface;
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Compiles `bytes` (or finds them compiled). Throws a one-line Error for a file
+ * that is not a valid component. `onTranspile` is told when real work starts,
+ * so long first transpiles show progress.
+ */
+export async function compileComponent(bytes: Uint8Array, onTranspile?: () => void): Promise<CompiledComponent> {
+  const hash = sha256(bytes);
+  const dir = join(cacheDir(), 'components', `jco-${JCO_VERSION}`, hash);
+  const meta = await readCachedMeta(dir);
+  if (meta) return compiled(hash, dir, meta);
+
+  // Reading the interface first turns "not a component" into a clear message
+  // instead of a transpiler stack trace.
+  const iface = readComponentInterface(bytes);
+  onTranspile?.();
+  let output: { files: Record<string, Uint8Array>; imports: string[] };
+  try {
+    // No TypeScript declarations; core modules always as files, never inlined as base64.
+    const options = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 };
+    output = await transpile(bytes, options as unknown as Parameters<typeof transpile>[1]);
+  } catch (e) {
+    throw new Error(`jco could not transpile the component: ${firstLine(e)}`);
+  }
+  const files = Object.entries(output.files);
+  const fresh: CachedMeta = {
+    coreModules: files.map(([name]) => name).filter((name) => name.endsWith('.wasm')),
+    importSpecifiers: output.imports,
+    interface: iface,
+  };
+  await writeCache(dir, files, fresh);
+  return compiled(hash, dir, fresh);
+}
+
+function compiled(hash: string, dir: string, meta: CachedMeta): CompiledComponent {
+  return {
+    artifact: { hash, entry: join(dir, ENTRY), coreModules: meta.coreModules, importSpecifiers: meta.importSpecifiers },
+    interface: meta.interface,
+  };
+}
+
+async function readCachedMeta(dir: string): Promise<CachedMeta | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CachedMeta;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes into a temporary directory and renames it into place, so a half-written cache entry is never seen. */
+async function writeCache(dir: string, files: [string, Uint8Array][], meta: CachedMeta): Promise<void> {
+  const tmp = `${dir}.${process.pid}.${Date.now()}.tmp`;
+  await mkdir(tmp, { recursive: true });
+  for (const [name, data] of files) {
+    const target = join(tmp, name === 'component.js' ? ENTRY : name);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, data);
+  }
+  // The glue is an ES module with a .js suffix.
+  await writeFile(join(tmp, 'package.json'), '{"type":"module"}\n');
+  await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta));
+  try {
+    await rename(tmp, dir);
+  } catch {
+    // Another process compiled the same component meanwhile; theirs is as good.
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+export function firstLine(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return text.split('\n')[0]!.trim();
+}

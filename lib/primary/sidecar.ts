@@ -1,0 +1,52 @@
+// A component's sidecar: `<stem>.toml` beside the .wasm file (contract §4).
+// It overrides the service address; an invalid sidecar makes the component
+// fail to load with a message naming the file and key.
+
+import { readFile } from 'node:fs/promises';
+import TOML from '@ltd/j-toml';
+
+export interface Sidecar {
+  domain?: string;
+  service?: string;
+}
+
+export class SidecarError extends Error {}
+
+// Address parts travel in URL paths: keep them to WIT identifier characters.
+const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
+
+export function sidecarPath(wasmPath: string): string {
+  return wasmPath.replace(/\.wasm$/, '.toml');
+}
+
+/** The sidecar of `wasmPath`, or an empty one when it has none. */
+export async function readSidecar(wasmPath: string): Promise<Sidecar> {
+  const path = sidecarPath(wasmPath);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return {};
+  }
+  let table: Record<string, unknown>;
+  try {
+    table = TOML.parse(text, { joiner: '\n', bigint: false }) as Record<string, unknown>;
+  } catch (e) {
+    throw new SidecarError(`${path}: invalid TOML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const sidecar: Sidecar = {};
+  for (const [key, value] of Object.entries(table)) {
+    switch (key) {
+      case 'domain':
+      case 'service':
+        if (typeof value !== 'string' || !ADDRESS_PART.test(value)) {
+          throw new SidecarError(`${path}: ${key}: expected a name of letters, digits and dashes, got ${JSON.stringify(value)}`);
+        }
+        sidecar[key] = value;
+        break;
+      default:
+        throw new SidecarError(`${path}: unknown key "${key}" (known: domain, service)`);
+    }
+  }
+  return sidecar;
+}

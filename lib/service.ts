@@ -1,0 +1,67 @@
+// The domain model shared by the primary and the workers: what a service is,
+// which methods it has, and where its compiled code lives. Everything here is
+// plain data so it can cross the cluster IPC channel as-is.
+
+import type { ComponentInterface, WitFunction } from './wit/types.js';
+
+export interface ServiceId {
+  domain: string;
+  service: string;
+}
+
+/** `<domain>.<service>`: how errors and control answers name a service (contract §5.5). */
+export function serviceName(id: ServiceId): string {
+  return `${id.domain}.${id.service}`;
+}
+
+/** The registry key; `/` cannot appear in either part, so it is unambiguous. */
+export function serviceKey(id: ServiceId): string {
+  return `${id.domain}/${id.service}`;
+}
+
+export interface MethodDescriptor {
+  /** The name a client uses: the bare function name when unique in the service, else `interface.function`. */
+  name: string;
+  /** Every name that resolves to this method (bare when unique, and `interface.function`). */
+  aliases: string[];
+  /** The exporting interface's full name, or null for a world-level function. */
+  interface: string | null;
+  function: WitFunction;
+  invocable: boolean;
+  /** Why not, when `invocable` is false. */
+  reason?: string;
+  /** Where jco's glue puts the function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
+  exportKey: string | null;
+  jsName: string;
+}
+
+/** The output of compiling one component (primary side), enough for a worker to instantiate it. */
+export interface ComponentArtifact {
+  /** sha256 of the .wasm bytes: the component's identity across reloads. */
+  hash: string;
+  /** Absolute path of the transpiled ES module exporting `instantiate`. */
+  entry: string;
+  /** Core module file names as the glue asks for them, relative to the entry's directory. */
+  coreModules: string[];
+  /** Import specifiers the glue expects in its import object (versionless, as jco names them). */
+  importSpecifiers: string[];
+}
+
+export interface ServiceDescriptor {
+  id: ServiceId;
+  /** The package version the address came from, if any. */
+  version?: string;
+  /** Where the component came from: its repository URL or file path. */
+  source: string;
+  artifact: ComponentArtifact;
+  interface: ComponentInterface;
+  methods: MethodDescriptor[];
+  /** Non-WASI imports linked to trapping stubs. */
+  unsatisfiedImports: string[];
+}
+
+/** A file that was found but could not be served. */
+export interface LoadFailure {
+  source: string;
+  error: string;
+}

@@ -1,0 +1,87 @@
+// The Koa application of a worker: request log, error answers, CORS, routes.
+
+import cors from '@koa/cors';
+import Koa, { type Context, type Next } from 'koa';
+import { ApiError } from '../api-error.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import { apiRouter, tooLarge, type RouteDeps } from './routes.js';
+
+export function createApp(deps: RouteDeps & { log: Logger }): Koa {
+  const { config, log } = deps;
+  const app = new Koa();
+  // Errors are answered (and logged) by our own middleware, not Koa's default handler.
+  app.silent = true;
+  app.use(requestLog(log));
+  app.use(errorAnswers(config, log));
+  if (config.http.cors.enabled) app.use(corsFor(config));
+  const router = apiRouter(deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  app.use((ctx) => {
+    throw new ApiError(404, 'not found', `no route for ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}
+
+/** One log line per request, with the service and method when the route named them. */
+function requestLog(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const ms = Math.round((performance.now() - started) * 1000) / 1000;
+      const { service, method } = ctx.state as { service?: string; method?: string };
+      log.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms, service, method }, 'request');
+    }
+  };
+}
+
+/** Turns every failure into the contract's error body (§5.5) with the right status. */
+function errorAnswers(config: Config, log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (e) {
+      const error = asApiError(e, config);
+      if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
+      ctx.status = error.status;
+      ctx.body = error.body();
+      if (error.status === 405) ctx.set('Allow', (e as { headers?: { Allow?: string } }).headers?.Allow ?? '');
+    }
+  };
+}
+
+/** Errors thrown by Koa middleware (http-errors with a status) keep their status with our body. */
+function asApiError(e: unknown, config: Config): ApiError {
+  if (e instanceof ApiError) return e;
+  const status = (e as { status?: unknown })?.status;
+  const message = e instanceof Error ? e.message : String(e);
+  switch (status) {
+    case 400:
+      return new ApiError(400, 'invalid JSON', message);
+    case 413:
+      return tooLarge(config.http.max_body_bytes);
+    case 415:
+      return new ApiError(415, 'unsupported content type', message);
+    case 405:
+      return new ApiError(405, 'method not allowed', message);
+    case 501:
+      return new ApiError(501, 'not implemented', message);
+    default:
+      return typeof status === 'number' && status >= 400 && status < 500
+        ? new ApiError(status, 'bad request', message)
+        : new ApiError(500, 'internal error', message);
+  }
+}
+
+function corsFor(config: Config) {
+  const { allowed_origins, allowed_methods } = config.http.cors;
+  const any = allowed_origins.includes('*');
+  return cors({
+    allowMethods: allowed_methods,
+    // A list of origins: echo the request's origin when listed, else send no CORS headers.
+    origin: any ? '*' : (ctx: Context) => (allowed_origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+  });
+}

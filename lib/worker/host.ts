@@ -1,0 +1,139 @@
+// The imports a component instance receives: WASI from preview2-shim within
+// the sandbox of contract §8 (no host filesystem, environment, network or
+// process exit), and trapping stubs for everything else (contract §4).
+
+import * as preview2 from '@bytecodealliance/preview2-shim';
+import { jsIdentifier } from '../primary/addressing.js';
+import type { ImportedItem, WitFunction } from '../wit/types.js';
+
+export type ImportObject = Record<string, unknown>;
+
+// preview2-shim declares its namespaces as type-only exports; at run time they
+// are objects of interface implementations.
+type Implementations = Record<string, object>;
+const { cli, clocks, filesystem, http, io, random } = preview2 as unknown as Record<
+  'cli' | 'clocks' | 'filesystem' | 'http' | 'io' | 'random',
+  Implementations
+>;
+
+/** Thrown by a stub: the component called an import the runtime does not provide. */
+export class UnsatisfiedImportError extends Error {
+  constructor(readonly importName: string) {
+    super(`unsatisfied import ${importName}: the runtime does not provide it`);
+  }
+}
+
+/** Thrown by `wasi:cli/exit`: ends the call, never the worker. */
+export class ComponentExit extends Error {
+  constructor(readonly status: unknown) {
+    super(`the component called wasi:cli/exit (${JSON.stringify(status)})`);
+  }
+}
+
+
+// Interfaces replaced (not just passed through) to keep the host out of reach.
+const SANDBOXED: Record<string, object> = {
+  'wasi:cli/environment': {
+    getEnvironment: () => [],
+    getArguments: () => [],
+    initialCwd: () => undefined,
+  },
+  'wasi:cli/exit': {
+    exit(status: unknown): never {
+      throw new ComponentExit(status);
+    },
+  },
+  'wasi:filesystem/preopens': { getDirectories: () => [] },
+};
+
+/** The WASI interfaces taken from preview2-shim as they are. Sockets and outgoing HTTP are not among them: no network. */
+const PASSED_THROUGH: Record<string, object> = {
+  'wasi:cli/stdin': cli.stdin,
+  'wasi:cli/stdout': cli.stdout,
+  'wasi:cli/stderr': cli.stderr,
+  'wasi:cli/terminal-input': cli.terminalInput,
+  'wasi:cli/terminal-output': cli.terminalOutput,
+  'wasi:cli/terminal-stdin': cli.terminalStdin,
+  'wasi:cli/terminal-stdout': cli.terminalStdout,
+  'wasi:cli/terminal-stderr': cli.terminalStderr,
+  'wasi:clocks/monotonic-clock': clocks.monotonicClock,
+  'wasi:clocks/wall-clock': clocks.wallClock,
+  'wasi:filesystem/types': filesystem.types,
+  'wasi:io/error': io.error,
+  'wasi:io/poll': io.poll,
+  'wasi:io/streams': io.streams,
+  'wasi:random/random': random.random,
+  'wasi:random/insecure': random.insecure,
+  'wasi:random/insecure-seed': random.insecureSeed,
+  'wasi:http/types': http.types,
+};
+
+/** `wasi:io/streams@0.2.3` → `wasi:io/streams`: jco keys imports without versions. */
+function unversioned(name: string): string {
+  const at = name.indexOf('@');
+  return at === -1 ? name : name.slice(0, at);
+}
+
+/** UpperCamelCase, as jco names resource classes. */
+function className(resource: string): string {
+  const camel = jsIdentifier(resource);
+  return camel.charAt(0).toUpperCase() + camel.slice(1);
+}
+
+function trap(name: string): () => never {
+  return () => {
+    throw new UnsatisfiedImportError(name);
+  };
+}
+
+/** An object shaped like the import `item` whose every function traps, naming itself. */
+function stub(item: ImportedItem): unknown {
+  if (item.kind === 'function') return trap(item.name);
+  const members: Record<string, unknown> = {};
+  for (const t of item.types ?? []) {
+    if (t.type.kind !== 'resource') continue;
+    const resource = t.name;
+    // The glue constructs and instanceof-checks imported resources through their class.
+    members[className(resource)] = class {
+      constructor() {
+        throw new UnsatisfiedImportError(`${item.name}#[constructor]${resource}`);
+      }
+    };
+  }
+  for (const fn of item.functions ?? []) addStubFunction(members, item.name, fn);
+  return members;
+}
+
+function addStubFunction(members: Record<string, unknown>, importName: string, fn: WitFunction): void {
+  const qualified = `${importName}#${fn.name}`;
+  const decorated = /^\[(constructor|method|static)\]([^.]+)(?:\.(.+))?$/.exec(fn.name);
+  if (!decorated) {
+    members[jsIdentifier(fn.name)] = trap(qualified);
+    return;
+  }
+  const [, kind, resource, member] = decorated;
+  const cls = members[className(resource!)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
+  if (!cls || kind === 'constructor') return;
+  if (kind === 'static') cls[jsIdentifier(member!)] = trap(qualified);
+  else cls.prototype[jsIdentifier(member!)] = trap(qualified);
+}
+
+/**
+ * The import object for one component: keyed the way its glue asks
+ * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
+ */
+export function hostImports(specifiers: string[], imports: ImportedItem[]): ImportObject {
+  const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
+  const object: ImportObject = {};
+  for (const specifier of specifiers) {
+    const key = unversioned(specifier);
+    const provided = SANDBOXED[key] ?? PASSED_THROUGH[key];
+    if (provided) {
+      object[specifier] = provided;
+      continue;
+    }
+    const item = byName.get(key);
+    object[specifier] = item ? stub(item) : {};
+  }
+  return object;
+}

@@ -1,0 +1,91 @@
+// A worker process: serves HTTP on the shared port and hosts the component
+// instances the primary tells it to.
+
+import cluster from 'node:cluster';
+import { createServer, type Server } from 'node:http';
+import { isPrimaryMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
+import { createLogger, type Logger } from '../log.js';
+import { createApp } from './app.js';
+import { ServiceRegistry } from './registry.js';
+import type { WorkerState } from './routes.js';
+
+function send(message: WorkerMessage): void {
+  process.send?.(message);
+}
+
+async function main(): Promise<void> {
+  const bootstrap = JSON.parse(process.env[WORKER_BOOTSTRAP_ENV] ?? 'null') as WorkerBootstrap | null;
+  if (!bootstrap || !cluster.isWorker) throw new Error('lib/worker/main.js is started by `rt start`, not directly');
+  const { config, verbose } = bootstrap;
+  const log = createLogger(verbose ? 'debug' : config.log.level, { worker: cluster.worker!.id });
+  const registry = new ServiceRegistry();
+  const state: WorkerState = { loaded: false, clusterReady: false };
+  const app = createApp({ config, registry, state, log });
+
+  const server = createServer(app.callback());
+  server.on('error', (e: NodeJS.ErrnoException) => {
+    const reason = e.code === 'EADDRINUSE' ? `port ${config.http.port} is already in use` : e.message;
+    send({ type: 'fatal', error: `cannot listen on ${config.http.host}:${config.http.port}: ${reason}` });
+    setTimeout(() => process.exit(1), 100);
+  });
+  server.listen(config.http.port, config.http.host, () => log.debug(`listening on ${config.http.host}:${config.http.port}`));
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void drain(server, config.http.request_timeout_seconds * 1000, log).then(() => process.exit(0));
+  };
+
+  process.on('message', (m: unknown) => {
+    if (isPrimaryMessage(m)) void onMessage(m);
+  });
+  // The primary coordinates shutdown; a signal sent to the whole process group
+  // (Ctrl-C in a terminal) must not cut in-flight requests short.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+  // Without a primary there is nobody to hand connections to us.
+  process.on('disconnect', stop);
+  send({ type: 'started' });
+
+  async function onMessage(m: PrimaryMessage): Promise<void> {
+    switch (m.type) {
+      case 'load': {
+        const failures = await registry.load(m.services, m.failures);
+        state.loaded = true;
+        log.debug({ services: m.services.length - failures.length }, 'components loaded');
+        send({ type: 'loaded', id: m.id, failures });
+        break;
+      }
+      case 'cluster-ready':
+        state.clusterReady = m.ready;
+        break;
+      case 'shutdown':
+        stop();
+        break;
+    }
+  }
+}
+
+/** Stops accepting connections and waits for in-flight requests, at most `graceMs`. */
+function drain(server: Server, graceMs: number, log: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => {
+      log.warn('in-flight requests did not finish in time; closing their connections');
+      server.closeAllConnections();
+      resolve();
+    }, graceMs);
+    deadline.unref();
+    server.close(() => {
+      clearTimeout(deadline);
+      resolve();
+    });
+    // Keep-alive connections with no request in flight would hold close() open.
+    server.closeIdleConnections();
+  });
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { jsIdentifier, serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
+import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
+import { parseInterfaceName } from '../../lib/wit/types.js';
+
+const u32 = { kind: 'primitive', name: 'u32' } as const;
+const fn = (name: string, params: Param[] = [{ name: 'a', type: u32 }]): WitFunction => ({ name, params, result: u32 });
+
+function iface(name: string, functions: WitFunction[]): WitInterface {
+  const parsed = parseInterfaceName(name);
+  const i: WitInterface = { name, interfaceName: parsed?.interfaceName ?? name, types: [], functions };
+  if (parsed) i.package = parsed.package;
+  return i;
+}
+
+function component(interfaces: WitInterface[], functions: WitFunction[] = []): ComponentInterface {
+  return { imports: [], interfaces, functions, types: [] };
+}
+
+describe('addressing', () => {
+  describe('serviceAddress', () => {
+    it('takes domain and service from the one exported package, with its version', () => {
+      const c = component([iface('acme:greeter/greeter@1.0.0', [fn('greet')]), iface('acme:greeter/admin@1.0.0', [fn('reset')])]);
+      expect(serviceAddress(c, 'file-stem')).to.deep.equal({ id: { domain: 'acme', service: 'greeter' }, version: '1.0.0' });
+    });
+
+    it('falls back to default/<stem> for world-level functions only', () => {
+      expect(serviceAddress(component([], [fn('add')]), 'calc')).to.deep.equal({ id: { domain: 'default', service: 'calc' } });
+    });
+
+    it('falls back to default/<stem> when interfaces of several packages are exported', () => {
+      const c = component([iface('acme:a/x', [fn('f')]), iface('acme:b/y', [fn('g')])]);
+      expect(serviceAddress(c, 'multi').id).to.deep.equal({ domain: 'default', service: 'multi' });
+    });
+
+    it('lets the sidecar name domain and service', () => {
+      const c = component([iface('acme:a/x', [fn('f')]), iface('acme:b/y', [fn('g')])]);
+      expect(serviceAddress(c, 'multi', { domain: 'team', service: 'tools' }).id).to.deep.equal({ domain: 'team', service: 'tools' });
+    });
+  });
+
+  describe('serviceMethods', () => {
+    it('names methods exactly as in WIT, bare when unique and interface-qualified always', () => {
+      const c = component([iface('acme:s/one@1.0.0', [fn('get-item'), fn('shared')]), iface('acme:s/two@1.0.0', [fn('shared')])], [fn('top')]);
+      const methods = serviceMethods(c);
+      expect(methods.map((m) => m.aliases)).to.deep.equal([['top'], ['get-item', 'one.get-item'], ['one.shared'], ['two.shared']]);
+      expect(methods.map((m) => m.name)).to.deep.equal(['top', 'get-item', 'one.shared', 'two.shared']);
+      expect(methods[1]).to.include({ exportKey: 'acme:s/one@1.0.0', jsName: 'getItem', invocable: true });
+      expect(methods[0]).to.include({ exportKey: null, jsName: 'top' });
+    });
+
+    it('marks resource functions and functions taking handles as not invocable, with a reason', () => {
+      const handle = { kind: 'own', resource: 'blob' } as const;
+      const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
+      const [method, open] = serviceMethods(c);
+      expect(method).to.include({ invocable: false });
+      expect(open!.invocable).to.equal(false);
+      expect(open!.reason).to.include('"b"');
+    });
+  });
+
+  it('jsIdentifier lower-camel-cases kebab-case names as jco does', () => {
+    expect(jsIdentifier('echo-bytes')).to.equal('echoBytes');
+    expect(jsIdentifier('f32-to-u8')).to.equal('f32ToU8');
+    expect(jsIdentifier('add')).to.equal('add');
+    expect(jsIdentifier('get-HTTP-url')).to.equal('getHttpUrl');
+  });
+});
