@@ -2,6 +2,7 @@
 // and method names.
 
 import type { MethodDescriptor, ServiceId } from '../service.js';
+import { jsIdentifier } from '../wit/js-names.js';
 import { containsResource, type ComponentInterface, type WitFunction } from '../wit/types.js';
 
 export interface AddressOverride {
@@ -34,17 +35,6 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
   };
   if (single?.[1] !== undefined) address.version = single[1];
   return address;
-}
-
-/** The JS name jco gives a WIT identifier: lower camel case of its kebab-case words. */
-export function jsIdentifier(witName: string): string {
-  return witName
-    .split('-')
-    .map((word, i) => {
-      const lower = word.toLowerCase();
-      return i === 0 ? lower : lower.charAt(0).toUpperCase() + lower.slice(1);
-    })
-    .join('');
 }
 
 /** Why a function cannot be called over HTTP, or undefined when it can. */

@@ -1,53 +1,9 @@
-// Names the codec needs: WIT spellings of types for messages, and the JS
-// property names jco gives record fields and flags.
+// How the codec names types in its error messages: what a value should have
+// been (`record person`, `u8 (0..255)`).
 
+import { printStructure } from './print.js';
 import type { WitType } from './types.js';
 import { integerTypeName } from './json-numbers.js';
-
-/**
- * WIT syntax for a type as it appears in a signature: named types (records,
- * variants, enums, flags, aliases) by their name, the rest spelled out:
- * `list<u8>`, `option<person>`, `result<_, string>`.
- */
-export function witTypeName(t: WitType): string {
-  if (t.origin) return t.origin.name;
-  return structuralName(t);
-}
-
-/** The type spelled out one level down, whatever it is called; children by `witTypeName`. */
-function structuralName(t: WitType): string {
-  switch (t.kind) {
-    case 'primitive':
-      return t.name;
-    case 'list':
-      return `list<${witTypeName(t.element)}>`;
-    case 'fixed-list':
-      return `list<${witTypeName(t.element)}, ${t.length}>`;
-    case 'tuple':
-      return `tuple<${t.elements.map(witTypeName).join(', ')}>`;
-    case 'option':
-      return `option<${witTypeName(t.inner)}>`;
-    case 'result':
-      if (t.ok === null && t.err === null) return 'result';
-      if (t.err === null) return `result<${witTypeName(t.ok!)}>`;
-      return `result<${t.ok === null ? '_' : witTypeName(t.ok)}, ${witTypeName(t.err)}>`;
-    case 'own':
-      return t.resource;
-    case 'borrow':
-      return `borrow<${t.resource}>`;
-    case 'stream':
-    case 'future':
-      return t.element === null ? t.kind : `${t.kind}<${witTypeName(t.element)}>`;
-    case 'record':
-      return `record { ${t.fields.map((f) => `${f.name}: ${witTypeName(f.type)}`).join(', ')} }`;
-    case 'variant':
-      return `variant { ${t.cases.map((c) => (c.type ? `${c.name}(${witTypeName(c.type)})` : c.name)).join(', ')} }`;
-    case 'enum':
-      return `enum { ${t.cases.join(', ')} }`;
-    case 'flags':
-      return `flags { ${t.flags.join(', ')} }`;
-  }
-}
 
 /**
  * How an error message names the type a value should have had: what it is
@@ -77,24 +33,8 @@ export function expectedName(t: WitType): string {
     case 'variant':
     case 'enum':
     case 'flags':
-      return t.origin ? `${t.kind} ${t.origin.name}` : structuralName(t);
+      return t.origin ? `${t.kind} ${t.origin.name}` : printStructure(t);
     default:
-      return structuralName(t);
+      return printStructure(t);
   }
-}
-
-/**
- * The JS property jco uses for a record field or a flag: lower camel case
- * (`first-name` → `firstName`, `get-HTTP-status` → `getHttpStatus`).
- * WIT words are all-lowercase or all-uppercase, so each word is lowercased and
- * all but the first capitalised.
- */
-export function jsPropertyName(witName: string): string {
-  const words = witName.split('-');
-  let out = words[0]!.toLowerCase();
-  for (let i = 1; i < words.length; i++) {
-    const w = words[i]!.toLowerCase();
-    out += w.charAt(0).toUpperCase() + w.slice(1);
-  }
-  return out;
 }

@@ -17,7 +17,9 @@
 // Decoders throw `Mismatch` (see codec-errors.ts) and leave paths to the caller.
 
 import { Mismatch, mismatch, preview } from './codec-errors.js';
-import { expectedName, jsPropertyName, witTypeName } from './codec-names.js';
+import { expectedName } from './codec-names.js';
+import { jsIdentifier } from './js-names.js';
+import { printType } from './print.js';
 import { bytesDecoder, encodeBytes } from './json-bytes.js';
 import {
   TYPED_ARRAYS,
@@ -71,10 +73,10 @@ export function build(t: WitType): Codec {
       return flags(t, t.flags);
     case 'own':
     case 'borrow':
-      throw new Error(`${witTypeName(t)}: a resource handle cannot be carried in JSON`);
+      throw new Error(`${printType(t)}: a resource handle cannot be carried in JSON`);
     case 'stream':
     case 'future':
-      throw new Error(`${witTypeName(t)}: a ${t.kind} cannot be carried in JSON`);
+      throw new Error(`${printType(t)}: a ${t.kind} cannot be carried in JSON`);
   }
 }
 
@@ -344,7 +346,7 @@ function record(t: WitType, fields: Field[]): Codec {
   const expected = expectedName(t);
   const n = fields.length;
   const names = fields.map((f) => f.name);
-  const props = names.map(jsPropertyName);
+  const props = names.map(jsIdentifier);
   const steps = names.map((name) => `.${name}`);
   const codecs = fields.map((f) => build(f.type));
   const decoders = codecs.map((c) => c.decode);
@@ -470,7 +472,7 @@ function enumeration(t: WitType, cases: string[]): Codec {
 
 function flags(t: WitType, names: string[]): Codec {
   const expected = expectedName(t);
-  const props = names.map(jsPropertyName);
+  const props = names.map(jsIdentifier);
   const byName = new Map(names.map((name, i) => [name, props[i]!]));
   const listing = names.join(', ');
   return {

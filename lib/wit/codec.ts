@@ -4,12 +4,12 @@
 // throws on err); each type's closures are in codec-types.ts.
 
 import { CodecError, Mismatch, preview } from './codec-errors.js';
-import { expectedName, witTypeName } from './codec-names.js';
+import { expectedName } from './codec-names.js';
+import { printType } from './print.js';
 import { build, keyCount, ownReader, payload, unknownKey } from './codec-types.js';
 import type { WitFunction, WitType } from './types.js';
 
 export { CodecError } from './codec-errors.js';
-export { witTypeName } from './codec-names.js';
 
 export interface FunctionCodec {
   /**
@@ -67,7 +67,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
   const names = fn.params.map((p) => p.name);
   const decoders = fn.params.map((p) => build(p.type).decode);
   const expected = fn.params.map((p) => expectedName(p.type));
-  const signature = fn.params.map((p) => `${p.name}: ${witTypeName(p.type)}`).join(', ');
+  const signature = fn.params.map((p) => `${p.name}: ${printType(p.type)}`).join(', ');
   const read = ownReader(names);
   const arity = n === 0 ? 'no arguments' : `${n} argument${n === 1 ? '' : 's'} (${signature})`;
   const bodyShape =
@@ -89,7 +89,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
       const listing = n === 0 ? `${fn.name} takes no parameters` : `parameters: ${names.join(', ')}`;
       return new CodecError(key, n === 0 ? 'no parameters' : `one of the parameters ${names.join(', ')}`, `unknown parameter ${JSON.stringify(key)} (${listing})`);
     }
-    return new CodecError(names[i]!, expected[i]!, `missing parameter ${JSON.stringify(names[i])} (${witTypeName(fn.params[i]!.type)})`);
+    return new CodecError(names[i]!, expected[i]!, `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i]!.type)})`);
   };
 
   return (body) => {

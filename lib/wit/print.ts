@@ -10,7 +10,7 @@ export function printType(t: WitType): string {
 }
 
 /** The type spelled out, ignoring the name it may have been exported under. */
-function printStructure(t: WitType): string {
+export function printStructure(t: WitType): string {
   switch (t.kind) {
     case 'primitive':
       return t.name;

@@ -3,7 +3,7 @@
 // process exit), and trapping stubs for everything else (contract §4).
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
-import { jsIdentifier } from '../primary/addressing.js';
+import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import type { ImportedItem, WitFunction } from '../wit/types.js';
 
 export type ImportObject = Record<string, unknown>;
@@ -74,12 +74,6 @@ function unversioned(name: string): string {
   return at === -1 ? name : name.slice(0, at);
 }
 
-/** UpperCamelCase, as jco names resource classes. */
-function className(resource: string): string {
-  const camel = jsIdentifier(resource);
-  return camel.charAt(0).toUpperCase() + camel.slice(1);
-}
-
 function trap(name: string): () => never {
   return () => {
     throw new UnsatisfiedImportError(name);
@@ -94,7 +88,7 @@ function stub(item: ImportedItem): unknown {
     if (t.type.kind !== 'resource') continue;
     const resource = t.name;
     // The glue constructs and instanceof-checks imported resources through their class.
-    members[className(resource)] = class {
+    members[jsClassName(resource)] = class {
       constructor() {
         throw new UnsatisfiedImportError(`${item.name}#[constructor]${resource}`);
       }
@@ -112,7 +106,7 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
     return;
   }
   const [, kind, resource, member] = decorated;
-  const cls = members[className(resource!)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
+  const cls = members[jsClassName(resource!)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
   if (!cls || kind === 'constructor') return;
   if (kind === 'static') cls[jsIdentifier(member!)] = trap(qualified);
   else cls.prototype[jsIdentifier(member!)] = trap(qualified);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { jsIdentifier, serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
+import { serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
+import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
 
@@ -64,5 +65,6 @@ describe('addressing', () => {
     expect(jsIdentifier('f32-to-u8')).to.equal('f32ToU8');
     expect(jsIdentifier('add')).to.equal('add');
     expect(jsIdentifier('get-HTTP-url')).to.equal('getHttpUrl');
+    expect(jsClassName('input-stream')).to.equal('InputStream');
   });
 });

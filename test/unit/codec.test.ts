@@ -3,7 +3,8 @@
 // those conventions against real glue.
 
 import { expect } from 'chai';
-import { CodecError, functionCodec, typeCodec, witTypeName } from '../../lib/wit/codec.js';
+import { CodecError, functionCodec, typeCodec } from '../../lib/wit/codec.js';
+import { printType } from '../../lib/wit/print.js';
 import type { PrimitiveName, WitFunction, WitType } from '../../lib/wit/types.js';
 
 const p = (name: PrimitiveName): WitType => ({ kind: 'primitive', name });
@@ -451,7 +452,7 @@ describe('WIT ⇄ JSON codec', () => {
     }
   });
 
-  describe('witTypeName', () => {
+  describe('printType', () => {
     const names: [WitType, string][] = [
       [u8, 'u8'],
       [list(u8), 'list<u8>'],
@@ -466,7 +467,7 @@ describe('WIT ⇄ JSON codec', () => {
       [{ kind: 'stream', element: u8 }, 'stream<u8>'],
       [{ kind: 'enum', cases: ['a', 'b'] }, 'enum { a, b }'],
     ];
-    for (const [type, name] of names) it(name, () => expect(witTypeName(type)).to.equal(name));
+    for (const [type, name] of names) it(name, () => expect(printType(type)).to.equal(name));
   });
 
   describe('functionCodec', () => {

@@ -1,0 +1,141 @@
+// End to end: the `rt` command line and the process lifecycle.
+
+import { expect } from 'chai';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { examplesRepository } from '../support/fixtures.js';
+import { freePort, invoke, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
+
+async function project(configToml = ''): Promise<{ cwd: string; env: Record<string, string> }> {
+  const cwd = await tempDir();
+  await mkdir(join(cwd, 'rt'));
+  await writeFile(join(cwd, 'rt', 'config.toml'), configToml);
+  return { cwd, env: isolatedEnv(join(cwd, 'user-config')) };
+}
+
+describe('rt command line (e2e)', () => {
+  it('--version prints the package version', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { cwd, env } = await project();
+    const out = runRt(['--version'], { cwd, env });
+    expect(out.status).to.equal(0);
+    expect(out.stdout).to.include(pkg.version);
+  });
+
+  it('--help lists the commands', async () => {
+    const { cwd, env } = await project();
+    const out = runRt(['--help'], { cwd, env });
+    expect(out.status).to.equal(0);
+    expect(out.stdout).to.include('start').and.to.include('config');
+  });
+
+  describe('rt config', () => {
+    it('prints the merged configuration as JSON, with RT__ variables applied', async () => {
+      const { cwd, env } = await project('workers = 3\n[http]\nport = 9000\n');
+      const out = runRt(['config', '--format', 'json'], { cwd, env: { ...env, RT__HTTP__PORT: '8123' } });
+      expect(out.status, out.stderr).to.equal(0);
+      const config = JSON.parse(out.stdout) as { workers: number; http: { port: number; host: string } };
+      expect(config.workers).to.equal(3);
+      expect(config.http.port).to.equal(8123);
+      expect(config.http.host).to.equal('0.0.0.0');
+    });
+
+    it('prints TOML by default that rt accepts back as a config file, giving the same config', async () => {
+      const { cwd, env } = await project('[http.cors]\nallowed_origins = ["https://a.example"]\n');
+      const first = runRt(['config'], { cwd, env: { ...env, RT__WORKERS: '5' } });
+      expect(first.status, first.stderr).to.equal(0);
+      await writeFile(join(cwd, 'merged.toml'), first.stdout);
+      const clean = await project();
+      const second = runRt(['config', '--config', join(cwd, 'merged.toml')], clean);
+      expect(second.status, second.stderr).to.equal(0);
+      expect(second.stdout).to.equal(first.stdout);
+    });
+
+    for (const [name, setup] of [
+      ['a wrong type in rt/config.toml', { toml: '[http]\nport = "eighty"\n', env: {}, mentions: ['rt/config.toml', 'http.port'] }],
+      ['an unknown key', { toml: 'wrokers = 2\n', env: {}, mentions: ['rt/config.toml', 'wrokers'] }],
+      ['unparsable TOML', { toml: '[http\nport = 1\n', env: {}, mentions: ['rt/config.toml'] }],
+      ['a port out of range in RT__HTTP__PORT', { toml: '', env: { RT__HTTP__PORT: '70000' }, mentions: ['RT__HTTP__PORT', 'http.port'] }],
+      ['a bad boolean in RT__HTTP__TLS_ENABLE', { toml: '', env: { RT__HTTP__TLS_ENABLE: 'yes' }, mentions: ['RT__HTTP__TLS_ENABLE', 'http.tls_enable'] }],
+    ] as const) {
+      it(`exits 2 with one line naming layer and key for ${name}`, async () => {
+        const { cwd, env } = await project(setup.toml);
+        for (const command of [['config'], ['start', '--logo-off']]) {
+          const out = runRt(command, { cwd, env: { ...env, ...setup.env } });
+          expect(out.status, `${command[0]}: ${out.stderr}`).to.equal(2);
+          const lines = out.stderr.trim().split('\n');
+          expect(lines, out.stderr).to.have.length(1);
+          for (const m of setup.mentions) expect(lines[0]).to.include(m);
+          expect(out.stderr).not.to.match(/\n\s+at /); // no stack trace
+        }
+      });
+    }
+
+    it('exits 2 for an unknown --format', async () => {
+      const { cwd, env } = await project();
+      const out = runRt(['config', '--format', 'yaml'], { cwd, env });
+      expect(out.status).to.equal(2);
+      expect(out.stderr).to.include('--format');
+    });
+  });
+
+  describe('rt start', function () {
+    this.timeout(240_000);
+    let examples: string;
+
+    before(async () => {
+      examples = await examplesRepository();
+    });
+
+    it('prints the logo, forks `workers` workers, and exits 0 on SIGTERM', async () => {
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 2, args: [] });
+      try {
+        await rt.ready();
+        expect(rt.workerPids()).to.have.length(2);
+      } finally {
+        expect(await rt.stop()).to.equal(0);
+      }
+      expect(rt.output).to.include('WebAssembly components');
+    });
+
+    it('replaces a worker that dies, and keeps serving meanwhile', async () => {
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 2 });
+      try {
+        await rt.ready();
+        const [victim] = rt.workerPids();
+        process.kill(victim!, 'SIGKILL');
+        for (let i = 0; i < 10; i++) {
+          expect((await invoke(rt, 'example/calculator/invoke/add', { a: i, b: 1 })).body).to.deep.equal({ result: i + 1 });
+        }
+        const deadline = Date.now() + 30_000;
+        while (Date.now() < deadline && !(rt.workerPids().length === 2 && !rt.workerPids().includes(victim!))) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(rt.workerPids()).to.have.length(2).and.not.include(victim);
+        expect(rt.logLines().some((l) => l.msg === 'worker died; starting a replacement')).to.equal(true);
+      } finally {
+        expect(await rt.stop()).to.equal(0);
+      }
+    });
+
+    it('exits 0 on SIGINT too', async () => {
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 1 });
+      await rt.ready();
+      rt.child.kill('SIGINT');
+      expect(await rt.exited).to.equal(0);
+    });
+
+    it('stops with an error naming the port when it is taken', async () => {
+      const port = await freePort();
+      const blocker = createServer().listen(port, '127.0.0.1');
+      try {
+        const rt = await RtProcess.start({ workers: 1, env: { RT__HTTP__PORT: String(port) } });
+        expect(await rt.exited).to.equal(1);
+        expect(rt.output).to.include(`port ${port} is already in use`);
+      } finally {
+        blocker.close();
+      }
+    });
+  });
+});

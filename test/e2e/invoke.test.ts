@@ -1,0 +1,172 @@
+// End to end: the real `rt start` serving real components over HTTP.
+
+import { expect } from 'chai';
+import { examplesRepository, FAULTY, repository } from '../support/fixtures.js';
+import { call, invoke, RtProcess } from '../support/rt-process.js';
+
+describe('invoke (e2e)', function () {
+  let rt: RtProcess;
+
+  before(async function () {
+    this.timeout(240_000);
+    const examples = await examplesRepository();
+    const extra = await repository({ faulty: FAULTY, 'broken.wasm': { raw: 'this is not wasm' } });
+    rt = await RtProcess.start({
+      configToml: `repo_urls = ["file://${examples}", "file://${extra}"]`,
+      env: { RT__HTTP__MAX_BODY_BYTES: '4096' },
+    });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('answers health and readiness', async () => {
+    expect((await call(`${rt.url}/api/health`, { method: 'GET' })).status).to.equal(200);
+    const ready = await call(`${rt.url}/api/ready`, { method: 'GET' });
+    expect(ready.status).to.equal(200);
+    expect(ready.body).to.deep.equal({ status: 'ready' });
+  });
+
+  it('calls a componentize-js component with a JSON object keyed by parameter names', async () => {
+    const res = await invoke(rt, 'example/greeter/invoke/greet', { name: 'World' });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    expect(res.body).to.deep.equal({ result: 'Hello, World!' });
+  });
+
+  it('accepts positional arguments and records', async () => {
+    const res = await invoke(rt, 'example/greeter/invoke/greet-person', [{ name: 'Ada', age: 36 }]);
+    expect(res.body).to.deep.equal({ result: 'Hello, Ada! You are 36 years old.' });
+  });
+
+  it('calls a hand-written WAT component, by bare and by interface-qualified name', async () => {
+    expect((await invoke(rt, 'example/calculator/invoke/add', { a: 2, b: 40 })).body).to.deep.equal({ result: 42 });
+    expect((await invoke(rt, 'example/calculator/invoke/ops.subtract', [2, 40])).body).to.deep.equal({ result: -38 });
+    expect((await invoke(rt, 'example/calculator/invoke/square-root', { x: 2.25 })).body).to.deep.equal({ result: 1.5 });
+  });
+
+  it('answers 500 for a trap, and the next call succeeds on a fresh instance', async () => {
+    const trap = await invoke(rt, 'example/calculator/invoke/divide', { a: 1, b: 0 });
+    expect(trap.status).to.equal(500);
+    expect(trap.body).to.include({ error: 'component trapped', service: 'example.calculator', method: 'divide' });
+    expect(trap.body.details).to.match(/divide by zero/i);
+    // Enough calls to reach every worker, including the one whose instance trapped.
+    for (let i = 0; i < 6; i++) {
+      expect((await invoke(rt, 'example/calculator/invoke/divide', { a: 9, b: 3 })).body).to.deep.equal({ result: 3 });
+    }
+  });
+
+  it('answers 500 naming an unsatisfied import when a call reaches it, and keeps serving', async () => {
+    const res = await invoke(rt, 'acme/faulty/invoke/call-host');
+    expect(res.status).to.equal(500);
+    expect(res.body.error).to.equal('unsatisfied import');
+    expect(res.body.details).to.include('acme:faulty/host@1.0.0#log');
+    expect((await invoke(rt, 'acme/faulty/invoke/ok')).body).to.deep.equal({ result: 7 });
+  });
+
+  it('takes an empty body, with or without a content type, for a method without parameters', async () => {
+    expect((await invoke(rt, 'acme/faulty/invoke/ok')).body).to.deep.equal({ result: 7 });
+    const typed = await call(`${rt.url}/api/services/acme/faulty/invoke/ok`, { body: '', contentType: 'application/json' });
+    expect(typed.body).to.deep.equal({ result: 7 });
+    expect((await invoke(rt, 'acme/faulty/invoke/ok', {})).body).to.deep.equal({ result: 7 });
+  });
+
+  it('gives {"result": null} for a function without a result', async () => {
+    expect((await invoke(rt, 'acme/faulty/invoke/noop')).body).to.deep.equal({ result: null });
+  });
+
+  it('names the trap: unreachable', async () => {
+    const res = await invoke(rt, 'acme/faulty/invoke/boom');
+    expect(res.status).to.equal(500);
+    expect(res.body.error).to.equal('component trapped');
+    expect(res.body.details).to.match(/unreachable/);
+  });
+
+  describe('errors', () => {
+    it('404 for an unknown service, with the contract error body', async () => {
+      const res = await invoke(rt, 'nope/nothing/invoke/x', {});
+      expect(res.status).to.equal(404);
+      expect(res.body).to.deep.equal({ error: 'unknown service', details: 'no service nope.nothing is loaded', service: 'nope.nothing' });
+    });
+
+    it('404 for an unknown method, listing the methods', async () => {
+      const res = await invoke(rt, 'example/greeter/invoke/Greet', { name: 'x' });
+      expect(res.status).to.equal(404);
+      expect(res.body).to.include({ error: 'unknown method', service: 'example.greeter', method: 'Greet' });
+      expect(res.body.details).to.include('greet-person');
+    });
+
+    it('400 naming the parameter path and the expected type', async () => {
+      const wrongType = await invoke(rt, 'example/greeter/invoke/greet', { name: 5 });
+      expect(wrongType.status).to.equal(400);
+      expect(wrongType.body).to.include({ service: 'example.greeter', method: 'greet' });
+      expect(wrongType.body.details).to.match(/^name: expected string/);
+
+      const outOfRange = await invoke(rt, 'example/greeter/invoke/greet-person', { person: { name: 'Old', age: 300 } });
+      expect(outOfRange.status).to.equal(400);
+      expect(outOfRange.body.details).to.equal('person.age: expected u8 (0..255), got 300');
+
+      const missing = await invoke(rt, 'example/calculator/invoke/add', { a: 1 });
+      expect(missing.status).to.equal(400);
+      expect(missing.body.details).to.match(/\bb\b/);
+
+      const extra = await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 2, c: 3 });
+      expect(extra.status).to.equal(400);
+      expect(extra.body.details).to.match(/\bc\b/);
+    });
+
+    it('400 for a body that is not JSON', async () => {
+      const res = await call(`${rt.url}/api/services/example/calculator/invoke/add`, { body: '{"a": 1,', contentType: 'application/json' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid JSON');
+    });
+
+    it('415 for an unsupported content type', async () => {
+      const res = await call(`${rt.url}/api/services/example/calculator/invoke/add`, { body: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' });
+      expect(res.status).to.equal(415);
+      expect(res.body).to.include({ error: 'unsupported content type', service: 'example.calculator', method: 'add' });
+    });
+
+    it('413 for a body over http.max_body_bytes', async () => {
+      const res = await invoke(rt, 'example/greeter/invoke/greet', { name: 'x'.repeat(5000) });
+      expect(res.status).to.equal(413);
+      expect(res.body.error).to.equal('request body too large');
+      expect(res.body.details).to.include('4096');
+    });
+
+    it('404 with the error body for an unknown /api path', async () => {
+      const res = await call(`${rt.url}/api/nothing-here`, { method: 'GET' });
+      expect(res.status).to.equal(404);
+      expect(res.body.error).to.equal('not found');
+    });
+  });
+
+  describe('listing', () => {
+    it('lists services with methods and signatures, and the files it skipped', async () => {
+      const res = await call(`${rt.url}/api/services`, { method: 'GET' });
+      expect(res.status).to.equal(200);
+      const services = res.body.services as { domain: string; service: string; version: string; methods: { name: string; signature: string }[]; unsatisfied_imports: string[] }[];
+      const calculator = services.find((s) => s.service === 'calculator')!;
+      expect(calculator).to.include({ domain: 'example', version: '1.0.0' });
+      expect(calculator.methods.find((m) => m.name === 'add')).to.include({ signature: 'func(a: s32, b: s32) -> s32', invocable: true });
+      const faulty = services.find((s) => s.service === 'faulty')!;
+      expect(faulty.unsatisfied_imports).to.deep.equal(['acme:faulty/host@1.0.0']);
+      const failed = res.body.failed as { source: string; error: string }[];
+      expect(failed).to.have.length(1);
+      expect(failed[0]!.source).to.match(/broken\.wasm$/);
+      expect(failed[0]!.error).to.match(/not a WebAssembly component/i);
+    });
+
+    it('logs the skipped file and one line per request', async () => {
+      await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 1 });
+      await new Promise((r) => setTimeout(r, 200));
+      const lines = rt.logLines();
+      expect(lines.some((l) => String(l.msg).includes('skipped') && String(l.source).endsWith('broken.wasm'))).to.equal(true);
+      const requests = lines.filter((l) => l.msg === 'request' && l.method === 'add');
+      expect(requests.length).to.be.greaterThan(0);
+      expect(requests[0]).to.include({ status: 200, service: 'example.calculator' });
+    });
+  });
+});

@@ -1,0 +1,158 @@
+// Runs the real `rt` CLI as a child process for end-to-end tests: its own
+// working directory (with an rt/config.toml), an empty user config, a free
+// port, and a way to stop it and read what it printed.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const RT_BIN = fileURLToPath(new URL('../../../bin/rt.js', import.meta.url));
+
+/** A cache shared by all test runs: transpiling a componentize-js component takes a second or more. */
+export const TEST_CACHE_DIR = join(tmpdir(), 'rt-test-cache');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function tempDir(prefix = 'rt-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Environment for an isolated rt: no user config, the shared test cache, no stray RT__ variables. */
+export function isolatedEnv(configDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('RT__') && !k.startsWith('RT_')) env[k] = v;
+  return { ...env, RT_CONFIG_DIR: configDir, RT_CACHE_DIR: TEST_CACHE_DIR, RT_DATA_DIR: join(configDir, 'data'), ...extra };
+}
+
+/** Runs `rt <args>` to completion (for `rt config`, `--help`, bad configs). */
+export function runRt(args: string[], opts: { cwd: string; env: Record<string, string> }) {
+  const result = spawnSync(process.execPath, [RT_BIN, ...args], { cwd: opts.cwd, env: opts.env, encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface StartOptions {
+  /** TOML written to <cwd>/rt/config.toml. */
+  configToml?: string;
+  /** Extra environment (RT__ variables). */
+  env?: Record<string, string>;
+  workers?: number;
+  args?: string[];
+  /** Discard what rt prints (benchmarks: one log line per request adds up). */
+  quiet?: boolean;
+}
+
+export class RtProcess {
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+    readonly cwd: string,
+  ) {
+    child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static async start(opts: StartOptions = {}): Promise<RtProcess> {
+    const cwd = await tempDir();
+    await mkdir(join(cwd, 'rt'), { recursive: true });
+    await writeFile(join(cwd, 'rt', 'config.toml'), opts.configToml ?? '');
+    const port = await freePort();
+    const env = isolatedEnv(join(cwd, 'user-config'), {
+      RT__HTTP__PORT: String(port),
+      RT__HTTP__HOST: '127.0.0.1',
+      RT__WORKERS: String(opts.workers ?? 2),
+      ...opts.env,
+    });
+    const child = spawn(process.execPath, [RT_BIN, 'start', '--logo-off', ...(opts.args ?? [])], {
+      cwd,
+      env,
+      stdio: ['ignore', opts.quiet ? 'ignore' : 'pipe', 'pipe'],
+    });
+    return new RtProcess(child, port, cwd);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Resolves once /api/ready answers 200; rejects with the process output if it exits or takes too long. */
+  async ready(timeoutMs = 90_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let exited = false;
+    void this.exited.then(() => (exited = true));
+    while (Date.now() < deadline && !exited) {
+      try {
+        const res = await fetch(`${this.url}/api/ready`);
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`rt did not become ready (${exited ? 'it exited' : 'timeout'}); output:\n${this.output}`);
+  }
+
+  /** SIGTERM, then the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+
+  /** PIDs of the worker processes (children of the primary). */
+  workerPids(): number[] {
+    const ps = spawnSync('ps', ['-o', 'pid=', '--ppid', String(this.child.pid)], { encoding: 'utf8' });
+    return ps.stdout
+      .split('\n')
+      .map((s) => Number(s.trim()))
+      .filter((n) => n > 0);
+  }
+
+  /** The log lines rt printed as JSON objects. */
+  logLines(): Record<string, unknown>[] {
+    return this.output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+/** POSTs `body` as JSON (or raw with the given content type) and parses the JSON answer. */
+export async function call(url: string, init: { method?: string; body?: string | Uint8Array; contentType?: string; headers?: Record<string, string> } = {}): Promise<JsonResponse> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.contentType) headers['content-type'] = init.contentType;
+  const res = await fetch(url, { method: init.method ?? 'POST', body: init.body as BodyInit | undefined, headers });
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // not JSON; the test looks at `text`
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export function invoke(rt: RtProcess, path: string, json?: unknown): Promise<JsonResponse> {
+  return call(`${rt.url}/api/services/${path}`, json === undefined ? {} : { body: JSON.stringify(json), contentType: 'application/json' });
+}
