@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
 import { cacheDir } from '../paths.js';
 import type { ComponentArtifact } from '../service.js';
-import { readComponentInterface } from '../wit/reader.js';
+import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
