@@ -47,7 +47,7 @@ export function cli(argv: string[]): void {
       const log = createLogger(opts.verbose ? 'debug' : config.log.level, { role: 'primary' });
       // Loaded here, not at the top: `rt config` and `--help` need none of the runtime (jco, Koa).
       const { Supervisor } = await import('./primary/supervisor.js');
-      const supervisor = new Supervisor({ config, cwd: process.cwd(), verbose: opts.verbose, log });
+      const supervisor = new Supervisor({ version: pkg.version, config, cwd: process.cwd(), verbose: opts.verbose, log });
       try {
         await supervisor.start();
       } catch (e) {

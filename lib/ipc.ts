@@ -25,6 +25,7 @@ export type WorkerMessage =
 
 /** What a worker needs at start-up; passed in its environment since it precedes any IPC. */
 export interface WorkerBootstrap {
+  version: string;
   config: Config;
   verbose: boolean;
 }

@@ -16,6 +16,7 @@ const CRASH_WINDOW_MS = 5_000;
 const MAX_QUICK_CRASHES = 5;
 
 export interface PrimaryOptions {
+  version: string;
   config: Config;
   cwd: string;
   verbose: boolean;
@@ -39,6 +40,10 @@ export class Supervisor {
   }
 
   async start(): Promise<void> {
+    // Workers accept from the shared socket themselves. With round-robin the
+    // primary hands each new connection to a worker over IPC, and one handed to
+    // a worker that has just died is lost with the client left hanging.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     cluster.setupPrimary({
       exec: fileURLToPath(new URL('../worker/main.js', import.meta.url)),
       // Structured clone keeps service descriptors intact without a JSON round trip.
@@ -62,7 +67,7 @@ export class Supervisor {
   }
 
   #fork(): Worker {
-    const bootstrap: WorkerBootstrap = { config: this.#opts.config, verbose: this.#opts.verbose };
+    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose };
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
     this.#started.set(worker, new Promise((resolve) => worker.once('message', resolve)));
@@ -132,7 +137,8 @@ export class Supervisor {
     this.#log.info(`stopping (${reason}): draining in-flight requests`);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
-    this.#broadcast({ type: 'shutdown' });
+    // A worker still starting up would miss the message: it gets it once it listens.
+    for (const w of workers) void this.#started.get(w)?.then(() => this.#send(w, { type: 'shutdown' }));
     const graceMs = (this.#opts.config.http.request_timeout_seconds + 5) * 1000;
     const deadline = setTimeout(() => {
       this.#log.warn('workers did not finish in time; killing them');

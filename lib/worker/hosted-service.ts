@@ -7,6 +7,7 @@
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, type FunctionCodec } from '../wit/codec.js';
+import type { WitType } from '../wit/types.js';
 import type { ComponentExports, LoadedComponent } from './component.js';
 import { ComponentExit, UnsatisfiedImportError } from './host.js';
 
@@ -16,7 +17,13 @@ export interface Method {
   index: number;
   /** Absent when the method is not invocable. */
   codec?: FunctionCodec;
+  /** The only parameter is list<u8>: the body may be raw bytes. */
+  bytesParam: boolean;
+  /** The result (or its ok case) is list<u8>: answered as raw bytes unless JSON is asked for. */
+  bytesResult: boolean;
 }
+
+const isBytes = (t: WitType | null): boolean => t?.kind === 'list' && t.element.kind === 'primitive' && t.element.name === 'u8';
 
 type Bound = (...args: unknown[]) => unknown;
 
@@ -37,7 +44,9 @@ export class HostedService {
   ) {
     this.name = serviceName(descriptor.id);
     this.#ordered = descriptor.methods.map((m, index) => {
-      const method: Method = { descriptor: m, index };
+      const fn = m.function;
+      const ok = fn.result?.kind === 'result' ? fn.result.ok : fn.result;
+      const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: isBytes(ok) };
       if (m.invocable) method.codec = functionCodec(m.function);
       return method;
     });
@@ -53,8 +62,12 @@ export class HostedService {
     await this.#currentInstance();
   }
 
-  /** Calls `method` with the parsed JSON body; resolves to the JSON value of `result`. */
-  async invoke(method: Method, body: unknown): Promise<unknown> {
+  /**
+   * Calls `method` with the parsed JSON body (or `[bytes]`); resolves to the
+   * JSON value of `result`, or to the raw bytes when `rawBytes` and the
+   * method's result is list<u8>.
+   */
+  async invoke(method: Method, body: unknown, rawBytes = false): Promise<unknown> {
     const where = { service: this.name, method: method.descriptor.name };
     const codec = method.codec;
     if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', where);
@@ -82,7 +95,7 @@ export class HostedService {
       this.#discard(instance);
       throw new ApiError(500, trapKind(e), errorText(e), where);
     }
-    return codec.encodeResult(value);
+    return rawBytes && method.bytesResult ? value : codec.encodeResult(value);
   }
 
   #currentInstance(): Promise<Instance> {

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const log = createLogger(verbose ? 'debug' : config.log.level, { worker: cluster.worker!.id });
   const registry = new ServiceRegistry();
   const state: WorkerState = { loaded: false, clusterReady: false };
-  const app = createApp({ config, registry, state, log });
+  const app = createApp({ version: bootstrap.version, config, registry, state, log });
 
   const server = createServer(app.callback());
   server.on('error', (e: NodeJS.ErrnoException) => {

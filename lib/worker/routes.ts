@@ -5,8 +5,10 @@ import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
-import { printSignature } from '../wit/print.js';
-import type { HostedService } from './hosted-service.js';
+import { openApiDocument } from '../openapi.js';
+import { errorValueSchema, requestSchema, responseSchema } from '../wit/json-schema.js';
+import { printComponentWit, printSignature } from '../wit/print.js';
+import type { HostedService, Method } from './hosted-service.js';
 import type { ServiceRegistry } from './registry.js';
 
 export interface WorkerState {
@@ -17,12 +19,14 @@ export interface WorkerState {
 }
 
 export interface RouteDeps {
+  /** rt's version, for the OpenAPI document. */
+  version: string;
   config: Config;
   registry: ServiceRegistry;
   state: WorkerState;
 }
 
-export function apiRouter({ config, registry, state }: RouteDeps): Router {
+export function apiRouter({ version, config, registry, state }: RouteDeps): Router {
   const router = new Router({ prefix: '/api' });
   const parseJson = koaBody({
     json: true,
@@ -47,7 +51,17 @@ export function apiRouter({ config, registry, state }: RouteDeps): Router {
   });
 
   router.get('/services/:domain/:service', (ctx) => {
-    ctx.body = summary(findService(registry, state, ctx.params.domain!, ctx.params.service!));
+    ctx.body = description(findService(registry, state, ctx.params.domain!, ctx.params.service!));
+  });
+
+  // Built once per service set: it changes only when the primary sends a new one.
+  let openapi: { services: HostedService[]; document: Record<string, unknown> } | undefined;
+  router.get('/openapi.json', (ctx) => {
+    const services = registry.list();
+    if (openapi?.services.length !== services.length || !openapi.services.every((s, i) => s === services[i])) {
+      openapi = { services, document: openApiDocument(services.map((s) => s.descriptor), version) };
+    }
+    ctx.body = openapi.document;
   });
 
   router.post('/services/:domain/:service/invoke/:method', async (ctx) => {
@@ -60,8 +74,16 @@ export function apiRouter({ config, registry, state }: RouteDeps): Router {
       throw new ApiError(404, 'unknown method', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
     }
     ctx.state.method = method.descriptor.name;
-    const body = await readArguments(ctx, parseJson, config.http.max_body_bytes);
-    ctx.body = { result: await hosted.invoke(method, body) };
+    const body = await readArguments(ctx, method, parseJson, config.http.max_body_bytes);
+    // A list<u8> result is raw bytes unless the client asks for JSON (contract §5.1).
+    const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
+    const result = await hosted.invoke(method, body, rawBytes);
+    if (rawBytes) {
+      ctx.type = 'application/octet-stream';
+      ctx.body = Buffer.from((result as Uint8Array).buffer, (result as Uint8Array).byteOffset, (result as Uint8Array).byteLength);
+    } else {
+      ctx.body = { result };
+    }
   });
 
   return router;
@@ -74,23 +96,40 @@ function findService(registry: ServiceRegistry, state: WorkerState, domain: stri
   throw new ApiError(404, 'unknown service', `no service ${domain}.${service} is loaded`, { service: `${domain}.${service}` });
 }
 
-/** The request body as JSON, or undefined when there is none (a method without parameters). */
-async function readArguments(ctx: Context, parseJson: (ctx: Context, next: Next) => Promise<unknown>, maxBytes: number): Promise<unknown> {
+/**
+ * The arguments in the request body: parsed JSON, `[bytes]` for a raw body to
+ * a method taking one list<u8>, or undefined when there is no body at all.
+ */
+async function readArguments(ctx: Context, method: Method, parseJson: (ctx: Context, next: Next) => Promise<unknown>, maxBytes: number): Promise<unknown> {
   // No body, or an empty one whatever its declared type: a call without arguments.
   if (ctx.request.length === 0) return undefined;
-  const type = ctx.request.is('application/json', '+json');
+  const type = ctx.request.is('application/json', '+json', 'application/octet-stream');
   if (type === null) return undefined;
-  if (type === false) {
-    throw new ApiError(
-      415,
-      'unsupported content type',
-      `send application/json (got ${ctx.request.type || 'no content type'})`,
-      { service: ctx.state.service as string, method: ctx.state.method as string },
-    );
+  const where = { service: ctx.state.service as string, method: ctx.state.method as string };
+  if (ctx.request.length !== undefined && ctx.request.length > maxBytes) throw tooLarge(maxBytes);
+  if (type === 'application/octet-stream') {
+    if (!method.bytesParam) {
+      throw new ApiError(415, 'unsupported content type', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
+    }
+    return [await readRaw(ctx, maxBytes)];
   }
-  if (ctx.request.length > maxBytes) throw tooLarge(maxBytes);
+  if (type === false) {
+    const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
+    throw new ApiError(415, 'unsupported content type', `send ${accepted} (got ${ctx.request.type || 'no content type'})`, where);
+  }
   await parseJson(ctx, async () => {});
   return (ctx.request as { body?: unknown }).body;
+}
+
+async function readRaw(ctx: Context, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 export function tooLarge(maxBytes: number): ApiError {
@@ -112,5 +151,21 @@ function summary(hosted: HostedService) {
       ...(m.reason ? { reason: m.reason } : {}),
     })),
     unsatisfied_imports: d.unsatisfiedImports,
+  };
+}
+
+/** One service in full: the listing entry, its WIT, and each method's JSON Schemas. */
+function description(hosted: HostedService) {
+  const d = hosted.descriptor;
+  return {
+    ...summary(hosted),
+    wit: printComponentWit(d.interface, d.id.service),
+    methods: d.methods.map((m) => {
+      const fn = m.function;
+      const schemas = m.invocable
+        ? { request_schema: requestSchema(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) }
+        : {};
+      return { name: m.name, aliases: m.aliases, interface: m.interface, signature: printSignature(fn), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}), ...schemas };
+    }),
   };
 }

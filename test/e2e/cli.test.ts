@@ -89,7 +89,7 @@ describe('rt command line (e2e)', () => {
     });
 
     it('prints the logo, forks `workers` workers, and exits 0 on SIGTERM', async () => {
-      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 2, args: [] });
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 2, logo: true });
       try {
         await rt.ready();
         expect(rt.workerPids()).to.have.length(2);

@@ -51,6 +51,8 @@ export interface StartOptions {
   args?: string[];
   /** Discard what rt prints (benchmarks: one log line per request adds up). */
   quiet?: boolean;
+  /** Let rt print its logo (tests pass --logo-off otherwise). */
+  logo?: boolean;
 }
 
 export class RtProcess {
@@ -78,7 +80,8 @@ export class RtProcess {
       RT__WORKERS: String(opts.workers ?? 2),
       ...opts.env,
     });
-    const child = spawn(process.execPath, [RT_BIN, 'start', '--logo-off', ...(opts.args ?? [])], {
+    const args = ['start', ...(opts.logo ? [] : ['--logo-off']), ...(opts.args ?? [])];
+    const child = spawn(process.execPath, [RT_BIN, ...args], {
       cwd,
       env,
       stdio: ['ignore', opts.quiet ? 'ignore' : 'pipe', 'pipe'],
