@@ -8,8 +8,16 @@ export type { Logger };
 
 export function createLogger(level: LevelWithSilent, bindings: Record<string, unknown>): Logger {
   const options = { level, base: bindings };
-  if (!process.stdout.isTTY) return pino(options);
-  // A synchronous pretty stream in-process: a transport would start one more
-  // thread in every worker just to format lines for a human.
-  return pino(options, pretty({ sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  if (process.stdout.isTTY) {
+    // A synchronous pretty stream in-process: a transport would start one more
+    // thread in every worker just to format lines for a human.
+    return pino(options, pretty({ sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  }
+  // One line per request is the contract; one write(2) per line would cost a
+  // quarter of the throughput (measured: 15k vs 20.5k req/s). Lines are
+  // buffered up to 4 KiB and flushed at least every 100 ms and at exit.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => destination.flush(), 100).unref();
+  process.on('exit', () => destination.flushSync());
+  return pino(options, destination);
 }
