@@ -169,4 +169,33 @@ describe('invoke (e2e)', function () {
       expect(requests[0]).to.include({ status: 200, service: 'example.calculator' });
     });
   });
+
+  describe('CORS', () => {
+    it('answers a preflight with the configured methods, for any origin by default', async () => {
+      const res = await fetch(`${rt.url}/api/services/example/calculator/invoke/add`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
+      expect(res.status).to.equal(204);
+      expect(res.headers.get('access-control-allow-origin')).to.equal('*');
+      expect(res.headers.get('access-control-allow-methods')).to.equal('GET,POST,PUT,DELETE');
+    });
+
+    it('allows only the listed origins when http.cors.allowed_origins lists them', async function () {
+      this.timeout(120_000);
+      const examples = await examplesRepository();
+      const listed = await RtProcess.start({
+        configToml: `repo_urls = ["file://${examples}/calculator.wasm"]\n[http.cors]\nallowed_origins = ["https://good.example"]`,
+        workers: 1,
+      });
+      try {
+        await listed.ready();
+        const ask = (origin: string) => fetch(`${listed.url}/api/health`, { headers: { origin } });
+        expect((await ask('https://good.example')).headers.get('access-control-allow-origin')).to.equal('https://good.example');
+        expect((await ask('https://evil.example')).headers.get('access-control-allow-origin')).to.equal(null);
+      } finally {
+        await listed.stop();
+      }
+    });
+  });
 });
