@@ -1,0 +1,231 @@
+// The component type reader against real components: built from WIT by
+// wasm-tools (jco's componentEmbed with a dummy core module, and
+// componentNew), by componentize-js, and written by hand in the component
+// text format.
+
+import { expect } from 'chai';
+import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
+import { buildComponent } from '../../lib/build/components.js';
+import { ComponentFormatError, readComponentInterface } from '../../lib/wit/component-reader.js';
+import { printComponentWit } from '../../lib/wit/print.js';
+import type { ComponentInterface, WitInterface, WitType } from '../../lib/wit/types.js';
+import { examples } from '../../examples/index.js';
+
+/** A component for `world` whose core module wasm-tools makes up: the reader only looks at types. */
+async function fromWit(wit: string, world: string): Promise<Uint8Array> {
+  const embedded = await componentEmbed({ dummy: true, witSource: wit, world });
+  return componentNew(embedded, []);
+}
+
+const p = (name: string) => ({ kind: 'primitive', name });
+
+const TYPES_WIT = `package acme:shapes@2.1.0;
+
+interface types {
+  type id = u64;
+  record point { x-coord: f64, y-coord: f64 }
+  enum color { red, light-blue }
+  flags perms { read, write, exec-all }
+  variant shape { circle(f32), square(point), none }
+  resource canvas {
+    constructor(width: u32);
+    draw: func(s: shape) -> result<_, string>;
+    open: static func(name: string) -> option<canvas>;
+  }
+}
+
+interface api {
+  use types.{id, point, shape, color, perms};
+  area: func(s: shape) -> f64;
+  label: func(id: id, c: color, p: perms) -> string;
+  nested: func(x: option<option<list<tuple<u8, s8, char>>>>) -> result<list<u8>, tuple<s16, u16>>;
+  numbers: func(a: u32, b: s32, c: s64, d: bool, e: f64) -> list<point>;
+  nothing: func();
+}
+
+interface log { write: func(msg: string); }
+
+world shapes {
+  import log;
+  import now: func() -> u64;
+  export types;
+  export api;
+  export version: func() -> string;
+}`;
+
+describe('component type reader', () => {
+  let shapes: ComponentInterface;
+  let types: WitInterface;
+  let api: WitInterface;
+
+  before(async () => {
+    shapes = readComponentInterface(await fromWit(TYPES_WIT, 'shapes'));
+    types = shapes.interfaces.find((i) => i.interfaceName === 'types')!;
+    api = shapes.interfaces.find((i) => i.interfaceName === 'api')!;
+  });
+
+  describe('a component built by wasm-tools from WIT', () => {
+    it('lists the exported interfaces with their package, and world-level functions', () => {
+      expect(shapes.interfaces.map((i) => i.name)).to.deep.equal(['acme:shapes/types@2.1.0', 'acme:shapes/api@2.1.0']);
+      expect(api.package).to.deep.equal({ namespace: 'acme', name: 'shapes', version: '2.1.0' });
+      expect(shapes.functions).to.deep.equal([{ name: 'version', params: [], result: p('string') }]);
+    });
+
+    it('decodes the type definitions of an interface, in order, with their names and origins', () => {
+      expect(types.types.map((t) => t.name)).to.deep.equal(['id', 'point', 'color', 'perms', 'shape', 'canvas']);
+      const origin = (name: string) => ({ interface: 'acme:shapes/types@2.1.0', name });
+      expect(types.types[0]!.type).to.deep.equal({ kind: 'primitive', name: 'u64', origin: origin('id') });
+      expect(types.types[1]!.type).to.deep.equal({
+        kind: 'record',
+        origin: origin('point'),
+        fields: [
+          { name: 'x-coord', type: p('f64') },
+          { name: 'y-coord', type: p('f64') },
+        ],
+      });
+      expect(types.types[2]!.type).to.deep.equal({ kind: 'enum', origin: origin('color'), cases: ['red', 'light-blue'] });
+      expect(types.types[3]!.type).to.deep.equal({ kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] });
+      const shape = types.types[4]!.type as Extract<WitType, { kind: 'variant' }>;
+      expect(shape.kind).to.equal('variant');
+      expect(shape.cases.map((c) => c.name)).to.deep.equal(['circle', 'square', 'none']);
+      expect(shape.cases[1]!.type).to.include({ kind: 'record' });
+      expect(shape.cases[2]!.type).to.equal(null);
+      expect(types.types[5]!.type).to.deep.equal({ kind: 'resource' });
+    });
+
+    it('keeps resource functions with their decorated names and handle types', () => {
+      const names = types.functions.map((f) => f.name);
+      expect(names).to.deep.equal(['[constructor]canvas', '[method]canvas.draw', '[static]canvas.open']);
+      const [ctor, draw, open] = types.functions;
+      expect(ctor!.result).to.deep.equal({ kind: 'own', resource: 'canvas' });
+      expect(draw!.params[0]).to.deep.equal({ name: 'self', type: { kind: 'borrow', resource: 'canvas' } });
+      expect(draw!.result).to.deep.equal({ kind: 'result', ok: null, err: p('string') });
+      expect(open!.result).to.deep.equal({ kind: 'option', inner: { kind: 'own', resource: 'canvas' } });
+    });
+
+    it('gives types used from another interface the origin of the interface that defines them', () => {
+      const label = api.functions.find((f) => f.name === 'label')!;
+      expect(label.params.map((x) => x.type.origin)).to.deep.equal([
+        { interface: 'acme:shapes/types@2.1.0', name: 'id' },
+        { interface: 'acme:shapes/types@2.1.0', name: 'color' },
+        { interface: 'acme:shapes/types@2.1.0', name: 'perms' },
+      ]);
+      expect(api.types.map((t) => t.name)).to.deep.equal(['id', 'point', 'shape', 'color', 'perms']);
+    });
+
+    it('decodes structural types at any depth, with parameter names', () => {
+      const nested = api.functions.find((f) => f.name === 'nested')!;
+      expect(nested.params).to.deep.equal([
+        {
+          name: 'x',
+          type: { kind: 'option', inner: { kind: 'option', inner: { kind: 'list', element: { kind: 'tuple', elements: [p('u8'), p('s8'), p('char')] } } } },
+        },
+      ]);
+      expect(nested.result).to.deep.equal({ kind: 'result', ok: { kind: 'list', element: p('u8') }, err: { kind: 'tuple', elements: [p('s16'), p('u16')] } });
+      const numbers = api.functions.find((f) => f.name === 'numbers')!;
+      expect(numbers.params.map((x) => [x.name, (x.type as { name: string }).name])).to.deep.equal([
+        ['a', 'u32'],
+        ['b', 's32'],
+        ['c', 's64'],
+        ['d', 'bool'],
+        ['e', 'f64'],
+      ]);
+      expect(api.functions.find((f) => f.name === 'nothing')).to.deep.equal({ name: 'nothing', params: [], result: null });
+    });
+
+    it('lists imports with the functions and types an instance import needs', () => {
+      const log = shapes.imports.find((i) => i.name === 'acme:shapes/log@2.1.0')!;
+      expect(log.kind).to.equal('instance');
+      expect(log.functions).to.deep.equal([{ name: 'write', params: [{ name: 'msg', type: p('string') }], result: null }]);
+      const now = shapes.imports.find((i) => i.name === 'now')!;
+      expect(now).to.deep.include({ kind: 'function', function: { name: 'now', params: [], result: p('u64') } });
+    });
+
+    it('prints back as WIT that names every type', () => {
+      const wit = printComponentWit(shapes, 'shapes');
+      expect(wit).to.include('package acme:shapes@2.1.0;');
+      expect(wit).to.include('record point {\n    x-coord: f64,\n    y-coord: f64,\n  }');
+      expect(wit).to.include('use types.{id, point, shape, color, perms};');
+      expect(wit).to.include('draw: func(s: shape) -> result<_, string>;');
+      expect(wit).to.include('open: static func(name: string) -> option<canvas>;');
+      expect(wit).to.include('label: func(id: id, c: color, p: perms) -> string;');
+      expect(wit).to.include('import now: func() -> u64;');
+      expect(wit).to.include('export version: func() -> string;');
+    });
+
+    it('reads the WASI imports of a component that uses them, resources included', async () => {
+      const wit = `package acme:io@1.0.0;
+        package wasi:io@0.2.3 { interface error { resource error; } interface streams { use error.{error}; resource output-stream { blocking-write-and-flush: func(contents: list<u8>) -> result<_, stream-error>; } variant stream-error { last-operation-failed(error), closed } } }
+        package wasi:cli@0.2.3 { interface stdout { use wasi:io/streams@0.2.3.{output-stream}; get-stdout: func() -> output-stream; } }
+        world w { import wasi:cli/stdout@0.2.3; export hello: func() -> string; }`;
+      const c = readComponentInterface(await fromWit(wit, 'w'));
+      const stdout = c.imports.find((i) => i.name === 'wasi:cli/stdout@0.2.3')!;
+      expect(stdout.functions).to.deep.equal([{ name: 'get-stdout', params: [], result: { kind: 'own', resource: 'output-stream' } }]);
+      const streams = c.imports.find((i) => i.name === 'wasi:io/streams@0.2.3')!;
+      expect(streams.types!.map((t) => t.name)).to.include('output-stream');
+    });
+  });
+
+  describe('components from the other toolchains', () => {
+    it('reads a componentize-js component (the greeter example)', async function () {
+      this.timeout(180_000);
+      const source = await examples.find((e) => e.name === 'greeter')!.source();
+      const c = readComponentInterface(await buildComponent(source, (m) => process.stderr.write(`      ${m}\n`), 'greeter'));
+      const greeter = c.interfaces.find((i) => i.name === 'example:greeter/greeter@1.0.0')!;
+      expect(greeter.functions.map((f) => f.name)).to.deep.equal(['greet', 'greet-person']);
+      expect(greeter.functions[1]!.params[0]!.type).to.deep.equal({
+        kind: 'record',
+        origin: { interface: 'example:greeter/greeter@1.0.0', name: 'person' },
+        fields: [
+          { name: 'name', type: p('string') },
+          { name: 'age', type: p('u8') },
+        ],
+      });
+    });
+
+    it('reads a component written by hand in the component text format', async () => {
+      const bytes = await parse(`(component
+        (type $log-type (instance
+          (export "level" (type (sub resource)))
+          (type $level-handle (own 0))
+          (export "write" (func (param "msg" string)))))
+        (import "acme:host/log@0.1.0" (instance $log (type $log-type)))
+        (alias export $log "write" (func $write))
+        (core module $m
+          (func (export "double") (param i32) (result i32) local.get 0 local.get 0 i32.add))
+        (core instance $i (instantiate $m))
+        (type $double-type (func (param "n" u32) (result u32)))
+        (func $double (type $double-type) (canon lift (core func $i "double")))
+        (type $count (record (field "n" u32)))
+        (export $count-export "count" (type $count))
+        (export "double" (func $double) (func (type $double-type))))`);
+      const c = readComponentInterface(bytes);
+      expect(c.imports).to.have.length(1);
+      expect(c.imports[0]).to.deep.include({ name: 'acme:host/log@0.1.0', kind: 'instance' });
+      expect(c.imports[0]!.types).to.deep.equal([{ name: 'level', type: { kind: 'resource' } }]);
+      expect(c.functions).to.deep.equal([{ name: 'double', params: [{ name: 'n', type: p('u32') }], result: p('u32') }]);
+      expect(c.types).to.deep.equal([{ name: 'count', type: { kind: 'record', origin: { interface: '', name: 'count' }, fields: [{ name: 'n', type: p('u32') }] } }]);
+    });
+  });
+
+  describe('what is not a component', () => {
+    const cases: [string, () => Promise<Uint8Array> | Uint8Array, RegExp][] = [
+      ['an empty file', () => new Uint8Array(0), /not a WebAssembly component: the file is empty/],
+      ['text', () => new TextEncoder().encode('this is not wasm at all'), /does not start with the \\0asm magic number/],
+      ['a core module', () => parse('(module (func (export "f")))'), /this is a core module \(version 1\)/],
+    ];
+    for (const [name, bytes, message] of cases) {
+      it(`rejects ${name} with a clear message`, async () => {
+        const input = await bytes();
+        expect(() => readComponentInterface(input)).to.throw(ComponentFormatError, message);
+      });
+    }
+
+    it('rejects a truncated component, naming the offset', async () => {
+      const whole = await fromWit(TYPES_WIT, 'shapes');
+      for (const cut of [9, 40, Math.floor(whole.length / 2), whole.length - 3]) {
+        expect(() => readComponentInterface(whole.subarray(0, cut))).to.throw(ComponentFormatError, /offset \d+/);
+      }
+    });
+  });
+});
