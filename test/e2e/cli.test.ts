@@ -5,7 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { examplesRepository } from '../support/fixtures.js';
-import { freePort, invoke, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
+import { call, freePort, invoke, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
 
 async function project(configToml = ''): Promise<{ cwd: string; env: Record<string, string> }> {
   const cwd = await tempDir();
@@ -97,6 +97,27 @@ describe('rt command line (e2e)', () => {
         expect(await rt.stop()).to.equal(0);
       }
       expect(rt.output).to.include('WebAssembly components');
+    });
+
+    it('answers /api/health at once and /api/ready 503 until the components are loaded', async () => {
+      // A cache of its own: the first transpile of the greeter keeps the primary busy for a while.
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 1, env: { RT_CACHE_DIR: await tempDir('rt-cold-cache-') } });
+      try {
+        const seen = new Set<number>();
+        const deadline = Date.now() + 120_000;
+        while (!seen.has(200) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+          const health = await fetch(`${rt.url}/api/health`).catch(() => undefined);
+          if (!health) continue; // not listening yet
+          expect(health.status).to.equal(200);
+          const ready = await call(`${rt.url}/api/ready`, { method: 'GET' });
+          seen.add(ready.status);
+          if (ready.status !== 200) expect(ready.body).to.include({ error: 'not ready' });
+        }
+        expect([...seen]).to.deep.equal([503, 200]);
+      } finally {
+        expect(await rt.stop()).to.equal(0);
+      }
     });
 
     it('replaces a worker that dies, and keeps serving meanwhile', async () => {

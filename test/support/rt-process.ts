@@ -74,12 +74,14 @@ export class RtProcess {
     await mkdir(join(cwd, 'rt'), { recursive: true });
     await writeFile(join(cwd, 'rt', 'config.toml'), opts.configToml ?? '');
     const port = await freePort();
-    const env = isolatedEnv(join(cwd, 'user-config'), {
-      RT__HTTP__PORT: String(port),
-      RT__HTTP__HOST: '127.0.0.1',
-      RT__WORKERS: String(opts.workers ?? 2),
+    const env = {
+      ...isolatedEnv(join(cwd, 'user-config'), {
+        RT__HTTP__PORT: String(port),
+        RT__HTTP__HOST: '127.0.0.1',
+        RT__WORKERS: String(opts.workers ?? 2),
+      }),
       ...opts.env,
-    });
+    };
     const args = ['start', ...(opts.logo ? [] : ['--logo-off']), ...(opts.args ?? [])];
     const child = spawn(process.execPath, [RT_BIN, ...args], {
       cwd,
