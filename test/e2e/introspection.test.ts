@@ -1,0 +1,108 @@
+// End to end: describing services (WIT, JSON Schemas) and the OpenAPI document.
+
+import { expect } from 'chai';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { examplesRepository, repository } from '../support/fixtures.js';
+import { call, invoke, RtProcess } from '../support/rt-process.js';
+
+/** A component with a resource: its methods are listed but not invocable. Its core module is a wasm-tools dummy. */
+async function withResource(): Promise<Uint8Array> {
+  const wit = `package acme:files@1.0.0;
+interface api {
+  resource file { constructor(name: string); size: func() -> u64; }
+  open: func(name: string) -> file;
+  count: func() -> u32;
+}
+world files { export api; }`;
+  return componentNew(await componentEmbed({ dummy: true, witSource: wit, world: 'files' }), []);
+}
+
+interface MethodDescription {
+  name: string;
+  signature: string;
+  invocable: boolean;
+  reason?: string;
+  request_schema?: object;
+  response_schema?: object;
+}
+
+describe('introspection (e2e)', function () {
+  this.timeout(240_000);
+  let rt: RtProcess;
+
+  before(async () => {
+    const examples = await examplesRepository();
+    const extra = await repository({ 'files.wasm': { raw: await withResource() } });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}", "file://${extra}"]`, workers: 1 });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('describes a service with its full WIT, printed from the component binary', async () => {
+    const res = await call(`${rt.url}/api/services/example/greeter`, { method: 'GET' });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ domain: 'example', service: 'greeter', version: '1.0.0', state: 'active' });
+    const wit = res.body.wit as string;
+    expect(wit).to.include('package example:greeter@1.0.0;');
+    expect(wit).to.include('record person {\n    name: string,\n    age: u8,\n  }');
+    expect(wit).to.include('greet-person: func(person: person) -> string;');
+    expect(wit).to.match(/world greeter \{\n\s+export greeter;\n\}/);
+  });
+
+  it('gives each method JSON Schemas that accept the bodies invoke accepts', async () => {
+    const res = await call(`${rt.url}/api/services/example/greeter`, { method: 'GET' });
+    const method = (res.body.methods as MethodDescription[]).find((m) => m.name === 'greet-person')!;
+    const ajv = new Ajv2020({ strict: false });
+    const request = ajv.compile(method.request_schema!);
+    const good = { person: { name: 'Ada', age: 36 } };
+    const bad = { person: { name: 'Ada', age: 300 } };
+    expect(request(good)).to.equal(true);
+    expect(request(bad)).to.equal(false);
+    expect((await invoke(rt, 'example/greeter/invoke/greet-person', good)).status).to.equal(200);
+    expect((await invoke(rt, 'example/greeter/invoke/greet-person', bad)).status).to.equal(400);
+    const response = ajv.compile(method.response_schema!);
+    expect(response((await invoke(rt, 'example/greeter/invoke/greet-person', good)).body)).to.equal(true);
+  });
+
+  it('lists methods that take or return resources as not invocable, and answers 400 for them', async () => {
+    const res = await call(`${rt.url}/api/services/acme/files`, { method: 'GET' });
+    const methods = res.body.methods as MethodDescription[];
+    expect(methods.find((m) => m.name === 'count')).to.include({ invocable: true, signature: 'func() -> u32' });
+    const open = methods.find((m) => m.name === 'open')!;
+    expect(open).to.include({ invocable: false, signature: 'func(name: string) -> file' });
+    expect(open.reason).to.include('resource');
+    expect(open).not.to.have.property('request_schema');
+    expect(methods.find((m) => m.name === '[method]file.size')).to.include({ invocable: false });
+    const call400 = await invoke(rt, 'acme/files/invoke/open', { name: 'x' });
+    expect(call400.status).to.equal(400);
+    expect(call400.body).to.include({ error: 'method not invocable', service: 'acme.files', method: 'open' });
+  });
+
+  it('404 for describing an unknown service', async () => {
+    const res = await call(`${rt.url}/api/services/nope/none`, { method: 'GET' });
+    expect(res.status).to.equal(404);
+    expect(res.body).to.include({ error: 'unknown service', service: 'nope.none' });
+  });
+
+  it('serves an OpenAPI 3.1 document that validates, with one operation per invocable method', async () => {
+    const res = await call(`${rt.url}/api/openapi.json`, { method: 'GET' });
+    expect(res.status).to.equal(200);
+    const validator = new Validator();
+    const result = await validator.validate(res.body);
+    expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+    const paths = Object.keys(res.body.paths as object);
+    expect(paths).to.include('/api/services/example/greeter/invoke/greet');
+    expect(paths).to.include('/api/services/example/calculator/invoke/divide');
+    expect(paths).to.include('/api/services/acme/files/invoke/count');
+    expect(paths).not.to.include('/api/services/acme/files/invoke/open');
+    const op = (res.body.paths as Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }>)['/api/services/example/greeter/invoke/greet']!;
+    const ajv = new Ajv2020({ strict: false });
+    expect(ajv.validate(op.post.requestBody.content['application/json']!.schema, { name: 'World' })).to.equal(true);
+  });
+});
