@@ -33,6 +33,8 @@ export interface MethodDescriptor {
   /** Where jco's glue puts the function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
   exportKey: string | null;
   jsName: string;
+  /** The media type of a list<u8> result, from the sidecar (default application/octet-stream). */
+  mediaType?: string;
 }
 
 /** The output of compiling one component (primary side), enough for a worker to instantiate it. */

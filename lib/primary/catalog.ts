@@ -5,11 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import { serviceKey, type LoadFailure, type ServiceDescriptor } from '../service.js';
+import { serviceKey, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { bytesResult } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { compileComponent, firstLine } from './compiler.js';
 import { scanRepository, type FoundComponent } from './repositories.js';
-import { readSidecar } from './sidecar.js';
+import { readSidecar, SidecarError, sidecarPath } from './sidecar.js';
 
 export interface Catalog {
   services: ServiceDescriptor[];
@@ -46,16 +47,28 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
   );
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);
+  const methods = serviceMethods(iface);
+  applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
   const descriptor: ServiceDescriptor = {
     id: address.id,
     source: component.path,
     artifact,
     interface: iface,
-    methods: serviceMethods(iface),
+    methods,
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return descriptor;
+}
+
+/** A sidecar's media types belong to methods that exist and answer raw bytes. */
+function applyMediaTypes(methods: MethodDescriptor[], mediaTypes: Record<string, string>, path: string): void {
+  for (const [name, type] of Object.entries(mediaTypes)) {
+    const method = methods.find((m) => m.aliases.includes(name));
+    if (!method) throw new SidecarError(`${path}: media_types.${name}: the component has no method "${name}"`);
+    if (!bytesResult(method.function)) throw new SidecarError(`${path}: media_types.${name}: only a method returning list<u8> answers raw bytes`);
+    method.mediaType = type;
+  }
 }
 
 /** Two components claiming one address: the higher package semver serves, the other is reported shadowed. */

@@ -8,12 +8,16 @@ import TOML from '@ltd/j-toml';
 export interface Sidecar {
   domain?: string;
   service?: string;
+  /** Method name → the media type of its list<u8> result (`render = "image/png"`). */
+  media_types?: Record<string, string>;
 }
 
 export class SidecarError extends Error {}
 
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
+const KNOWN_KEYS = 'domain, service, media_types';
 
 export function sidecarPath(wasmPath: string): string {
   return wasmPath.replace(/\.wasm$/, '.toml');
@@ -44,9 +48,26 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
         }
         sidecar[key] = value;
         break;
+      case 'media_types':
+        sidecar.media_types = mediaTypes(path, value);
+        break;
       default:
-        throw new SidecarError(`${path}: unknown key "${key}" (known: domain, service)`);
+        throw new SidecarError(`${path}: unknown key "${key}" (known: ${KNOWN_KEYS})`);
     }
   }
   return sidecar;
+}
+
+function mediaTypes(path: string, value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SidecarError(`${path}: media_types: expected a table of method = "media/type", got ${JSON.stringify(value)}`);
+  }
+  const out: Record<string, string> = {};
+  for (const [method, type] of Object.entries(value)) {
+    if (typeof type !== 'string' || !MEDIA_TYPE.test(type)) {
+      throw new SidecarError(`${path}: media_types.${method}: expected a media type such as "image/png", got ${JSON.stringify(type)}`);
+    }
+    out[method] = type;
+  }
+  return out;
 }

@@ -158,3 +158,13 @@ export function containsResource(t: WitType): boolean {
       return (t.ok !== null && containsResource(t.ok)) || (t.err !== null && containsResource(t.err));
   }
 }
+
+/** `list<u8>`: carried as raw bytes in HTTP bodies. */
+export function isBytes(t: WitType | null): boolean {
+  return t?.kind === 'list' && t.element.kind === 'primitive' && t.element.name === 'u8';
+}
+
+/** Whether the function's result (or, for result<T, E>, its ok value) is list<u8>. */
+export function bytesResult(fn: WitFunction): boolean {
+  return isBytes(fn.result?.kind === 'result' ? fn.result.ok : fn.result);
+}

@@ -7,7 +7,7 @@
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, type FunctionCodec } from '../wit/codec.js';
-import type { WitType } from '../wit/types.js';
+import { bytesResult, isBytes } from '../wit/types.js';
 import type { ComponentExports, LoadedComponent } from './component.js';
 import { ComponentExit, UnsatisfiedImportError } from './host.js';
 
@@ -23,7 +23,6 @@ export interface Method {
   bytesResult: boolean;
 }
 
-const isBytes = (t: WitType | null): boolean => t?.kind === 'list' && t.element.kind === 'primitive' && t.element.name === 'u8';
 
 type Bound = (...args: unknown[]) => unknown;
 
@@ -45,8 +44,7 @@ export class HostedService {
     this.name = serviceName(descriptor.id);
     this.#ordered = descriptor.methods.map((m, index) => {
       const fn = m.function;
-      const ok = fn.result?.kind === 'result' ? fn.result.ok : fn.result;
-      const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: isBytes(ok) };
+      const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
       if (m.invocable) method.codec = functionCodec(m.function);
       return method;
     });

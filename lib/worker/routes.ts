@@ -79,7 +79,7 @@ export function apiRouter({ version, config, registry, state }: RouteDeps): Rout
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
     const result = await hosted.invoke(method, body, rawBytes);
     if (rawBytes) {
-      ctx.type = 'application/octet-stream';
+      ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
       ctx.body = Buffer.from((result as Uint8Array).buffer, (result as Uint8Array).byteOffset, (result as Uint8Array).byteLength);
     } else {
       ctx.body = { result };
@@ -101,9 +101,10 @@ function findService(registry: ServiceRegistry, state: WorkerState, domain: stri
  * a method taking one list<u8>, or undefined when there is no body at all.
  */
 async function readArguments(ctx: Context, method: Method, parseJson: (ctx: Context, next: Next) => Promise<unknown>, maxBytes: number): Promise<unknown> {
-  // No body, or an empty one whatever its declared type: a call without arguments.
-  if (ctx.request.length === 0) return undefined;
   const type = ctx.request.is('application/json', '+json', 'application/octet-stream');
+  // No body, or an empty one whatever its declared type: a call without arguments
+  // (except empty raw bytes, which are an empty list<u8>).
+  if (ctx.request.length === 0 && !(type === 'application/octet-stream' && method.bytesParam)) return undefined;
   if (type === null) return undefined;
   const where = { service: ctx.state.service as string, method: ctx.state.method as string };
   if (ctx.request.length !== undefined && ctx.request.length > maxBytes) throw tooLarge(maxBytes);

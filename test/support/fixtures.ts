@@ -28,6 +28,51 @@ world faulty { import host; export api; }`,
   (memory (export "memory") 1))`,
 };
 
+/**
+ * list<u8> in and out, in hand-written WAT: a bump allocator for the canonical
+ * ABI (reset after each call by the post-return function) and `reverse`.
+ */
+export const BYTES: ComponentSource = {
+  kind: 'wat',
+  world: 'bytes',
+  wit: `package acme:bytes@1.0.0;
+interface api {
+  reverse: func(data: list<u8>) -> list<u8>;
+  size: func(data: list<u8>) -> u32;
+}
+world bytes { export api; }`,
+  wat: `(module
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 1024))
+  (func $alloc (param $align i32) (param $size i32) (result i32)
+    (local $p i32) (local $end i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.sub (local.get $align) (i32.const 1)))
+                           (i32.sub (i32.const 0) (local.get $align))))
+    (local.set $end (i32.add (local.get $p) (local.get $size)))
+    (if (i32.gt_u (local.get $end) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.shr_u (i32.sub (local.get $end) (i32.mul (memory.size) (i32.const 65536))) (i32.const 16)) (i32.const 1))))))
+    (global.set $heap (local.get $end))
+    (local.get $p))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (call $alloc (local.get 2) (local.get 3)))
+  (func (export "acme:bytes/api@1.0.0#reverse") (param $ptr i32) (param $len i32) (result i32)
+    (local $out i32) (local $i i32)
+    (local.set $out (call $alloc (i32.const 1) (local.get $len)))
+    (block $done (loop $copy
+      (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+      (i32.store8 (i32.add (local.get $out) (local.get $i))
+        (i32.load8_u (i32.sub (i32.add (local.get $ptr) (local.get $len)) (i32.add (local.get $i) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $copy)))
+    (i32.store (i32.const 16) (local.get $out))
+    (i32.store (i32.const 20) (local.get $len))
+    (i32.const 16))
+  (func (export "cabi_post_acme:bytes/api@1.0.0#reverse") (param i32) (global.set $heap (i32.const 1024)))
+  (func (export "acme:bytes/api@1.0.0#size") (param $ptr i32) (param $len i32) (result i32)
+    (global.set $heap (i32.const 1024))
+    (local.get $len)))`,
+};
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */
