@@ -28,6 +28,8 @@ export interface WorkerBootstrap {
   version: string;
   config: Config;
   verbose: boolean;
+  /** PEM files to serve HTTPS with on http.tls_port, when http.tls_enable. */
+  tls?: { cert: string; key: string };
 }
 
 export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';

@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { Correlator, isWorkerMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
 import type { Logger } from '../log.js';
 import { buildCatalog, type Catalog } from './catalog.js';
+import { tlsFiles, type TlsFiles } from './tls.js';
 
 type LoadedReply = Extract<WorkerMessage, { type: 'loaded' }>;
 
@@ -28,6 +29,7 @@ export class Supervisor {
   readonly #log: Logger;
   readonly #loads = new Correlator<LoadedReply>();
   #catalog: Catalog | undefined;
+  #tls: TlsFiles | undefined;
   /** Settles on a worker's first message (`started`): only then is it listening. */
   readonly #started = new WeakMap<Worker, Promise<unknown>>();
   #ready = false;
@@ -53,6 +55,7 @@ export class Supervisor {
     process.on('SIGINT', () => void this.stop(0, 'SIGINT'));
 
     const { config } = this.#opts;
+    this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     const workers = Array.from({ length: config.workers }, () => this.#fork());
     this.#catalog = await buildCatalog(config.repo_urls, this.#opts.cwd, this.#log);
@@ -62,12 +65,13 @@ export class Supervisor {
     const { services, failures } = this.#catalog;
     this.#log.info(
       { services: services.length, failed: failures.length, workers: config.workers },
-      `ready: ${services.length} service(s) on http://${config.http.host}:${config.http.port}`,
+      `ready: ${services.length} service(s) on http://${config.http.host}:${config.http.port}${this.#tls ? ` and https://${config.http.host}:${config.http.tls_port}` : ''}`,
     );
   }
 
   #fork(): Worker {
     const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose };
+    if (this.#tls) bootstrap.tls = this.#tls;
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
     this.#started.set(worker, new Promise((resolve) => worker.once('message', resolve)));

@@ -2,7 +2,9 @@
 // instances the primary tells it to.
 
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { isPrimaryMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
 import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
@@ -22,19 +24,27 @@ async function main(): Promise<void> {
   const state: WorkerState = { loaded: false, clusterReady: false };
   const app = createApp({ version: bootstrap.version, config, registry, state, log });
 
-  const server = createServer(app.callback());
-  server.on('error', (e: NodeJS.ErrnoException) => {
-    const reason = e.code === 'EADDRINUSE' ? `port ${config.http.port} is already in use` : e.message;
-    send({ type: 'fatal', error: `cannot listen on ${config.http.host}:${config.http.port}: ${reason}` });
-    setTimeout(() => process.exit(1), 100);
-  });
-  server.listen(config.http.port, config.http.host, () => log.debug(`listening on ${config.http.host}:${config.http.port}`));
+  const servers = [listen(createServer(app.callback()), config.http.port)];
+  if (bootstrap.tls) {
+    const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];
+    servers.push(listen(createHttpsServer({ cert, key }, app.callback()), config.http.tls_port));
+  }
+
+  function listen(server: Server, port: number): Server {
+    server.on('error', (e: NodeJS.ErrnoException) => {
+      const reason = e.code === 'EADDRINUSE' ? `port ${port} is already in use` : e.message;
+      send({ type: 'fatal', error: `cannot listen on ${config.http.host}:${port}: ${reason}` });
+      setTimeout(() => process.exit(1), 100);
+    });
+    return server.listen(port, config.http.host, () => log.debug(`listening on ${config.http.host}:${port}`));
+  }
 
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    void drain(server, config.http.request_timeout_seconds * 1000, log).then(() => process.exit(0));
+    const graceMs = config.http.request_timeout_seconds * 1000;
+    void Promise.all(servers.map((server) => drain(server, graceMs, log))).then(() => process.exit(0));
   };
 
   process.on('message', (m: unknown) => {

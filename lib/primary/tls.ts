@@ -1,0 +1,50 @@
+// The certificate and key HTTPS is served with (http.tls_*): the configured
+// files, or a self-signed pair generated once and kept in the data directory.
+
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import { dataDir } from '../paths.js';
+
+export interface TlsFiles {
+  cert: string;
+  key: string;
+}
+
+/** Undefined when TLS is off. Throws a one-line Error for unusable files. */
+export async function tlsFiles(config: Config, log: Logger): Promise<TlsFiles | undefined> {
+  const { tls_enable, tls_cert, tls_key } = config.http;
+  if (!tls_enable) return undefined;
+  if (tls_cert !== undefined || tls_key !== undefined) {
+    if (tls_cert === undefined || tls_key === undefined) throw new Error('http.tls_cert and http.tls_key must be given together');
+    for (const [key, path] of [['http.tls_cert', tls_cert], ['http.tls_key', tls_key]] as const) {
+      await access(path, constants.R_OK).catch(() => {
+        throw new Error(`${key}: cannot read ${path}`);
+      });
+    }
+    return { cert: tls_cert, key: tls_key };
+  }
+  const files = await selfSigned();
+  log.warn({ cert: files.cert }, 'http.tls_cert and http.tls_key are not set: serving HTTPS with a self-signed certificate, which clients will not trust');
+  return files;
+}
+
+/** One pair per machine, so restarts keep the certificate clients may have pinned. */
+async function selfSigned(): Promise<TlsFiles> {
+  const dir = join(dataDir(), 'tls');
+  const files = { cert: join(dir, 'self-signed.crt'), key: join(dir, 'self-signed.key') };
+  const existing = await Promise.all([readFile(files.cert), readFile(files.key)]).catch(() => undefined);
+  if (existing) return files;
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    notAfterDate: new Date(Date.now() + 825 * 24 * 3600 * 1000),
+    keySize: 2048,
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] }],
+  });
+  await mkdir(dir, { recursive: true });
+  await writeFile(files.key, pems.private, { mode: 0o600 });
+  await writeFile(files.cert, pems.cert);
+  return files;
+}
