@@ -13,7 +13,7 @@ export type SmallIntName = 'u8' | 'u16' | 'u32' | 's8' | 's16' | 's32';
 export type BigIntName = 'u64' | 's64';
 export type FloatName = 'f32' | 'f64';
 
-const SMALL_RANGES: Record<SmallIntName, readonly [number, number]> = {
+export const SMALL_RANGES: Record<SmallIntName, readonly [number, number]> = {
   u8: [0, 0xff],
   u16: [0, 0xffff],
   u32: [0, 0xffff_ffff],
@@ -22,7 +22,7 @@ const SMALL_RANGES: Record<SmallIntName, readonly [number, number]> = {
   s32: [-0x8000_0000, 0x7fff_ffff],
 };
 
-const BIG_RANGES: Record<BigIntName, readonly [bigint, bigint]> = {
+export const BIG_RANGES: Record<BigIntName, readonly [bigint, bigint]> = {
   u64: [0n, 0xffff_ffff_ffff_ffffn],
   s64: [-0x8000_0000_0000_0000n, 0x7fff_ffff_ffff_ffffn],
 };

@@ -3,23 +3,13 @@
 // codec is lenient on input: a u64 may be sent as a number or a string, a
 // list<u8> as base64 or an array of bytes.
 
+import { BIG_RANGES, SMALL_RANGES, type SmallIntName } from './json-numbers.js';
 import { printType } from './print.js';
 import type { WitFunction, WitType } from './types.js';
 
 export type JsonSchema = Record<string, unknown>;
 
 type Direction = 'request' | 'response';
-
-const INT_RANGES: Record<string, [number | string, number | string]> = {
-  u8: [0, 255],
-  u16: [0, 65535],
-  u32: [0, 4294967295],
-  s8: [-128, 127],
-  s16: [-32768, 32767],
-  s32: [-2147483648, 2147483647],
-  u64: ['0', '18446744073709551615'],
-  s64: ['-9223372036854775808', '9223372036854775807'],
-};
 
 const NON_FINITE = { type: 'string', enum: ['NaN', 'Infinity', '-Infinity'] };
 
@@ -90,7 +80,7 @@ function primitive(name: string, direction: Direction): JsonSchema {
       return { type: 'boolean' };
     case 'u64':
     case 's64': {
-      const [min, max] = INT_RANGES[name]!;
+      const [min, max] = BIG_RANGES[name];
       const decimal = { type: 'string', pattern: name === 'u64' ? '^[0-9]+$' : '^-?[0-9]+$', description: `${name} as a decimal string (${min}..${max})` };
       const safe = { type: 'integer', minimum: name === 'u64' ? 0 : -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
       // Responses use a string only beyond ±2^53−1; requests may use one anywhere.
@@ -106,7 +96,7 @@ function primitive(name: string, direction: Direction): JsonSchema {
     case 'error-context':
       return { not: {}, description: 'error-context cannot be carried in JSON' };
     default: {
-      const [minimum, maximum] = INT_RANGES[name]!;
+      const [minimum, maximum] = SMALL_RANGES[name as SmallIntName];
       return { type: 'integer', minimum, maximum };
     }
   }
