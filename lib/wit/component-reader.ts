@@ -140,7 +140,6 @@ class Env {
   readonly funcs: Omit<WitFunction, 'name'>[] = [];
   readonly instances: InstanceItem[] = [];
   readonly components: Item[] = [];
-  values = 0;
 
   constructor(
     readonly scope: Scope,
@@ -165,9 +164,7 @@ class Env {
       case 'component':
         this.components.push(item);
         break;
-      case 'value':
-        this.values++;
-        break;
+      case 'value': // values and core items are not tracked: nothing typed refers to them
       case 'core':
         break;
     }
@@ -591,10 +588,8 @@ function evaluate(r: Bytes, env: Env, args: Map<string, Item> | undefined): Body
       case SECTION.coreInstance:
       case SECTION.coreType:
       case SECTION.start:
-        break; // nothing at the component level depends on what is inside
       case SECTION.value:
-        env.values += section.u32();
-        break;
+        break; // nothing at the component level depends on what is inside
       case SECTION.component:
         nestedPreamble(section);
         env.components.push({ sort: 'component', definition: { bytes: r.buf, start: section.pos, end, env } });
