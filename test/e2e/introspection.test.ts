@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import type { WatSource } from '../../lib/build/components.js';
+import { examples as examples_ } from '../../examples/index.js';
 import { examplesRepository, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
@@ -34,7 +36,12 @@ describe('introspection (e2e)', function () {
 
   before(async () => {
     const examples = await examplesRepository();
-    const extra = await repository({ 'files.wasm': { raw: await withResource() } });
+    const calculator = (await examples_.find((e) => e.name === 'calculator')!.source()) as WatSource;
+    const extra = await repository({
+      'files.wasm': { raw: await withResource() },
+      // An older version of the calculator example's package: shadowed by 1.0.0.
+      'calculator-old': { ...calculator, wit: calculator.wit.replace('@1.0.0', '@0.9.0'), wat: calculator.wat.replaceAll('@1.0.0', '@0.9.0') },
+    });
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}", "file://${extra}"]`, workers: 1 });
     await rt.ready();
   });
@@ -81,6 +88,14 @@ describe('introspection (e2e)', function () {
     const call400 = await invoke(rt, 'acme/files/invoke/open', { name: 'x' });
     expect(call400.status).to.equal(400);
     expect(call400.body).to.include({ error: 'method not invocable', service: 'acme.files', method: 'open' });
+  });
+
+  it('serves the higher package version when two components claim one address, and lists the other as shadowed', async () => {
+    const res = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const calculators = (res.body.services as { service: string; version: string }[]).filter((s) => s.service === 'calculator');
+    expect(calculators.map((c) => c.version)).to.deep.equal(['1.0.0']);
+    const shadowed = (res.body.failed as { source: string; error: string }[]).find((f) => f.source.endsWith('calculator-old.wasm'))!;
+    expect(shadowed.error).to.match(/^shadowed: .*calculator\.wasm serves example\/calculator at version 1\.0\.0$/);
   });
 
   it('404 for describing an unknown service', async () => {
