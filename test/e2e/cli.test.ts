@@ -2,9 +2,10 @@
 
 import { expect } from 'chai';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { examplesRepository } from '../support/fixtures.js';
+import { examplesRepository, repository, SLOW } from '../support/fixtures.js';
 import { call, freePort, invoke, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
 
 async function project(configToml = ''): Promise<{ cwd: string; env: Record<string, string> }> {
@@ -138,6 +139,34 @@ describe('rt command line (e2e)', () => {
       } finally {
         expect(await rt.stop()).to.equal(0);
       }
+    });
+
+    it('finishes a request in flight when told to stop, then exits 0', async () => {
+      const repo = await repository({ slow: SLOW });
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 1 });
+      await rt.ready();
+      // The body arrives in two parts with the signal in between: the worker is
+      // mid-request, waiting for the rest, when it is told to stop.
+      const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(
+          { host: '127.0.0.1', port: rt.port, method: 'POST', path: '/api/services/acme/slow/invoke/spin', headers: { 'content-type': 'application/json', 'content-length': 8 } },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          },
+        );
+        req.on('error', reject);
+        req.write('{"n":');
+        setTimeout(() => {
+          rt.child.kill('SIGTERM');
+          setTimeout(() => req.end('42}'), 500);
+        }, 200);
+      });
+      const res = await answer;
+      expect(res.status).to.equal(200);
+      expect(JSON.parse(res.body)).to.deep.equal({ result: 42 });
+      expect(await rt.exited).to.equal(0);
     });
 
     it('exits 0 on SIGINT too', async () => {

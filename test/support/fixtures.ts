@@ -73,6 +73,23 @@ world bytes { export api; }`,
     (local.get $len)))`,
 };
 
+/** A call that takes as long as asked: `spin(n)` counts to n. */
+export const SLOW: ComponentSource = {
+  kind: 'wat',
+  world: 'slow',
+  wit: `package acme:slow@1.0.0;
+interface api { spin: func(n: u32) -> u32; }
+world slow { export api; }`,
+  wat: `(module
+  (func (export "acme:slow/api@1.0.0#spin") (param $n i32) (result i32) (local $i i32)
+    (block $done (loop $count
+      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $count)))
+    (local.get $i))
+  (memory (export "memory") 1))`,
+};
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */
