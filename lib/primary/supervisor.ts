@@ -60,6 +60,7 @@ export class Supervisor {
     const workers = Array.from({ length: config.workers }, () => this.#fork());
     this.#catalog = await buildCatalog(config.repo_urls, this.#opts.cwd, this.#log);
     await Promise.all(workers.map((w) => this.#load(w)));
+    if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
     const { services, failures } = this.#catalog;
