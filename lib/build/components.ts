@@ -82,9 +82,10 @@ async function buildJs(source: JsSource): Promise<Uint8Array> {
     throw new Error('building JavaScript components needs @bytecodealliance/componentize-js (a development dependency): run `npm ci`');
   }
   // The inline-WIT form: componentize-js cannot read a `witPath` (its splicer's
-  // WASI filesystem does not see it). `sourcePath` is only needed for relative imports.
+  // WASI filesystem does not see it).
   const options = { worldName: source.world, disableFeatures: source.disableFeatures ?? ALL_FEATURES };
-  const { component } = await componentize(source.js, source.wit, options as Parameters<typeof componentize>[1] & object);
+  // Its typings demand `sourcePath`, which only matters for relative imports.
+  const { component } = await componentize(source.js, source.wit, options as NonNullable<Parameters<typeof componentize>[2]>);
   return component;
 }
 
