@@ -10,6 +10,12 @@ export class ServiceRegistry {
   #services = new Map<string, HostedService>();
   /** Files the primary skipped plus services this worker could not instantiate: shown in the listing. */
   #failures: LoadFailure[] = [];
+  #generation = 0;
+
+  /** Changes whenever the set of services does: what is derived from the set can be cached by it. */
+  get generation(): number {
+    return this.#generation;
+  }
 
   get(domain: string, service: string): HostedService | undefined {
     return this.#services.get(`${domain}/${service}`);
@@ -47,6 +53,7 @@ export class ServiceRegistry {
     );
     this.#services = next;
     this.#failures = [...skipped, ...failures];
+    this.#generation++;
     return failures;
   }
 }

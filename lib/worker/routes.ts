@@ -55,11 +55,10 @@ export function apiRouter({ version, config, registry, state }: RouteDeps): Rout
   });
 
   // Built once per service set: it changes only when the primary sends a new one.
-  let openapi: { services: HostedService[]; document: Record<string, unknown> } | undefined;
+  let openapi: { generation: number; document: Record<string, unknown> } | undefined;
   router.get('/openapi.json', (ctx) => {
-    const services = registry.list();
-    if (openapi?.services.length !== services.length || !openapi.services.every((s, i) => s === services[i])) {
-      openapi = { services, document: openApiDocument(services.map((s) => s.descriptor), version) };
+    if (openapi?.generation !== registry.generation) {
+      openapi = { generation: registry.generation, document: openApiDocument(registry.list().map((s) => s.descriptor), version) };
     }
     ctx.body = openapi.document;
   });
