@@ -16,11 +16,9 @@ export function createApp(deps: RouteDeps & { log: Logger }): Koa {
   app.use(errorAnswers(config, log));
   if (config.http.cors.enabled) app.use(corsFor(config));
   const router = apiRouter(deps);
+  app.use(emptyAnswers);
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
-  app.use((ctx) => {
-    throw new ApiError(404, 'not found', `no route for ${ctx.method} ${ctx.path}`);
-  });
+  app.use(router.allowedMethods());
   return app;
 }
 
@@ -48,9 +46,26 @@ function errorAnswers(config: Config, log: Logger) {
       if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
       ctx.status = error.status;
       ctx.body = error.body();
-      if (error.status === 405) ctx.set('Allow', (e as { headers?: { Allow?: string } }).headers?.Allow ?? '');
     }
   };
+}
+
+/**
+ * Gives the contract's error body to answers the router left empty: 404 when
+ * no route matched, 405/501 (with the Allow header it set) for a wrong method.
+ * It runs after the chain returns, when @koa/router has made that decision.
+ */
+async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
+  await next();
+  if (ctx.body !== undefined || ctx.status < 400) return;
+  switch (ctx.status) {
+    case 404:
+      throw new ApiError(404, 'not found', `no route for ${ctx.method} ${ctx.path}`);
+    case 405:
+      throw new ApiError(405, 'method not allowed', `${ctx.method} is not allowed on ${ctx.path} (allowed: ${ctx.response.get('Allow')})`);
+    default:
+      throw new ApiError(ctx.status, 'not implemented', `${ctx.method} is not supported`);
+  }
 }
 
 /** Errors thrown by Koa middleware (http-errors with a status) keep their status with our body. */
@@ -65,10 +80,6 @@ function asApiError(e: unknown, config: Config): ApiError {
       return tooLarge(config.http.max_body_bytes);
     case 415:
       return new ApiError(415, 'unsupported content type', message);
-    case 405:
-      return new ApiError(405, 'method not allowed', message);
-    case 501:
-      return new ApiError(501, 'not implemented', message);
     default:
       return typeof status === 'number' && status >= 400 && status < 500
         ? new ApiError(status, 'bad request', message)

@@ -136,6 +136,13 @@ describe('invoke (e2e)', function () {
       expect(res.body.details).to.include('4096');
     });
 
+    it('405 with the error body and Allow for a wrong HTTP method on a known path', async () => {
+      const res = await call(`${rt.url}/api/services/example/calculator/invoke/add`, { method: 'GET' });
+      expect(res.status).to.equal(405);
+      expect(res.body.error).to.equal('method not allowed');
+      expect(res.headers.get('allow')).to.include('POST');
+    });
+
     it('404 with the error body for an unknown /api path', async () => {
       const res = await call(`${rt.url}/api/nothing-here`, { method: 'GET' });
       expect(res.status).to.equal(404);
@@ -160,13 +167,19 @@ describe('invoke (e2e)', function () {
     });
 
     it('logs the skipped file and one line per request', async () => {
-      await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 1 });
-      await new Promise((r) => setTimeout(r, 200));
+      const addLines = () => rt.logLines().filter((l) => l.msg === 'request' && l.method === 'add');
+      await new Promise((r) => setTimeout(r, 300)); // earlier requests' lines are flushed
+      const before = addLines().length;
+      for (let i = 0; i < 3; i++) await invoke(rt, 'example/calculator/invoke/add', { a: i, b: 1 });
+      await new Promise((r) => setTimeout(r, 300)); // lines are buffered up to 100 ms
       const lines = rt.logLines();
       expect(lines.some((l) => String(l.msg).includes('skipped') && String(l.source).endsWith('broken.wasm'))).to.equal(true);
-      const requests = lines.filter((l) => l.msg === 'request' && l.method === 'add');
-      expect(requests.length).to.be.greaterThan(0);
-      expect(requests[0]).to.include({ status: 200, service: 'example.calculator' });
+      const added = addLines().slice(before);
+      expect(added).to.have.length(3);
+      for (const line of added) {
+        expect(line).to.include({ status: 200, service: 'example.calculator' });
+        expect(line.ms).to.be.a('number');
+      }
     });
   });
 
