@@ -150,7 +150,7 @@ describe('rt command line (e2e)', () => {
           await new Promise((r) => setTimeout(r, 100));
         }
         expect(rt.workerPids()).to.have.length(2).and.not.include(victim);
-        expect(rt.logLines().some((l) => l.msg === 'worker died; starting a replacement')).to.equal(true);
+        expect(await rt.logged((l) => l.msg === 'worker died; starting a replacement')).to.equal(true);
       } finally {
         expect(await rt.stop()).to.equal(0);
       }

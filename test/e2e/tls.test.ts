@@ -41,7 +41,7 @@ describe('HTTPS (e2e)', function () {
       const res = await httpsGet(tlsPort, '/api/ready');
       expect(res.status).to.equal(200);
       expect(JSON.parse(res.body)).to.deep.equal({ status: 'ready' });
-      expect(rt.logLines().some((l) => l.level === 40 && String(l.msg).includes('self-signed'))).to.equal(true);
+      expect(await rt.logged((l) => l.level === 40 && String(l.msg).includes('self-signed'))).to.equal(true);
     } finally {
       await rt.stop();
     }

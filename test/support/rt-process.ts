@@ -127,6 +127,16 @@ export class RtProcess {
       .filter((n) => n > 0);
   }
 
+  /** Waits (up to `timeoutMs`) for a log line matching `match`: lines are buffered for up to 100 ms. */
+  async logged(match: (line: Record<string, unknown>) => boolean, timeoutMs = 5_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.logLines().some(match)) {
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return true;
+  }
+
   /** The log lines rt printed as JSON objects. */
   logLines(): Record<string, unknown>[] {
     return this.output
