@@ -20,6 +20,10 @@ const CONTRACT_KEYS = [
   'http.cors.enabled',
   'http.cors.allowed_origins',
   'http.cors.allowed_methods',
+  'runtime.max_memory_mb',
+  'repositories.ca_file',
+  'repositories.download_timeout_seconds',
+  'repositories.max_download_bytes',
   'log.level',
 ];
 
@@ -35,6 +39,8 @@ const DEFAULTS: Config = {
     max_body_bytes: 10485760,
     cors: { enabled: true, allowed_origins: ['*'], allowed_methods: ['GET', 'POST', 'PUT', 'DELETE'] },
   },
+  runtime: { max_memory_mb: 256 },
+  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
   log: { level: 'info' },
 };
 
@@ -480,6 +486,8 @@ describe('config', () => {
         max_body_bytes: 2 ** 40,
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
       },
+      runtime: { max_memory_mb: 4096 },
+      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
       log: { level: 'trace' },
     };
 
@@ -523,7 +531,7 @@ describe('config', () => {
 
     it('writes JSON in schema order', () => {
       const text = formatConfig(DEFAULTS, 'json');
-      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'log']);
+      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'runtime', 'repositories', 'log']);
       expect(text.endsWith('}\n')).to.equal(true);
     });
   });
