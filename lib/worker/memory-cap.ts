@@ -1,0 +1,86 @@
+// The per-instance memory cap (`runtime.max_memory_mb`): every memory a core
+// module defines gets a declared maximum no larger than the cap, so the
+// engine itself refuses to grow past it (`memory.grow` answers -1 and the
+// guest's allocator traps). Checking sizes after a call would let a memory
+// bomb take the worker's RAM first.
+
+const PAGE = 65_536;
+const MEMORY_SECTION = 5;
+
+export class MemoryCapError extends Error {}
+
+/** `bytes` (a core module) with each defined memory's maximum lowered to `capBytes`. */
+export function capMemories(bytes: Uint8Array<ArrayBuffer>, capBytes: number): Uint8Array<ArrayBuffer> {
+  const capPages = Math.floor(capBytes / PAGE);
+  const parts: Uint8Array[] = [bytes.subarray(0, 8)];
+  let at = 8;
+  let changed = false;
+  while (at < bytes.length) {
+    const id = bytes[at]!;
+    const [size, sizeEnd] = readU32(bytes, at + 1);
+    const end = sizeEnd + size;
+    if (id === MEMORY_SECTION) {
+      const body = cappedMemorySection(bytes.subarray(sizeEnd, end), capPages);
+      parts.push(Uint8Array.of(id), Uint8Array.from(encodeU32(body.length)), body);
+      changed = true;
+    } else {
+      parts.push(bytes.subarray(at, end));
+    }
+    at = end;
+  }
+  if (!changed) return bytes;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+function cappedMemorySection(section: Uint8Array, capPages: number): Uint8Array {
+  const [count, start] = readU32(section, 0);
+  const out: number[] = [...encodeU32(count)];
+  let at = start;
+  for (let i = 0; i < count; i++) {
+    const flags = section[at++]!;
+    // Bit 2 is memory64; its limits are u64 and such modules are rare enough to refuse.
+    if (flags & 0x04) throw new MemoryCapError('64-bit memories are not supported');
+    const [min, minEnd] = readU32(section, at);
+    at = minEnd;
+    let max = Infinity;
+    if (flags & 0x01) [max, at] = readU32(section, at);
+    if (min > capPages) {
+      throw new MemoryCapError(`the component needs ${mib(min)} MiB of memory to start, more than runtime.max_memory_mb (${mib(capPages)} MiB)`);
+    }
+    out.push(flags | 0x01, ...encodeU32(min), ...encodeU32(Math.min(max, capPages)));
+  }
+  return Uint8Array.from(out);
+}
+
+function mib(pages: number): number {
+  return (pages * PAGE) / 1_048_576;
+}
+
+function readU32(bytes: Uint8Array, at: number): [value: number, end: number] {
+  let value = 0;
+  let shift = 0;
+  for (;;) {
+    const byte = bytes[at++];
+    if (byte === undefined) throw new MemoryCapError('truncated core module');
+    value += (byte & 0x7f) * 2 ** shift;
+    if (!(byte & 0x80)) return [value, at];
+    shift += 7;
+  }
+}
+
+function encodeU32(value: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value = Math.floor(value / 128);
+    if (value) byte |= 0x80;
+    out.push(byte);
+  } while (value);
+  return out;
+}
