@@ -60,7 +60,20 @@ export interface ServiceDescriptor {
   methods: MethodDescriptor[];
   /** Non-WASI imports linked to trapping stubs. */
   unsatisfiedImports: string[];
+  /** How a worker keeps the service's instances (sidecar `pool_size`, `max_invocations`, `instance_per_call`). */
+  instances: InstanceOptions;
+  /** Environment variables the sidecar grants the component (contract §8): it sees nothing else of the host's. */
+  env: Record<string, string>;
 }
+
+export interface InstanceOptions {
+  /** Instances per worker, each on its own thread. */
+  poolSize: number;
+  /** Replace an instance after this many calls; 0 = never. `instance_per_call` is 1. */
+  recycleAfter: number;
+}
+
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0 };
 
 /** A file that was found but could not be served. */
 export interface LoadFailure {

@@ -5,12 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import { serviceKey, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { DEFAULT_INSTANCES, serviceKey, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { bytesResult } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { compileComponent, firstLine } from './compiler.js';
 import { scanRepository, type FoundComponent } from './repositories.js';
-import { readSidecar, SidecarError, sidecarPath } from './sidecar.js';
+import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 
 export interface Catalog {
   services: ServiceDescriptor[];
@@ -56,9 +56,21 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
     interface: iface,
     methods,
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
+    instances: instanceOptions(sidecar, sidecarPath(component.path)),
+    env: sidecar.env ?? {},
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return descriptor;
+}
+
+function instanceOptions(sidecar: Sidecar, path: string): InstanceOptions {
+  if (sidecar.instance_per_call && sidecar.max_invocations !== undefined && sidecar.max_invocations !== 1) {
+    throw new SidecarError(`${path}: instance_per_call = true means max_invocations = 1, not ${sidecar.max_invocations}`);
+  }
+  return {
+    poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
+    recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? DEFAULT_INSTANCES.recycleAfter),
+  };
 }
 
 /** A sidecar's media types belong to methods that exist and answer raw bytes. */

@@ -10,6 +10,14 @@ export interface Sidecar {
   service?: string;
   /** Method name → the media type of its list<u8> result (`render = "image/png"`). */
   media_types?: Record<string, string>;
+  /** Instances per worker (default 1). */
+  pool_size?: number;
+  /** Recycle an instance after this many calls (default: never). */
+  max_invocations?: number;
+  /** A fresh instance for every call: full isolation between calls. */
+  instance_per_call?: boolean;
+  /** Environment variables granted to the component. */
+  env?: Record<string, string>;
 }
 
 export class SidecarError extends Error {}
@@ -17,7 +25,8 @@ export class SidecarError extends Error {}
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
-const KNOWN_KEYS = 'domain, service, media_types';
+const KNOWN_KEYS = 'domain, service, media_types, pool_size, max_invocations, instance_per_call, env';
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function sidecarPath(wasmPath: string): string {
   return wasmPath.replace(/\.wasm$/, '.toml');
@@ -51,6 +60,19 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
       case 'media_types':
         sidecar.media_types = mediaTypes(path, value);
         break;
+      case 'pool_size':
+        sidecar.pool_size = positiveInteger(path, key, value, 64);
+        break;
+      case 'max_invocations':
+        sidecar.max_invocations = positiveInteger(path, key, value, Number.MAX_SAFE_INTEGER);
+        break;
+      case 'instance_per_call':
+        if (typeof value !== 'boolean') throw new SidecarError(`${path}: ${key}: expected true or false, got ${JSON.stringify(value)}`);
+        sidecar.instance_per_call = value;
+        break;
+      case 'env':
+        sidecar.env = environment(path, value);
+        break;
       default:
         throw new SidecarError(`${path}: unknown key "${key}" (known: ${KNOWN_KEYS})`);
     }
@@ -68,6 +90,26 @@ function mediaTypes(path: string, value: unknown): Record<string, string> {
       throw new SidecarError(`${path}: media_types.${method}: expected a media type such as "image/png", got ${JSON.stringify(type)}`);
     }
     out[method] = type;
+  }
+  return out;
+}
+
+function positiveInteger(path: string, key: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new SidecarError(`${path}: ${key}: expected an integer between 1 and ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function environment(path: string, value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SidecarError(`${path}: env: expected a table of NAME = "value", got ${JSON.stringify(value)}`);
+  }
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(value)) {
+    if (!ENV_NAME.test(name)) throw new SidecarError(`${path}: env: ${JSON.stringify(name)} is not a variable name`);
+    if (typeof text !== 'string') throw new SidecarError(`${path}: env.${name}: expected a string, got ${JSON.stringify(text)}`);
+    out[name] = text;
   }
   return out;
 }

@@ -31,20 +31,23 @@ export class ComponentExit extends Error {
 }
 
 
-// Interfaces replaced (not just passed through) to keep the host out of reach.
-const SANDBOXED: Record<string, object> = {
-  'wasi:cli/environment': {
-    getEnvironment: () => [],
-    getArguments: () => [],
-    initialCwd: () => undefined,
-  },
-  'wasi:cli/exit': {
-    exit(status: unknown): never {
-      throw new ComponentExit(status);
+// Interfaces replaced (not just passed through) to keep the host out of
+// reach. The environment holds only what the sidecar grants.
+function sandboxed(env: [string, string][]): Record<string, object> {
+  return {
+    'wasi:cli/environment': {
+      getEnvironment: () => env,
+      getArguments: () => [],
+      initialCwd: () => undefined,
     },
-  },
-  'wasi:filesystem/preopens': { getDirectories: () => [] },
-};
+    'wasi:cli/exit': {
+      exit(status: unknown): never {
+        throw new ComponentExit(status);
+      },
+    },
+    'wasi:filesystem/preopens': { getDirectories: () => [] },
+  };
+}
 
 /** The WASI interfaces taken from preview2-shim as they are. Sockets and outgoing HTTP are not among them: no network. */
 const PASSED_THROUGH: Record<string, object> = {
@@ -116,12 +119,13 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
  * The import object for one component: keyed the way its glue asks
  * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
  */
-export function hostImports(specifiers: string[], imports: ImportedItem[]): ImportObject {
+export function hostImports(specifiers: string[], imports: ImportedItem[], env: [string, string][] = []): ImportObject {
   const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
+  const replaced = sandboxed(env);
   const object: ImportObject = {};
   for (const specifier of specifiers) {
     const key = unversioned(specifier);
-    const provided = SANDBOXED[key] ?? PASSED_THROUGH[key];
+    const provided = replaced[key] ?? PASSED_THROUGH[key];
     if (provided) {
       object[specifier] = provided;
       continue;

@@ -1,15 +1,22 @@
 // One service as a worker hosts it: its method table (with a codec per
-// method, built once) and its live instance. An instance is reused across
-// calls; a call that traps discards it and the next call gets a fresh one
-// (contract §5.1). Calls are synchronous wasm, so two calls never interleave
-// inside one instance.
+// method, built once) and its pool of instances (instance-pool.ts). Arguments
+// are checked and converted here, on the main thread, so a bad request never
+// costs an instance a call; outcomes become HTTP answers here too.
 
+import type { Logger } from 'pino';
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, type FunctionCodec } from '../wit/codec.js';
 import { bytesResult, isBytes } from '../wit/types.js';
-import type { ComponentExports, LoadedComponent } from './component.js';
-import { ComponentExit, UnsatisfiedImportError } from './host.js';
+import { compileCoreModules } from './component.js';
+import { InstancePool } from './instance-pool.js';
+
+/** What every hosted service gets from the worker's configuration. */
+export interface HostingOptions {
+  timeoutMs: number;
+  memoryCapBytes: number;
+  log: Logger;
+}
 
 export interface Method {
   descriptor: MethodDescriptor;
@@ -24,40 +31,65 @@ export interface Method {
 }
 
 
-type Bound = (...args: unknown[]) => unknown;
-
-interface Instance {
-  functions: (Bound | undefined)[];
-}
-
 export class HostedService {
   readonly name: string;
   readonly #methods = new Map<string, Method>();
-  readonly #ordered: Method[];
-  #instance: Instance | undefined;
-  #pending: Promise<Instance> | undefined;
+  readonly #pool: InstancePool;
 
-  constructor(
+  private constructor(
     readonly descriptor: ServiceDescriptor,
-    readonly component: LoadedComponent,
+    pool: (name: string) => InstancePool,
   ) {
     this.name = serviceName(descriptor.id);
-    this.#ordered = descriptor.methods.map((m, index) => {
+    this.#pool = pool(this.name);
+    descriptor.methods.forEach((m, index) => {
       const fn = m.function;
       const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
       if (m.invocable) method.codec = functionCodec(m.function);
-      return method;
+      for (const alias of m.aliases) this.#methods.set(alias, method);
     });
-    for (const method of this.#ordered) for (const alias of method.descriptor.aliases) this.#methods.set(alias, method);
+  }
+
+  /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
+  static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
+    const modules = await compileCoreModules(descriptor.artifact, options.memoryCapBytes);
+    const { artifact, interface: iface, instances } = descriptor;
+    const hosted = new HostedService(descriptor, (service) => {
+      const log = options.log.child({ service });
+      return new InstancePool(
+        {
+          service,
+          entry: artifact.entry,
+          modules,
+          importSpecifiers: artifact.importSpecifiers,
+          imports: iface.imports,
+          methods: descriptor.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+          recycleAfter: instances.recycleAfter,
+          memoryCapBytes: options.memoryCapBytes,
+          env: Object.entries(descriptor.env),
+        },
+        {
+          size: instances.poolSize,
+          timeoutMs: options.timeoutMs,
+          onOutput: (stream, text, dropped) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd()),
+        },
+      );
+    });
+    await hosted.#pool.start();
+    return hosted;
   }
 
   method(name: string): Method | undefined {
     return this.#methods.get(name);
   }
 
-  /** Creates the first instance, so a component that cannot instantiate fails at load rather than on first call. */
-  async warmUp(): Promise<void> {
-    await this.#currentInstance();
+  liveInstances(): number {
+    return this.#pool.live;
+  }
+
+  /** Ends the service's instances. */
+  stop(): Promise<void> {
+    return this.#pool.close();
   }
 
   /**
@@ -76,67 +108,18 @@ export class HostedService {
       if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, where);
       throw e;
     }
-    const instance = this.#instance ?? (await this.#currentInstance());
-    const fn = instance.functions[method.index];
-    if (!fn) throw new ApiError(500, 'method missing', `the component does not export ${method.descriptor.name} where its type says`, where);
-    let value: unknown;
-    try {
-      value = fn(...args);
-    } catch (e) {
-      if (codec.throwsOnErr && isComponentError(e)) {
-        const payload = codec.encodeError(e.payload);
-        throw new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), {
-          ...where,
-          value: payload,
-        });
+    const outcome = await this.#pool.call(method.index, args);
+    switch (outcome.status) {
+      case 'ok':
+        return rawBytes && method.bytesResult ? outcome.value : codec.encodeResult(outcome.value);
+      case 'component-error': {
+        const payload = codec.encodeError(outcome.payload);
+        throw new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
       }
-      this.#discard(instance);
-      throw new ApiError(500, trapKind(e), errorText(e), where);
+      case 'trap':
+        throw new ApiError(500, outcome.kind, outcome.message, where);
+      case 'timeout':
+        throw new ApiError(504, 'call timed out', `the call ran past http.request_timeout_seconds and was cut off`, where);
     }
-    return rawBytes && method.bytesResult ? value : codec.encodeResult(value);
   }
-
-  #currentInstance(): Promise<Instance> {
-    if (this.#instance) return Promise.resolve(this.#instance);
-    this.#pending ??= this.#instantiate().finally(() => (this.#pending = undefined));
-    return this.#pending;
-  }
-
-  async #instantiate(): Promise<Instance> {
-    const exports = await this.component.instantiate();
-    const instance: Instance = { functions: this.#ordered.map((m) => lookup(exports, m.descriptor)) };
-    this.#instance = instance;
-    return instance;
-  }
-
-  /** Drops a trapped instance; a replacement is started right away so the next call rarely waits. */
-  #discard(instance: Instance): void {
-    if (this.#instance !== instance) return;
-    this.#instance = undefined;
-    this.#currentInstance().catch(() => {
-      // The next call retries and reports the error.
-    });
-  }
-}
-
-function lookup(exports: ComponentExports, m: MethodDescriptor): Bound | undefined {
-  const container = m.exportKey === null ? exports : (exports[m.exportKey] as Record<string, unknown> | undefined);
-  const fn = container?.[m.jsName];
-  return typeof fn === 'function' ? (fn as Bound) : undefined;
-}
-
-/** jco throws a ComponentError carrying `payload` for the err case of a top-level result<T, E>. */
-function isComponentError(e: unknown): e is { payload: unknown } {
-  return e instanceof Error && e.constructor.name === 'ComponentError' && 'payload' in e;
-}
-
-function trapKind(e: unknown): string {
-  if (e instanceof UnsatisfiedImportError) return 'unsatisfied import';
-  if (e instanceof ComponentExit) return 'component exited';
-  return 'component trapped';
-}
-
-function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name;
-  return String(e);
 }

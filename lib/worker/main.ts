@@ -20,7 +20,11 @@ async function main(): Promise<void> {
   if (!bootstrap || !cluster.isWorker) throw new Error('lib/worker/main.js is started by `rt start`, not directly');
   const { config, verbose } = bootstrap;
   const log = createLogger(verbose ? 'debug' : config.log.level, { worker: cluster.worker!.id });
-  const registry = new ServiceRegistry();
+  const registry = new ServiceRegistry({
+    timeoutMs: config.http.request_timeout_seconds * 1000,
+    memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
+    log,
+  });
   const state: WorkerState = { loaded: false, clusterReady: false };
   const app = createApp({ version: bootstrap.version, config, registry, state, log });
 

@@ -3,14 +3,15 @@
 
 import { firstLine } from '../primary/compiler.js';
 import { serviceKey, type LoadFailure, type ServiceDescriptor } from '../service.js';
-import { LoadedComponent } from './component.js';
-import { HostedService } from './hosted-service.js';
+import { HostedService, type HostingOptions } from './hosted-service.js';
 
 export class ServiceRegistry {
   #services = new Map<string, HostedService>();
   /** Files the primary skipped plus services this worker could not instantiate: shown in the listing. */
   #failures: LoadFailure[] = [];
   #generation = 0;
+
+  constructor(private readonly hosting: HostingOptions) {}
 
   /** Changes whenever the set of services does: what is derived from the set can be cached by it. */
   get generation(): number {
@@ -42,16 +43,16 @@ export class ServiceRegistry {
           return;
         }
         try {
-          const component = await LoadedComponent.load(descriptor.artifact, descriptor.interface.imports);
-          const hosted = new HostedService(descriptor, component);
-          await hosted.warmUp();
-          next.set(key, hosted);
+          next.set(key, await HostedService.start(descriptor, this.hosting));
         } catch (e) {
           failures.push({ source: descriptor.source, error: `failed to instantiate: ${firstLine(e)}` });
         }
       }),
     );
+    const dropped = [...this.#services].filter(([key, hosted]) => next.get(key) !== hosted);
     this.#services = next;
+    // Calls already running on a replaced service finish first; none can start on it any more.
+    await Promise.all(dropped.map(([, hosted]) => hosted.stop()));
     this.#failures = [...skipped, ...failures];
     this.#generation++;
     return failures;

@@ -151,6 +151,12 @@ function summary(hosted: HostedService) {
       ...(m.reason ? { reason: m.reason } : {}),
     })),
     unsatisfied_imports: d.unsatisfiedImports,
+    instances: {
+      pool_size: d.instances.poolSize,
+      max_invocations: d.instances.recycleAfter || null,
+      /** In the worker that answered: the pool plus overflow instances serving calls queued behind stuck ones. */
+      live: hosted.liveInstances(),
+    },
   };
 }
 
