@@ -90,6 +90,71 @@ world slow { export api; }`,
   (memory (export "memory") 1))`,
 };
 
+/**
+ * Hostile and stateful calls in WAT: a loop that never ends, a memory bomb,
+ * and a per-instance call counter (which shows which instance a call ran on).
+ */
+export const RUNAWAY: ComponentSource = {
+  kind: 'wat',
+  world: 'runaway',
+  wit: `package acme:runaway@1.0.0;
+interface api {
+  forever: func() -> u32;
+  bomb: func() -> u32;
+  count: func() -> u32;
+}
+world runaway { export api; }`,
+  wat: `(module
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "acme:runaway/api@1.0.0#forever") (result i32) (loop $again (br $again)) (i32.const 0))
+  (func (export "acme:runaway/api@1.0.0#bomb") (result i32)
+    (loop $grow (br_if $grow (i32.ne (memory.grow (i32.const 16)) (i32.const -1))))
+    unreachable)
+  (func (export "acme:runaway/api@1.0.0#count") (result i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (global.get $calls))
+  (memory (export "memory") 1))`,
+};
+
+/**
+ * A componentize-js component that reaches for the host: its environment,
+ * the network, the process (exit), the log (huge stdout), and the CPU (a JS
+ * loop that never ends). WASI packages it imports are spelled out whole:
+ * componentize-js merges them with its engine's own copies.
+ */
+export const HOSTILE: ComponentSource = {
+  kind: 'js',
+  world: 'hostile',
+  disableFeatures: ['random', 'clocks', 'fetch-event'],
+  wit: `package acme:hostile@1.0.0;
+interface api {
+  env: func() -> list<string>;
+  shout: func(bytes: u32) -> u32;
+  fetch-url: func(url: string) -> string;
+  spin: func() -> u32;
+  quit: func() -> u32;
+}
+world hostile { import wasi:cli/environment@0.2.3; import wasi:cli/exit@0.2.3; export api; }
+package wasi:cli@0.2.3 {
+  interface environment {
+    get-environment: func() -> list<tuple<string, string>>;
+    get-arguments: func() -> list<string>;
+    initial-cwd: func() -> option<string>;
+  }
+  interface exit { exit: func(status: result); }
+}`,
+  js: `
+import { getEnvironment } from 'wasi:cli/environment@0.2.3';
+import { exit } from 'wasi:cli/exit@0.2.3';
+export const api = {
+  env() { return getEnvironment().map(([k, v]) => k + '=' + v); },
+  shout(bytes) { const line = 'x'.repeat(1023); let written = 0; while (written < bytes) { console.log(line); written += 1024; } return written; },
+  fetchUrl(url) { let out = 'pending'; fetch(url).then((r) => r.text()).then((t) => { out = t; }, (e) => { out = 'error: ' + e; }); return out; },
+  spin() { let i = 0; for (;;) { i++; } return i; },
+  quit() { exit({ tag: 'err' }); return 1; },
+};`,
+};
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */

@@ -1,0 +1,223 @@
+// End to end: hostile components are contained (contract §5.1, §8). Each test
+// shows the contained outcome and that the worker keeps serving. One worker,
+// so every call lands on the same instances and the same event loop.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { call, invoke, RtProcess } from '../support/rt-process.js';
+
+const TIMEOUT_S = 2;
+
+describe('isolation and limits (e2e)', function () {
+  let rt: RtProcess;
+
+  before(async function () {
+    this.timeout(300_000);
+    const examples = await examplesRepository();
+    const repo = await repository({
+      runaway: RUNAWAY,
+      hostile: HOSTILE,
+      'granted.wasm': HOSTILE,
+      'granted.toml': { raw: 'service = "granted"\n[env]\nGREETING = "hello"\n' },
+      'pooled.wasm': RUNAWAY,
+      'pooled.toml': { raw: 'service = "pooled"\npool_size = 2\n' },
+      'recycled.wasm': RUNAWAY,
+      'recycled.toml': { raw: 'service = "recycled"\nmax_invocations = 3\n' },
+      'fresh.wasm': RUNAWAY,
+      'fresh.toml': { raw: 'service = "fresh"\ninstance_per_call = true\n' },
+    });
+    rt = await RtProcess.start({
+      workers: 1,
+      configToml: `repo_urls = ["file://${examples}", "file://${repo}"]`,
+      env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S), RT__RUNTIME__MAX_MEMORY_MB: '32', SECRET_OF_THE_HOST: 'do-not-leak' },
+    });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  describe('a call that never ends', () => {
+    it('is cut off with 504 within the timeout + 1 s while the worker keeps serving others at normal latency', async function () {
+      this.timeout(30_000);
+      // Latency of another service before the runaway, for comparison.
+      const before = await latencies(() => invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 2 }), 30);
+
+      const started = performance.now();
+      const runaway = invoke(rt, 'acme/runaway/invoke/forever', {});
+      let settled = false;
+      void runaway.then(() => (settled = true));
+      const during: number[] = [];
+      while (!settled) {
+        const t = performance.now();
+        const res = await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 2 });
+        during.push(performance.now() - t);
+        expect(res.body).to.deep.equal({ result: 3 });
+        await sleep(10);
+      }
+      const res = await runaway;
+      const elapsed = performance.now() - started;
+
+      expect(res.status).to.equal(504);
+      expect(res.body).to.include({ error: 'call timed out', service: 'acme.runaway', method: 'forever' });
+      expect(res.body.details).to.match(/request_timeout_seconds/);
+      expect(elapsed).to.be.at.least(TIMEOUT_S * 1000 - 50);
+      expect(elapsed).to.be.below(TIMEOUT_S * 1000 + 1000);
+      expect(during.length).to.be.above(20);
+      // p99 within +50 ms of the quiet figure is the goal; the bound is generous for loaded CI machines.
+      expect(p99(during)).to.be.below(p99(before) + 250);
+    });
+
+    it('does not stall its own service: calls behind it run on another instance', async function () {
+      this.timeout(30_000);
+      const runaway = invoke(rt, 'acme/runaway/invoke/forever', {});
+      await sleep(200);
+      let settled = false;
+      void runaway.then(() => (settled = true));
+      const t = performance.now();
+      const counted = await invoke(rt, 'acme/runaway/invoke/count', {});
+      expect(counted.status).to.equal(200);
+      expect(performance.now() - t).to.be.below(1000);
+      expect(settled, 'the runaway call is still running').to.equal(false);
+      expect((await runaway).status).to.equal(504);
+    });
+
+    it('leaves the service working: the next call succeeds', async () => {
+      const res = await invoke(rt, 'acme/runaway/invoke/count', {});
+      expect(res.status).to.equal(200);
+      expect(res.body.result).to.be.a('number');
+    });
+
+    it('cuts off a JavaScript loop in a componentize-js component the same way', async function () {
+      this.timeout(30_000);
+      const res = await invoke(rt, 'acme/hostile/invoke/spin', {});
+      expect(res.status).to.equal(504);
+      expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
+    });
+  });
+
+  describe('memory', () => {
+    it('a memory bomb traps at runtime.max_memory_mb with a message saying so, and the service recovers', async () => {
+      const res = await invoke(rt, 'acme/runaway/invoke/bomb', {});
+      expect(res.status).to.equal(500);
+      expect(res.body).to.include({ error: 'component trapped', method: 'bomb' });
+      expect(res.body.details).to.match(/memory reached 3[12] MiB; runtime\.max_memory_mb is 32/);
+      expect((await invoke(rt, 'acme/runaway/invoke/count', {})).body).to.deep.equal({ result: 1 });
+    });
+  });
+
+  describe('instances', () => {
+    it('reuses one instance across calls by default', async () => {
+      const first = (await invoke(rt, 'acme/runaway/invoke/count', {})).body.result as number;
+      expect((await invoke(rt, 'acme/runaway/invoke/count', {})).body.result).to.equal(first + 1);
+      expect((await invoke(rt, 'acme/runaway/invoke/count', {})).body.result).to.equal(first + 2);
+    });
+
+    it('max_invocations recycles an instance after N calls', async () => {
+      expect(await sequence('recycled', 7)).to.deep.equal([1, 2, 3, 1, 2, 3, 1]);
+    });
+
+    it('instance_per_call gives every call a fresh instance', async () => {
+      expect(await sequence('fresh', 4)).to.deep.equal([1, 1, 1, 1]);
+    });
+
+    it('pool_size runs concurrent calls on separate instances, never interleaved inside one', async () => {
+      const listing = await call(`${rt.url}/api/services/acme/pooled`, { method: 'GET' });
+      expect(listing.body.instances).to.deep.equal({ pool_size: 2, max_invocations: null, live: 2 });
+      const fresh = await call(`${rt.url}/api/services/acme/fresh`, { method: 'GET' });
+      expect(fresh.body.instances).to.include({ pool_size: 1, max_invocations: 1 });
+      const results = await Promise.all(Array.from({ length: 20 }, () => invoke(rt, 'acme/pooled/invoke/count', {})));
+      const counts = results.map((r) => r.body.result as number).sort((a, b) => a - b);
+      // Two instances, each counting its own calls from where it was: every count appears at most twice.
+      const seen = new Map<number, number>();
+      for (const c of counts) seen.set(c, (seen.get(c) ?? 0) + 1);
+      expect([...seen.values()].every((n) => n <= 2)).to.equal(true);
+      expect(Math.max(...seen.values())).to.equal(2);
+    });
+
+    async function sequence(service: string, n: number): Promise<number[]> {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await invoke(rt, `acme/${service}/invoke/count`, {})).body.result as number);
+      return out;
+    }
+  });
+
+  describe('sandbox', () => {
+    it('shows the component none of the host environment', async () => {
+      const res = await invoke(rt, 'acme/hostile/invoke/env', {});
+      expect(res.body).to.deep.equal({ result: [] });
+    });
+
+    it('shows exactly the variables its sidecar grants', async () => {
+      const res = await invoke(rt, 'acme/granted/invoke/env', {});
+      expect(res.body).to.deep.equal({ result: ['GREETING=hello'] });
+    });
+
+    it('opens no outbound connection: the call answers 500 naming the missing import, and nothing reaches the server', async () => {
+      const { server, connections } = await listeningServer();
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+        const res = await invoke(rt, 'acme/hostile/invoke/fetch-url', { url });
+        expect(res.status).to.equal(500);
+        expect(res.body.details).to.match(/wasi:http\/outgoing-handler/);
+        await sleep(200);
+        expect(connections()).to.equal(0);
+      } finally {
+        server.close();
+      }
+      expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
+    });
+
+    it('ends the call, not the worker, when the component calls exit', async () => {
+      const pids = rt.workerPids();
+      const res = await invoke(rt, 'acme/hostile/invoke/quit', {});
+      expect(res.status).to.equal(500);
+      expect(res.body).to.include({ error: 'component exited' });
+      expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
+      expect(rt.workerPids()).to.deep.equal(pids);
+    });
+
+    it('sends stdout to the log under the service name, capped per call', async function () {
+      this.timeout(60_000);
+      const res = await invoke(rt, 'acme/hostile/invoke/shout', { bytes: 4 * 1024 * 1024 });
+      expect(res.body).to.deep.equal({ result: 4 * 1024 * 1024 });
+      const found = await rt.logged((l) => l.service === 'acme.hostile' && l.stream === 'stdout' && typeof l.dropped === 'number');
+      expect(found).to.equal(true);
+      const line = rt.logLines().find((l) => l.service === 'acme.hostile' && l.stream === 'stdout')!;
+      expect(String(line.msg)).to.match(/^x+/);
+      expect(String(line.msg).length).to.be.at.most(16 * 1024);
+      expect(line.dropped).to.be.above(4_000_000);
+      expect(rt.output.length).to.be.below(1024 * 1024);
+    });
+  });
+});
+
+async function latencies(fn: () => Promise<unknown>, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function listeningServer(): Promise<{ server: Server; connections: () => number }> {
+  let count = 0;
+  const server = createServer((_req, res) => res.end('reached'));
+  server.on('connection', () => count++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, connections: () => count };
+}
