@@ -9,7 +9,7 @@ import { DEFAULT_INSTANCES, serviceKey, type InstanceOptions, type LoadFailure, 
 import { bytesResult } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { compileComponent, firstLine } from './compiler.js';
-import { scanRepository, type FoundComponent } from './repositories.js';
+import { scanRepository, type FoundComponent, type HttpsOptions } from './repositories.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 
 export interface Catalog {
@@ -17,15 +17,13 @@ export interface Catalog {
   failures: LoadFailure[];
 }
 
-export async function buildCatalog(repoUrls: string[], cwd: string, log: Logger): Promise<Catalog> {
+export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<Catalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];
   for (const url of repoUrls) {
-    try {
-      found.push(...(await scanRepository(url, cwd)));
-    } catch (e) {
-      failures.push({ source: url, error: firstLine(e) });
-    }
+    const scan = await scanRepository(url, cwd, download);
+    found.push(...scan.components);
+    for (const error of scan.errors) failures.push({ source: url, error });
   }
   const candidates: ServiceDescriptor[] = [];
   for (const component of found) {

@@ -1,8 +1,17 @@
-// Finds component files in repositories (contract §4). A repository URL names
-// a directory scanned recursively for *.wasm, or a single .wasm file.
+// Finds component files in repositories (contract §4). A `file:` URL names a
+// directory scanned recursively for *.wasm, or a single .wasm file; an `https:`
+// URL is mirrored into the cache first (https-repository.ts), so callers always
+// get local paths. A scan returns the components to serve and the errors to
+// report; both can be non-empty at once: an `https:` repository that fails
+// keeps serving its last good components.
 
 import { readdir, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve } from 'node:path';
+import type { Config } from '../config/index.js';
+import { cacheDir } from '../paths.js';
+import { fetchHttpsRepository, type HttpsOptions, type RepositoryScan } from './https-repository.js';
+
+export type { HttpsOptions, RepositoryScan };
 
 export interface FoundComponent {
   /** Absolute path of the .wasm file. */
@@ -26,8 +35,30 @@ export function fileUrlPath(url: string, cwd: string): string {
   return isAbsolute(decoded) ? decoded : resolve(cwd, decoded);
 }
 
-export async function scanRepository(url: string, cwd: string): Promise<FoundComponent[]> {
-  if (!url.startsWith('file:')) throw new RepositoryError(url, 'only file:// repositories are supported so far');
+/** The `repositories.*` settings as download options. */
+export function repositoryOptions(settings: Config['repositories']): HttpsOptions {
+  const options: HttpsOptions = {
+    timeoutMs: settings.download_timeout_seconds * 1000,
+    maxBytes: settings.max_download_bytes,
+    cacheRoot: join(cacheDir(), 'repositories'),
+  };
+  if (settings.ca_file !== undefined) options.caFile = settings.ca_file;
+  return options;
+}
+
+/** Never throws: what cannot be scanned comes back in `errors`, one line each starting with the URL. */
+export async function scanRepository(url: string, cwd: string, options: HttpsOptions): Promise<RepositoryScan> {
+  if (url.startsWith('https:')) return fetchHttpsRepository(url, options);
+  try {
+    return { components: await scanFileRepository(url, cwd), errors: [] };
+  } catch (e) {
+    const message = e instanceof RepositoryError ? e.message : `${url}: ${e instanceof Error ? e.message : String(e)}`;
+    return { components: [], errors: [message] };
+  }
+}
+
+async function scanFileRepository(url: string, cwd: string): Promise<FoundComponent[]> {
+  if (!url.startsWith('file:')) throw new RepositoryError(url, 'only file: and https: repositories are supported');
   const root = fileUrlPath(url, cwd);
   let info;
   try {

@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { Correlator, isWorkerMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
 import type { Logger } from '../log.js';
 import { buildCatalog, type Catalog } from './catalog.js';
+import { repositoryOptions } from './repositories.js';
 import { tlsFiles, type TlsFiles } from './tls.js';
 
 type LoadedReply = Extract<WorkerMessage, { type: 'loaded' }>;
@@ -58,7 +59,7 @@ export class Supervisor {
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     const workers = Array.from({ length: config.workers }, () => this.#fork());
-    this.#catalog = await buildCatalog(config.repo_urls, this.#opts.cwd, this.#log);
+    this.#catalog = await buildCatalog(config.repo_urls, this.#opts.cwd, repositoryOptions(config.repositories), this.#log);
     await Promise.all(workers.map((w) => this.#load(w)));
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;

@@ -1,0 +1,390 @@
+// `https:` component repositories (contract §4): a URL ending in `.wasm` is one
+// component; any other URL is a directory whose `index.json` lists them.
+//
+// Files are mirrored into `<cacheRoot>/<sha256 of the repository URL>/`, keeping
+// their relative paths so that stems and sidecars (`<stem>.toml`) work exactly as
+// in a `file:` repository. `state.json` there remembers each file's ETag and
+// hash (for conditional requests) and the last good component list, so that a
+// repository that cannot be reached keeps serving what it served before.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { request, type RequestOptions } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { rootCertificates } from 'node:tls';
+import { basename, dirname, join, relative } from 'node:path';
+import { RepositoryError, type FoundComponent } from './repositories.js';
+
+export interface HttpsOptions {
+  /** Extra CA (PEM file) trusted in addition to the system CAs. */
+  caFile?: string;
+  /** Longest time one file download may take, redirects and body included. */
+  timeoutMs: number;
+  /** Largest file accepted. */
+  maxBytes: number;
+  /** Each repository gets its own folder below this one. */
+  cacheRoot: string;
+}
+
+/**
+ * What a scan yields. `errors` (one line each, `<url>: <what went wrong>`) may be
+ * non-empty while `components` is not: those are cached components of the last
+ * good scan, kept serving while the repository fails.
+ */
+export interface RepositoryScan {
+  components: FoundComponent[];
+  errors: string[];
+}
+
+interface CachedFile {
+  /** Local path, relative to the repository's cache folder. */
+  path: string;
+  sha256: string;
+  etag?: string;
+}
+
+interface State {
+  /** Keyed by the URL the file was requested from. */
+  files: Record<string, CachedFile>;
+  /** Local paths (relative) of the components the last scan returned. */
+  good: string[];
+}
+
+/** One component to mirror: where it comes from and where it goes. */
+interface Entry {
+  url: string;
+  segments: string[];
+  sha256?: string;
+}
+
+interface Http {
+  ca?: string[];
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+interface Context {
+  dir: string;
+  state: State;
+  http: Http;
+  /** URLs still listed by the repository: cached files of any other URL are pruned. */
+  listed: Set<string>;
+}
+
+type Fetched = { kind: 'fresh'; bytes: Buffer; sha256: string; etag?: string } | { kind: 'cached' } | { kind: 'missing' };
+
+const MAX_REDIRECTS = 5;
+const SHA256 = /^[0-9a-f]{64}$/i;
+// Verification failures a `repositories.ca_file` can cure.
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
+
+export async function fetchHttpsRepository(url: string, options: HttpsOptions): Promise<RepositoryScan> {
+  const dir = join(options.cacheRoot, sha256(Buffer.from(url)));
+  const state = await readState(dir);
+  let http: Http;
+  let entries: Entry[];
+  try {
+    http = await httpOptions(url, options);
+    entries = await listing(url, http);
+  } catch (e) {
+    return lastGoodScan(url, dir, state, message(url, e));
+  }
+  const ctx: Context = { dir, state, http, listed: new Set() };
+  const scan: RepositoryScan = { components: [], errors: [] };
+  for (const entry of entries) {
+    try {
+      scan.components.push(await mirror(ctx, entry, url));
+    } catch (e) {
+      scan.errors.push(message(entry.url, e));
+      // The previous version of this component, if it was good, keeps serving.
+      const local = join(...entry.segments);
+      if (state.good.includes(local)) scan.components.push(found(join(dir, local), url));
+    }
+  }
+  await prune(ctx);
+  state.good = scan.components.map((c) => relative(dir, c.path));
+  await writeState(dir, state);
+  return scan;
+}
+
+async function httpOptions(url: string, options: HttpsOptions): Promise<Http> {
+  const http: Http = { timeoutMs: options.timeoutMs, maxBytes: options.maxBytes };
+  if (options.caFile === undefined) return http;
+  try {
+    http.ca = [...rootCertificates, await readFile(options.caFile, 'utf8')];
+  } catch (e) {
+    throw new RepositoryError(url, `cannot read repositories.ca_file ${options.caFile}: ${(e as Error).message}`);
+  }
+  return http;
+}
+
+// ---- What the repository lists ----
+
+async function listing(url: string, http: Http): Promise<Entry[]> {
+  const base = new URL(url);
+  if (base.pathname.endsWith('.wasm')) {
+    return [{ url, segments: [localSegment(url, base.pathname.split('/').pop() ?? '')] }];
+  }
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  const indexUrl = new URL('index.json', base).href;
+  const response = await get(indexUrl, http);
+  if (response.status !== 200) throw new RepositoryError(indexUrl, `answered ${response.status}`);
+  return parseIndex(indexUrl, base, response.body.toString('utf8'));
+}
+
+function parseIndex(indexUrl: string, base: URL, text: string): Entry[] {
+  const fail = (what: string) => new RepositoryError(indexUrl, what);
+  let index: unknown;
+  try {
+    index = JSON.parse(text);
+  } catch (e) {
+    throw fail(`not JSON: ${(e as Error).message}`);
+  }
+  const components = isObject(index) ? index.components : undefined;
+  if (!Array.isArray(components)) throw fail('expected {"components": [{"path": "name.wasm", "sha256": "..."}, ...]}');
+  const entries: Entry[] = [];
+  const urls = new Set<string>();
+  components.forEach((item: unknown, i) => {
+    const where = `components[${i}]`;
+    if (!isObject(item) || typeof item.path !== 'string') throw fail(`${where}: expected an object with a string "path"`);
+    const { path, sha256: hash } = item;
+    const segments = relativeSegments(indexUrl, `${where} "${path}"`, path);
+    const entry: Entry = { url: new URL(path, base).href, segments };
+    if (hash !== undefined) {
+      if (typeof hash !== 'string' || !SHA256.test(hash)) throw fail(`${where} "${path}": "sha256" must be 64 hex digits`);
+      entry.sha256 = hash.toLowerCase();
+    }
+    if (urls.has(entry.url)) throw fail(`${where} "${path}": listed twice`);
+    urls.add(entry.url);
+    entries.push(entry);
+  });
+  return entries;
+}
+
+/** An index path must stay inside the repository: it becomes a path in the cache folder. */
+function relativeSegments(indexUrl: string, where: string, path: string): string[] {
+  const fail = (what: string) => new RepositoryError(indexUrl, `${where}: ${what}`);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('/') || path.startsWith('\\')) {
+    throw fail('must be a path relative to the repository, not an absolute URL or path');
+  }
+  if (/[?#]/.test(path)) throw fail('must be a plain path, without "?" or "#"');
+  if (!path.endsWith('.wasm')) throw fail('is not a .wasm file');
+  return path.split('/').map((segment) => localSegment(indexUrl, segment, where));
+}
+
+function localSegment(url: string, segment: string, where = 'the file name'): string {
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    throw new RepositoryError(url, `${where}: invalid percent-encoding in "${segment}"`);
+  }
+  if (name === '..') throw new RepositoryError(url, `${where}: ".." segments are not allowed`);
+  if (name === '' || name === '.' || /[/\\\0]/.test(name)) throw new RepositoryError(url, `${where}: invalid path segment "${segment}"`);
+  return name;
+}
+
+// ---- Mirroring ----
+
+async function mirror(ctx: Context, entry: Entry, repository: string): Promise<FoundComponent> {
+  const local = join(ctx.dir, ...entry.segments);
+  const sidecarUrl = new URL(entry.url);
+  sidecarUrl.pathname = sidecarUrl.pathname.replace(/\.wasm$/, '.toml');
+  const sidecar = { url: sidecarUrl.href, local: local.replace(/\.wasm$/, '.toml') };
+  ctx.listed.add(entry.url).add(sidecar.url);
+  // Both are fetched before either is stored, so a failure leaves the previous pair intact.
+  const wasm = await fetchFile(ctx, entry.url, local, entry.sha256);
+  if (wasm.kind === 'missing') throw new RepositoryError(entry.url, 'answered 404');
+  const toml = await fetchFile(ctx, sidecar.url, sidecar.local);
+  await store(ctx, entry.url, local, wasm);
+  await store(ctx, sidecar.url, sidecar.local, toml);
+  return found(local, repository);
+}
+
+/** The file's bytes, or `cached` when the copy on disk is current, or `missing` on 404. */
+async function fetchFile(ctx: Context, url: string, local: string, expected?: string): Promise<Fetched> {
+  const cached = ctx.state.files[url];
+  const valid = cached !== undefined && (await fileSha256(local)) === cached.sha256;
+  if (valid && expected === cached.sha256) return { kind: 'cached' };
+  // A known hash that differs from the copy makes the copy stale whatever its ETag says.
+  const etag = valid && expected === undefined ? cached.etag : undefined;
+  const response = await get(url, ctx.http, etag);
+  if (response.status === 304 && etag !== undefined) return { kind: 'cached' };
+  if (response.status === 404) return { kind: 'missing' };
+  if (response.status !== 200) throw new RepositoryError(url, `answered ${response.status}`);
+  const actual = sha256(response.body);
+  if (expected !== undefined && actual !== expected) {
+    throw new RepositoryError(url, `sha256 mismatch: index.json lists ${expected}, the download has ${actual}`);
+  }
+  return { kind: 'fresh', bytes: response.body, sha256: actual, etag: response.etag };
+}
+
+async function store(ctx: Context, url: string, local: string, fetched: Fetched): Promise<void> {
+  if (fetched.kind === 'cached') return;
+  if (fetched.kind === 'missing') {
+    await rm(local, { force: true });
+    delete ctx.state.files[url];
+    return;
+  }
+  await writeAtomically(local, fetched.bytes);
+  ctx.state.files[url] = { path: relative(ctx.dir, local), sha256: fetched.sha256, etag: fetched.etag };
+}
+
+/** Files of URLs the index no longer lists. */
+async function prune(ctx: Context): Promise<void> {
+  for (const [url, file] of Object.entries(ctx.state.files)) {
+    if (ctx.listed.has(url)) continue;
+    await rm(join(ctx.dir, file.path), { force: true });
+    delete ctx.state.files[url];
+  }
+}
+
+async function lastGoodScan(url: string, dir: string, state: State, error: string): Promise<RepositoryScan> {
+  const components: FoundComponent[] = [];
+  for (const path of state.good) {
+    const local = join(dir, path);
+    if (await exists(local)) components.push(found(local, url));
+  }
+  const note = components.length ? ` (serving the ${components.length} component(s) of the last good scan)` : '';
+  return { components, errors: [error + note] };
+}
+
+// ---- state.json ----
+
+async function readState(dir: string): Promise<State> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8'));
+    if (isObject(parsed) && isObject(parsed.files) && Array.isArray(parsed.good)) return parsed as unknown as State;
+  } catch {
+    // Missing or damaged: start afresh, as on a first scan.
+  }
+  return { files: {}, good: [] };
+}
+
+async function writeState(dir: string, state: State): Promise<void> {
+  await writeAtomically(join(dir, 'state.json'), Buffer.from(JSON.stringify(state, null, 2)));
+}
+
+/** A reader (or a crash) never sees half a file. */
+async function writeAtomically(path: string, bytes: Buffer): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${randomUUID()}.part`;
+  try {
+    await writeFile(temp, bytes);
+    await rename(temp, path);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+// ---- HTTP ----
+
+interface Response {
+  status: number;
+  body: Buffer;
+  etag?: string;
+}
+
+/** GET with redirects, the size cap and one deadline for the whole exchange. */
+async function get(url: string, http: Http, etag?: string): Promise<Response> {
+  const signal = AbortSignal.timeout(http.timeoutMs);
+  let current = new URL(url);
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const res = await send(current, http, signal, etag);
+      const status = res.statusCode ?? 0;
+      if (status < 300 || status >= 400 || status === 304) {
+        const body = status >= 200 && status < 300 ? await readBody(res, url, http.maxBytes) : discard(res);
+        const tag = res.headers.etag;
+        return tag === undefined ? { status, body } : { status, body, etag: tag };
+      }
+      res.resume();
+      const location = res.headers.location;
+      if (location === undefined) throw new RepositoryError(url, `answered ${status} without a Location`);
+      if (redirects === MAX_REDIRECTS) throw new RepositoryError(url, `more than ${MAX_REDIRECTS} redirects`);
+      current = new URL(location, current);
+      if (current.protocol !== 'https:') throw new RepositoryError(url, `redirected to ${current.href}, which is not https:`);
+    }
+  } catch (e) {
+    if (e instanceof RepositoryError) throw e;
+    if (signal.aborted) throw new RepositoryError(url, `no complete answer within ${http.timeoutMs} ms`);
+    throw new RepositoryError(url, describeNetworkError(e));
+  }
+}
+
+function send(url: URL, http: Http, signal: AbortSignal, etag?: string): Promise<IncomingMessage> {
+  // agent: false: scans are rare, and a pooled socket would outlive the scan.
+  const options: RequestOptions = { signal, agent: false, headers: etag === undefined ? {} : { 'if-none-match': etag } };
+  if (http.ca) options.ca = http.ca;
+  return new Promise((resolve, reject) => request(url, options, resolve).on('error', reject).end());
+}
+
+async function readBody(res: IncomingMessage, url: string, maxBytes: number): Promise<Buffer> {
+  const tooLarge = () => {
+    res.destroy();
+    return new RepositoryError(url, `larger than repositories.max_download_bytes (${maxBytes} bytes)`);
+  };
+  if (Number(res.headers['content-length']) > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function discard(res: IncomingMessage): Buffer {
+  res.resume();
+  return Buffer.alloc(0);
+}
+
+function describeNetworkError(e: unknown): string {
+  const { code, message } = e as { code?: string; message?: string };
+  const text = message ?? String(e);
+  if (code !== undefined && UNTRUSTED.has(code)) {
+    return `certificate not trusted (${text}): set repositories.ca_file to trust its CA`;
+  }
+  return text;
+}
+
+// ---- Small helpers ----
+
+function found(path: string, repository: string): FoundComponent {
+  return { path, stem: basename(path, '.wasm'), repository };
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+async function fileSha256(path: string): Promise<string | undefined> {
+  try {
+    return sha256(await readFile(path));
+  } catch {
+    return undefined;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function message(url: string, e: unknown): string {
+  if (e instanceof RepositoryError) return e.message;
+  return `${url}: ${e instanceof Error ? e.message : String(e)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

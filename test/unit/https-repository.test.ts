@@ -1,0 +1,400 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
+import { scanRepository } from '../../lib/primary/repositories.js';
+
+interface Route {
+  status?: number;
+  body?: string | Buffer;
+  etag?: string;
+  headers?: Record<string, string>;
+  /** Send the body in pieces, without a Content-Length. */
+  chunked?: boolean;
+  /** Never answer. */
+  hang?: boolean;
+  /** Answer the headers and part of the body, then nothing more. */
+  stall?: boolean;
+}
+
+interface Seen {
+  path: string;
+  ifNoneMatch?: string;
+}
+
+interface TestServer {
+  url: string;
+  routes: Map<string, Route>;
+  requests: Seen[];
+  close(): Promise<void>;
+}
+
+interface Pems {
+  ca: string;
+  key: string;
+  cert: string;
+}
+
+const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** A CA, and a certificate for 127.0.0.1 signed by it. */
+async function certificates(): Promise<Pems> {
+  const ca = await generate([{ name: 'commonName', value: 'rt test CA' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const server = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  return { ca: ca.cert, key: server.private, cert: server.cert };
+}
+
+async function startServer(pems: Pems): Promise<TestServer> {
+  const routes = new Map<string, Route>();
+  const requests: Seen[] = [];
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? '';
+    const ifNoneMatch = req.headers['if-none-match'];
+    requests.push(ifNoneMatch === undefined ? { path } : { path, ifNoneMatch });
+    const route = routes.get(path);
+    if (!route) return void res.writeHead(404).end('not found');
+    if (route.hang) return;
+    if (route.etag !== undefined && ifNoneMatch === route.etag) return void res.writeHead(304, { etag: route.etag }).end();
+    const headers = { ...route.headers, ...(route.etag === undefined ? {} : { etag: route.etag }) };
+    res.writeHead(route.status ?? 200, headers);
+    const body = Buffer.from(route.body ?? '');
+    if (route.stall) return void res.write(body);
+    if (!route.chunked) return void res.end(body);
+    for (let i = 0; i < body.length; i += 1024) res.write(body.subarray(i, i + 1024));
+    res.end();
+  };
+  const server: Server = createServer({ key: pems.key, cert: pems.cert }, handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    routes,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('https: repositories', function () {
+  let pems: Pems;
+  let server: TestServer;
+  let work: string;
+  let options: HttpsOptions;
+
+  const index = (components: unknown) => ({ body: JSON.stringify({ components }) });
+  const requestsFor = (path: string) => server.requests.filter((r) => r.path === path);
+  const cacheFolder = (url: string) => join(options.cacheRoot, sha(url));
+
+  before(async () => {
+    pems = await certificates();
+    server = await startServer(pems);
+  });
+
+  after(() => server.close());
+
+  beforeEach(() => {
+    server.routes.clear();
+    server.requests.length = 0;
+    work = mkdtempSync(join(tmpdir(), 'rt-https-repo-'));
+    const caFile = join(work, 'ca.pem');
+    writeFileSync(caFile, pems.ca);
+    options = { caFile, timeoutMs: 5_000, maxBytes: 1_000_000, cacheRoot: join(work, 'cache') };
+  });
+
+  afterEach(() => rmSync(work, { recursive: true, force: true }));
+
+  it('downloads a single .wasm URL into the cache folder of that URL', async () => {
+    server.routes.set('/greeter.wasm', { body: 'greeter bytes' });
+    const url = `${server.url}/greeter.wasm`;
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.errors).to.deep.equal([]);
+    const path = join(cacheFolder(url), 'greeter.wasm');
+    expect(scan.components).to.deep.equal([{ path, stem: 'greeter', repository: url }]);
+    expect(readFileSync(path, 'utf8')).to.equal('greeter bytes');
+  });
+
+  for (const slash of ['', '/']) {
+    it(`reads index.json of a directory URL ${slash ? 'with' : 'without'} a trailing slash, subfolders kept`, async () => {
+      server.routes.set('/repo/index.json', index([{ path: 'sub/a.wasm' }, { path: 'sub/deeper/b.wasm' }]));
+      server.routes.set('/repo/sub/a.wasm', { body: 'A' });
+      server.routes.set('/repo/sub/deeper/b.wasm', { body: 'B' });
+      const url = `${server.url}/repo${slash}`;
+      const scan = await fetchHttpsRepository(url, options);
+      expect(scan.errors).to.deep.equal([]);
+      const dir = cacheFolder(url);
+      expect(scan.components.map((c) => [c.path, c.stem])).to.deep.equal([
+        [join(dir, 'sub', 'a.wasm'), 'a'],
+        [join(dir, 'sub', 'deeper', 'b.wasm'), 'b'],
+      ]);
+      expect(readFileSync(join(dir, 'sub', 'deeper', 'b.wasm'), 'utf8')).to.equal('B');
+    });
+  }
+
+  it('accepts a component whose sha256 matches index.json', async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm', sha256: sha('A').toUpperCase() }]));
+    server.routes.set('/repo/a.wasm', { body: 'A' });
+    const scan = await fetchHttpsRepository(`${server.url}/repo/`, options);
+    expect(scan.errors).to.deep.equal([]);
+    expect(scan.components).to.have.length(1);
+  });
+
+  it('rejects and does not keep a component whose sha256 differs', async () => {
+    const url = `${server.url}/repo/`;
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm', sha256: sha('expected') }, { path: 'b.wasm' }]));
+    server.routes.set('/repo/a.wasm', { body: 'tampered' });
+    server.routes.set('/repo/b.wasm', { body: 'B' });
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.components.map((c) => c.stem)).to.deep.equal(['b']);
+    expect(scan.errors).to.deep.equal([
+      `${url}a.wasm: sha256 mismatch: index.json lists ${sha('expected')}, the download has ${sha('tampered')}`,
+    ]);
+    expect(existsSync(join(cacheFolder(url), 'a.wasm'))).to.equal(false);
+  });
+
+  it('revalidates with If-None-Match and reuses the cached file on 304', async () => {
+    server.routes.set('/greeter.wasm', { body: 'v1', etag: '"v1"' });
+    const url = `${server.url}/greeter.wasm`;
+    await fetchHttpsRepository(url, options);
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.errors).to.deep.equal([]);
+    expect(requestsFor('/greeter.wasm')).to.deep.equal([{ path: '/greeter.wasm' }, { path: '/greeter.wasm', ifNoneMatch: '"v1"' }]);
+    expect(readFileSync(scan.components[0].path, 'utf8')).to.equal('v1');
+  });
+
+  it('stores the new bytes when the ETag and content change', async () => {
+    server.routes.set('/greeter.wasm', { body: 'v1', etag: '"v1"' });
+    const url = `${server.url}/greeter.wasm`;
+    await fetchHttpsRepository(url, options);
+    server.routes.set('/greeter.wasm', { body: 'v2', etag: '"v2"' });
+    const scan = await fetchHttpsRepository(url, options);
+    expect(readFileSync(scan.components[0].path, 'utf8')).to.equal('v2');
+    server.routes.set('/greeter.wasm', { body: 'v3', etag: '"v3"' });
+    await fetchHttpsRepository(url, options);
+    expect(requestsFor('/greeter.wasm').map((r) => r.ifNoneMatch)).to.deep.equal([undefined, '"v1"', '"v2"']);
+    expect(readFileSync(scan.components[0].path, 'utf8')).to.equal('v3');
+  });
+
+  it('does not download a component whose index sha256 equals the cached copy', async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm', sha256: sha('A') }]));
+    server.routes.set('/repo/a.wasm', { body: 'A', etag: '"a"' });
+    await fetchHttpsRepository(`${server.url}/repo`, options);
+    const scan = await fetchHttpsRepository(`${server.url}/repo`, options);
+    expect(scan.errors).to.deep.equal([]);
+    expect(scan.components).to.have.length(1);
+    expect(requestsFor('/repo/a.wasm')).to.have.length(1);
+  });
+
+  it('downloads a sidecar beside its component, and deletes it once it is gone', async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'sub/a.wasm' }, { path: 'b.wasm' }]));
+    server.routes.set('/repo/sub/a.wasm', { body: 'A' });
+    server.routes.set('/repo/sub/a.toml', { body: 'domain = "acme"\n' });
+    server.routes.set('/repo/b.wasm', { body: 'B' });
+    const url = `${server.url}/repo`;
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.errors).to.deep.equal([]);
+    const sidecar = join(cacheFolder(url), 'sub', 'a.toml');
+    expect(readFileSync(sidecar, 'utf8')).to.equal('domain = "acme"\n');
+    expect(existsSync(join(cacheFolder(url), 'b.toml'))).to.equal(false);
+    expect(requestsFor('/repo/b.toml')).to.have.length(1);
+
+    server.routes.delete('/repo/sub/a.toml');
+    const again = await fetchHttpsRepository(url, options);
+    expect(again.errors).to.deep.equal([]);
+    expect(existsSync(sidecar)).to.equal(false);
+  });
+
+  it('fails a component whose sidecar cannot be fetched', async () => {
+    server.routes.set('/greeter.wasm', { body: 'G' });
+    server.routes.set('/greeter.toml', { status: 500 });
+    const url = `${server.url}/greeter.wasm`;
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.components).to.deep.equal([]);
+    expect(scan.errors).to.deep.equal([`${server.url}/greeter.toml: answered 500`]);
+  });
+
+  it('removes the cached files of components the index no longer lists', async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm' }, { path: 'b.wasm' }]));
+    server.routes.set('/repo/a.wasm', { body: 'A' });
+    server.routes.set('/repo/b.wasm', { body: 'B' });
+    server.routes.set('/repo/b.toml', { body: '' });
+    const url = `${server.url}/repo`;
+    await fetchHttpsRepository(url, options);
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm' }]));
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.components.map((c) => c.stem)).to.deep.equal(['a']);
+    expect(existsSync(join(cacheFolder(url), 'b.wasm'))).to.equal(false);
+    expect(existsSync(join(cacheFolder(url), 'b.toml'))).to.equal(false);
+  });
+
+  it('follows redirects, but not more than 5', async () => {
+    server.routes.set('/old.wasm', { status: 301, headers: { location: '/new.wasm' } });
+    server.routes.set('/new.wasm', { body: 'moved' });
+    const scan = await fetchHttpsRepository(`${server.url}/old.wasm`, options);
+    expect(scan.errors).to.deep.equal([]);
+    expect(readFileSync(scan.components[0].path, 'utf8')).to.equal('moved');
+
+    server.routes.set('/loop.wasm', { status: 302, headers: { location: '/loop.wasm' } });
+    const loop = await fetchHttpsRepository(`${server.url}/loop.wasm`, options);
+    expect(loop.errors).to.deep.equal([`${server.url}/loop.wasm: more than 5 redirects`]);
+  });
+
+  it('reports an error status with the URL', async () => {
+    server.routes.set('/repo/index.json', { status: 403 });
+    const scan = await fetchHttpsRepository(`${server.url}/repo`, options);
+    expect(scan).to.deep.equal({ components: [], errors: [`${server.url}/repo/index.json: answered 403`] });
+  });
+
+  for (const chunked of [false, true]) {
+    it(`stops at max_download_bytes (${chunked ? 'streamed body' : 'announced by Content-Length'})`, async () => {
+      server.routes.set('/big.wasm', { body: Buffer.alloc(10_000), chunked });
+      const url = `${server.url}/big.wasm`;
+      const scan = await fetchHttpsRepository(url, { ...options, maxBytes: 4_000 });
+      expect(scan.components).to.deep.equal([]);
+      expect(scan.errors).to.deep.equal([`${url}: larger than repositories.max_download_bytes (4000 bytes)`]);
+      expect(existsSync(join(cacheFolder(url), 'big.wasm'))).to.equal(false);
+    });
+  }
+
+  it('gives up on a server that never answers', async () => {
+    server.routes.set('/repo/index.json', { hang: true });
+    const started = Date.now();
+    const scan = await fetchHttpsRepository(`${server.url}/repo`, { ...options, timeoutMs: 300 });
+    expect(Date.now() - started).to.be.below(2_000);
+    expect(scan.errors).to.deep.equal([`${server.url}/repo/index.json: no complete answer within 300 ms`]);
+  });
+
+  it('gives up on a body that stops arriving', async () => {
+    server.routes.set('/slow.wasm', { body: 'part', stall: true, headers: { 'content-length': '100' } });
+    const scan = await fetchHttpsRepository(`${server.url}/slow.wasm`, { ...options, timeoutMs: 300 });
+    expect(scan.errors).to.deep.equal([`${server.url}/slow.wasm: no complete answer within 300 ms`]);
+  });
+
+  describe('an unreachable repository', () => {
+    let gone: TestServer;
+
+    beforeEach(async () => {
+      gone = await startServer(pems);
+      gone.routes.set('/repo/index.json', index([{ path: 'a.wasm' }, { path: 'b.wasm' }]));
+      gone.routes.set('/repo/a.wasm', { body: 'A' });
+      gone.routes.set('/repo/b.wasm', { body: 'B' });
+    });
+
+    it('fails with the network error when nothing was cached', async () => {
+      await gone.close();
+      const scan = await fetchHttpsRepository(`${gone.url}/repo`, options);
+      expect(scan.components).to.deep.equal([]);
+      expect(scan.errors).to.have.length(1);
+      expect(scan.errors[0]).to.match(/^https:\/\/127\.0\.0\.1:\d+\/repo\/index\.json: connect ECONNREFUSED/);
+    });
+
+    it('keeps serving the components of the last good scan', async () => {
+      const url = `${gone.url}/repo`;
+      const good = await fetchHttpsRepository(url, options);
+      await gone.close();
+      const scan = await fetchHttpsRepository(url, options);
+      expect(scan.components).to.deep.equal(good.components);
+      expect(scan.errors).to.have.length(1);
+      expect(scan.errors[0]).to.match(/ECONNREFUSED.*\(serving the 2 component\(s\) of the last good scan\)$/);
+    });
+  });
+
+  it('keeps the previous version of a component whose new download fails', async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm', sha256: sha('A1') }]));
+    server.routes.set('/repo/a.wasm', { body: 'A1' });
+    const url = `${server.url}/repo`;
+    await fetchHttpsRepository(url, options);
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm', sha256: sha('A2') }]));
+    const scan = await fetchHttpsRepository(url, options);
+    expect(scan.errors).to.have.length(1);
+    expect(scan.errors[0]).to.contain('sha256 mismatch');
+    expect(scan.components).to.have.length(1);
+    expect(readFileSync(scan.components[0].path, 'utf8')).to.equal('A1');
+  });
+
+  it('does not trust a private CA unless repositories.ca_file names it', async () => {
+    server.routes.set('/greeter.wasm', { body: 'G' });
+    const url = `${server.url}/greeter.wasm`;
+    const scan = await fetchHttpsRepository(url, { ...options, caFile: undefined });
+    expect(scan.components).to.deep.equal([]);
+    expect(scan.errors).to.have.length(1);
+    expect(scan.errors[0]).to.match(/^https:\S+\/greeter\.wasm: certificate not trusted \(.+\): set repositories\.ca_file to trust its CA$/);
+  });
+
+  describe('a bad index.json', () => {
+    const cases: [string, string, string][] = [
+      ['not JSON', '{"components": [', 'not JSON: '],
+      ['without components', '{}', 'expected {"components": [{"path": "name.wasm", "sha256": "..."}, ...]}'],
+      ['with components not an array', '{"components": {}}', 'expected {"components"'],
+      ['with an entry without a path', '{"components": [{"sha256": "00"}]}', 'components[0]: expected an object with a string "path"'],
+      ['with a bad sha256', `{"components": [{"path": "a.wasm", "sha256": "abc"}]}`, 'components[0] "a.wasm": "sha256" must be 64 hex digits'],
+      ['with a ../ path', '{"components": [{"path": "../a.wasm"}]}', 'components[0] "../a.wasm": ".." segments are not allowed'],
+      ['with an encoded .. segment', '{"components": [{"path": "x/%2e%2e/%2E%2E/a.wasm"}]}', '".." segments are not allowed'],
+      ['with an absolute URL', '{"components": [{"path": "https://elsewhere.example/a.wasm"}]}', 'must be a path relative to the repository'],
+      ['with an absolute path', '{"components": [{"path": "/a.wasm"}]}', 'must be a path relative to the repository'],
+      ['with a path not ending .wasm', '{"components": [{"path": "a.wasm.txt"}]}', 'components[0] "a.wasm.txt": is not a .wasm file'],
+      ['with a ./ segment', '{"components": [{"path": "./a.wasm"}]}', 'components[0] "./a.wasm": invalid path segment "."'],
+      ['listing a file twice', '{"components": [{"path": "a.wasm"}, {"path": "a.wasm"}]}', 'components[1] "a.wasm": listed twice'],
+    ];
+    for (const [name, body, expected] of cases) {
+      it(`is reported: ${name}`, async () => {
+        server.routes.set('/repo/index.json', { body });
+        const scan = await fetchHttpsRepository(`${server.url}/repo`, options);
+        expect(scan.components).to.deep.equal([]);
+        expect(scan.errors).to.have.length(1);
+        expect(scan.errors[0]).to.satisfy((e: string) => e.startsWith(`${server.url}/repo/index.json: `));
+        expect(scan.errors[0]).to.contain(expected);
+        expect(server.requests.map((r) => r.path)).to.deep.equal(['/repo/index.json']);
+      });
+    }
+  });
+
+  describe('scanRepository', () => {
+    it('dispatches https: URLs and reports failures beside cached components', async () => {
+      server.routes.set('/greeter.wasm', { body: 'G' });
+      const url = `${server.url}/greeter.wasm`;
+      const first = await scanRepository(url, work, options);
+      expect(first.components.map((c) => c.stem)).to.deep.equal(['greeter']);
+      expect(first.errors).to.deep.equal([]);
+      server.routes.set('/greeter.wasm', { status: 500 });
+      const reported = await scanRepository(url, work, options);
+      expect(reported.components).to.deep.equal(first.components);
+      expect(reported.errors).to.deep.equal([`${url}: answered 500`]);
+    });
+
+    it('reports an https: repository with nothing to serve', async () => {
+      const url = `${server.url}/missing.wasm`;
+      expect(await scanRepository(url, work, options)).to.deep.equal({ components: [], errors: [`${url}: answered 404`] });
+    });
+
+    it('reports a file: repository that does not exist instead of throwing', async () => {
+      const reported = await scanRepository('file:///no/such/dir', work, options);
+      expect(reported).to.deep.equal({ components: [], errors: ['file:///no/such/dir: /no/such/dir does not exist'] });
+    });
+  });
+});
