@@ -80,18 +80,40 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
   return sidecar;
 }
 
-function mediaTypes(path: string, value: unknown): Record<string, string> {
+/** A table of string values, each checked by `check` (which returns why it is wrong, or nothing). */
+function stringTable(
+  path: string,
+  key: string,
+  value: unknown,
+  shape: string,
+  check: (name: string, item: unknown) => string | undefined,
+): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SidecarError(`${path}: media_types: expected a table of method = "media/type", got ${JSON.stringify(value)}`);
+    throw new SidecarError(`${path}: ${key}: expected a table of ${shape}, got ${JSON.stringify(value)}`);
   }
   const out: Record<string, string> = {};
-  for (const [method, type] of Object.entries(value)) {
-    if (typeof type !== 'string' || !MEDIA_TYPE.test(type)) {
-      throw new SidecarError(`${path}: media_types.${method}: expected a media type such as "image/png", got ${JSON.stringify(type)}`);
-    }
-    out[method] = type;
+  for (const [name, item] of Object.entries(value)) {
+    const problem = check(name, item);
+    if (problem) throw new SidecarError(`${path}: ${problem}`);
+    out[name] = item as string;
   }
   return out;
+}
+
+function mediaTypes(path: string, value: unknown): Record<string, string> {
+  return stringTable(path, 'media_types', value, 'method = "media/type"', (method, type) =>
+    typeof type !== 'string' || !MEDIA_TYPE.test(type)
+      ? `media_types.${method}: expected a media type such as "image/png", got ${JSON.stringify(type)}`
+      : undefined,
+  );
+}
+
+function environment(path: string, value: unknown): Record<string, string> {
+  return stringTable(path, 'env', value, 'NAME = "value"', (name, text) => {
+    if (!ENV_NAME.test(name)) return `env: ${JSON.stringify(name)} is not a variable name`;
+    if (typeof text !== 'string') return `env.${name}: expected a string, got ${JSON.stringify(text)}`;
+    return undefined;
+  });
 }
 
 function positiveInteger(path: string, key: string, value: unknown, max: number): number {
@@ -99,17 +121,4 @@ function positiveInteger(path: string, key: string, value: unknown, max: number)
     throw new SidecarError(`${path}: ${key}: expected an integer between 1 and ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
-}
-
-function environment(path: string, value: unknown): Record<string, string> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SidecarError(`${path}: env: expected a table of NAME = "value", got ${JSON.stringify(value)}`);
-  }
-  const out: Record<string, string> = {};
-  for (const [name, text] of Object.entries(value)) {
-    if (!ENV_NAME.test(name)) throw new SidecarError(`${path}: env: ${JSON.stringify(name)} is not a variable name`);
-    if (typeof text !== 'string') throw new SidecarError(`${path}: env.${name}: expected a string, got ${JSON.stringify(text)}`);
-    out[name] = text;
-  }
-  return out;
 }
