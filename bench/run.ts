@@ -59,6 +59,11 @@ async function perCall(): Promise<void> {
       unsatisfiedImports: [],
       instances: DEFAULT_INSTANCES,
       env: {},
+      init: null,
+      config: null,
+      configFile: null,
+      quiesced: false,
+      revision: 'bench',
     },
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, log: pino({ level: 'silent' }) },
   );

@@ -3,23 +3,62 @@
 // member; requests carry an `id` that their reply echoes.
 
 import type { Config } from './config/index.js';
-import type { LoadFailure, ServiceDescriptor } from './service.js';
+import type { LoadFailure, ServiceDescriptor, ServiceId } from './service.js';
+
+/**
+ * A control operation (contract §5.2–5.4), sent by the worker that received
+ * the HTTP call to the primary, which carries it out on every worker.
+ */
+export type ControlRequest =
+  /** `config` is the restart body as sent; absent: the configuration file from the repository. */
+  | { op: 'restart'; service: ServiceId; config?: { bytes: Uint8Array; contentType: string } }
+  | { op: 'quiesce'; service: ServiceId }
+  | { op: 'reload' };
+
+/** The primary's answer to a control request: the HTTP answer the worker gives. */
+export interface ControlAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
 
 /** Primary → worker. */
 export type PrimaryMessage =
   /** Host exactly this set of services (replacing what the worker has). Answered by `loaded`. */
   | { type: 'load'; id: number; services: ServiceDescriptor[]; failures: LoadFailure[] }
+  /** Start instances for `service` aside, without serving them yet (first half of a restart). Answered by `staged`. */
+  | { type: 'stage'; id: number; service: ServiceDescriptor }
+  /** Serve the staged instances of `service` (`commit`) or drop them (`discard`). Answered by `done`. */
+  | { type: 'commit' | 'discard'; id: number; service: ServiceId }
+  /** Refuse new calls to `service`, let the running ones finish, drop its instances. Answered by `done` once drained. */
+  | { type: 'quiesce'; id: number; service: ServiceId }
+  /** The answer to the worker's `control` request. */
+  | { type: 'control-answer'; id: number; answer: ControlAnswer }
   /** Whether every worker has loaded the current set: drives `/api/ready`. */
   | { type: 'cluster-ready'; ready: boolean }
   /** Stop accepting, finish in-flight requests, exit 0. */
   | { type: 'shutdown' };
 
+/** Primary → worker messages that the worker answers with a `WorkerReply`. */
+export type WorkerRequest = Exclude<Extract<PrimaryMessage, { id: number }>, { type: 'control-answer' }>;
+
+/** A request before the correlator gives it its id. */
+export type Unsent<M> = M extends unknown ? Omit<M, 'id'> : never;
+
+/** Worker → primary: replies to the primary's requests, matched by `id`. */
+export type WorkerReply =
+  /** Reply to `load`: the services this worker could not instantiate (it keeps serving their previous version). */
+  | { type: 'loaded'; id: number; failures: LoadFailure[] }
+  /** Reply to `stage`: `error` when the instances could not be created (init failed, trap). */
+  | { type: 'staged'; id: number; error?: string }
+  | { type: 'done'; id: number };
+
 /** Worker → primary. */
 export type WorkerMessage =
+  | WorkerReply
   /** The worker listens for messages now: anything sent before this could be lost. */
   | { type: 'started' }
-  /** Reply to `load`: the services this worker could not instantiate. */
-  | { type: 'loaded'; id: number; failures: LoadFailure[] }
+  /** An HTTP call asked for a control operation; answered by `control-answer` with the same id. */
+  | { type: 'control'; id: number; request: ControlRequest }
   /** The worker cannot serve at all (e.g. the port is taken); the primary stops instead of respawning it forever. */
   | { type: 'fatal'; error: string };
 

@@ -2,6 +2,7 @@
 // which methods it has, and where its compiled code lives. Everything here is
 // plain data so it can cross the cluster IPC channel as-is.
 
+import { createHash } from 'node:crypto';
 import type { ComponentInterface, WitFunction } from './wit/types.js';
 
 export interface ServiceId {
@@ -64,6 +65,40 @@ export interface ServiceDescriptor {
   instances: InstanceOptions;
   /** Environment variables the sidecar grants the component (contract §8): it sees nothing else of the host's. */
   env: Record<string, string>;
+  /** The component's `init` export, called once per instance with the configuration (contract §5.2); not a method. */
+  init: ExportLocation | null;
+  /** The configuration its instances get: from a restart body, else from its file in the repository. */
+  config: ServiceConfig | null;
+  /** The configuration file in the repository (sidecar `config`, or `<stem>.config.*`): what a restart without body reads. */
+  configFile: string | null;
+  /** Quiesced (contract §5.3): no instances, invocations answered 503, until a restart. */
+  quiesced: boolean;
+  /** Identifies what the instances are made from (component, sidecar options, configuration): equal revisions need no new instances. */
+  revision: string;
+}
+
+/** Where jco's glue puts an exported function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
+export interface ExportLocation {
+  exportKey: string | null;
+  jsName: string;
+}
+
+/** A service's configuration data: handed to `init` as bytes and, when TOML or JSON, served through wasi:config/store. */
+export interface ServiceConfig {
+  bytes: Uint8Array;
+  contentType: string;
+  /** Where it came from: the file's path, or "restart body". */
+  origin: string;
+  /** Its keys flattened to `a.b.c`, when it is TOML or JSON; empty otherwise. */
+  entries: [key: string, value: string][];
+}
+
+/** The revision of `d`, from everything its instances are made from. */
+export function serviceRevision(d: Omit<ServiceDescriptor, 'revision'>): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null]));
+  if (d.config) hash.update(d.config.bytes);
+  return hash.digest('hex').slice(0, 16);
 }
 
 export interface InstanceOptions {

@@ -5,11 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import { DEFAULT_INSTANCES, serviceKey, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
-import { bytesResult } from '../wit/types.js';
+import { DEFAULT_INSTANCES, serviceKey, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { compileComponent, firstLine } from './compiler.js';
 import { scanRepository, type FoundComponent, type HttpsOptions } from './repositories.js';
+import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 
 export interface Catalog {
@@ -45,9 +46,12 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
   );
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);
-  const methods = serviceMethods(iface);
+  const exported = serviceMethods(iface);
+  const init = exported.find((m) => isInitHook(m.function));
+  const methods = exported.filter((m) => m !== init);
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
-  const descriptor: ServiceDescriptor = {
+  const configFile = await findConfigFile(component.path, sidecar.config);
+  const descriptor: Omit<ServiceDescriptor, 'revision'> = {
     id: address.id,
     source: component.path,
     artifact,
@@ -56,9 +60,31 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
     instances: instanceOptions(sidecar, sidecarPath(component.path)),
     env: sidecar.env ?? {},
+    init: init ? ({ exportKey: init.exportKey, jsName: init.jsName } satisfies ExportLocation) : null,
+    config: configFile ? await readConfigFile(configFile) : null,
+    configFile,
+    quiesced: false,
   };
   if (address.version !== undefined) descriptor.version = address.version;
-  return descriptor;
+  return { ...descriptor, revision: serviceRevision(descriptor) };
+}
+
+/**
+ * `init: func(config: list<u8>) -> result<_, string>`, world-level or in any
+ * exported interface: the runtime calls it once per instance with the
+ * configuration (contract §5.2). It is not a method clients can call.
+ */
+function isInitHook(fn: WitFunction): boolean {
+  const result = fn.result;
+  return (
+    fn.name === 'init' &&
+    fn.params.length === 1 &&
+    isBytes(fn.params[0]!.type) &&
+    result?.kind === 'result' &&
+    result.ok === null &&
+    result.err?.kind === 'primitive' &&
+    result.err.name === 'string'
+  );
 }
 
 function instanceOptions(sidecar: Sidecar, path: string): InstanceOptions {

@@ -18,6 +18,8 @@ export interface Sidecar {
   instance_per_call?: boolean;
   /** Environment variables granted to the component. */
   env?: Record<string, string>;
+  /** The service's configuration file, relative to the sidecar (default: `<stem>.config.*` beside it). */
+  config?: string;
 }
 
 export class SidecarError extends Error {}
@@ -25,7 +27,7 @@ export class SidecarError extends Error {}
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
-const KNOWN_KEYS = 'domain, service, media_types, pool_size, max_invocations, instance_per_call, env';
+const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env';
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function sidecarPath(wasmPath: string): string {
@@ -72,6 +74,10 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
         break;
       case 'env':
         sidecar.env = environment(path, value);
+        break;
+      case 'config':
+        if (typeof value !== 'string' || value === '') throw new SidecarError(`${path}: config: expected the path of the configuration file, got ${JSON.stringify(value)}`);
+        sidecar.config = value;
         break;
       default:
         throw new SidecarError(`${path}: unknown key "${key}" (known: ${KNOWN_KEYS})`);

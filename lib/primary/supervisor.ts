@@ -3,14 +3,25 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Config } from '../config/index.js';
-import { Correlator, isWorkerMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
+import {
+  Correlator,
+  isWorkerMessage,
+  WORKER_BOOTSTRAP_ENV,
+  type ControlAnswer,
+  type PrimaryMessage,
+  type Unsent,
+  type WorkerBootstrap,
+  type WorkerMessage,
+  type WorkerReply,
+  type WorkerRequest,
+} from '../ipc.js';
 import type { Logger } from '../log.js';
-import { buildCatalog, type Catalog } from './catalog.js';
-import { repositoryOptions } from './repositories.js';
+import { dataDir } from '../paths.js';
+import { ControlPlane, type Fleet } from './control-plane.js';
+import { PersistedConfigs } from './persisted-configs.js';
 import { tlsFiles, type TlsFiles } from './tls.js';
-
-type LoadedReply = Extract<WorkerMessage, { type: 'loaded' }>;
 
 // A worker that dies this soon after starting, this many times in a row, is
 // not going to get better by being forked again.
@@ -25,14 +36,20 @@ export interface PrimaryOptions {
   log: Logger;
 }
 
-export class Supervisor {
+/** How long the first load of a new worker may take (compiling every component, starting its instances). */
+const LOAD_TIMEOUT_MS = 120_000;
+
+export class Supervisor implements Fleet {
   readonly #opts: PrimaryOptions;
   readonly #log: Logger;
-  readonly #loads = new Correlator<LoadedReply>();
-  #catalog: Catalog | undefined;
+  readonly #replies = new Correlator<WorkerReply>();
+  readonly #control: ControlPlane;
+  #loaded = false;
   #tls: TlsFiles | undefined;
   /** Settles on a worker's first message (`started`): only then is it listening. */
   readonly #started = new WeakMap<Worker, Promise<unknown>>();
+  /** Rejects when the worker exits: what every wait on a worker races against. */
+  readonly #gone = new WeakMap<Worker, Promise<never>>();
   #ready = false;
   #stopping = false;
   #quickCrashes = 0;
@@ -40,6 +57,13 @@ export class Supervisor {
   constructor(opts: PrimaryOptions) {
     this.#opts = opts;
     this.#log = opts.log;
+    this.#control = new ControlPlane({
+      config: opts.config,
+      cwd: opts.cwd,
+      log: opts.log,
+      fleet: this,
+      persisted: new PersistedConfigs(join(dataDir(), 'restart-configs')),
+    });
   }
 
   async start(): Promise<void> {
@@ -59,12 +83,13 @@ export class Supervisor {
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     const workers = Array.from({ length: config.workers }, () => this.#fork());
-    this.#catalog = await buildCatalog(config.repo_urls, this.#opts.cwd, repositoryOptions(config.repositories), this.#log);
+    await this.#control.start();
+    this.#loaded = true;
     await Promise.all(workers.map((w) => this.#load(w)));
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
-    const { services, failures } = this.#catalog;
+    const { services, failures } = this.#control.catalog;
     this.#log.info(
       { services: services.length, failed: failures.length, workers: config.workers },
       `ready: ${services.length} service(s) on http://${config.http.host}:${config.http.port}${this.#tls ? ` and https://${config.http.host}:${config.http.tls_port}` : ''}`,
@@ -77,6 +102,9 @@ export class Supervisor {
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
     this.#started.set(worker, new Promise((resolve) => worker.once('message', resolve)));
+    const gone = new Promise<never>((_, reject) => worker.once('exit', () => reject(new Error(`worker ${worker.id} exited`))));
+    gone.catch(() => {}); // only a rejection someone races against matters
+    this.#gone.set(worker, gone);
     worker.on('message', (m: unknown) => {
       if (isWorkerMessage(m)) this.#onMessage(worker, m);
     });
@@ -89,7 +117,18 @@ export class Supervisor {
       case 'started':
         break;
       case 'loaded':
-        this.#loads.settle(m);
+      case 'staged':
+      case 'done':
+        this.#replies.settle(m);
+        break;
+      case 'control':
+        void this.#control
+          .handle(m.request)
+          .catch((e: unknown): ControlAnswer => {
+            this.#log.error({ err: e }, `${m.request.op} failed`);
+            return { status: 500, body: { error: `${m.request.op} failed`, details: e instanceof Error ? e.message : String(e) } };
+          })
+          .then((answer) => this.#send(worker, { type: 'control-answer', id: m.id, answer }));
         break;
       case 'fatal':
         this.#log.fatal({ worker: worker.id }, m.error);
@@ -100,22 +139,33 @@ export class Supervisor {
 
   /** Sends the current service set to one worker and waits until it has instantiated it. */
   async #load(worker: Worker): Promise<void> {
-    const catalog = this.#catalog!;
-    const { id, reply } = this.#loads.request(120_000, `worker ${worker.id} loading components`);
-    const died = new Promise<never>((_, reject) => worker.once('exit', () => reject(new Error(`worker ${worker.id} exited while loading`))));
-    // Whichever loses the races below must not surface as an unhandled rejection.
-    died.catch(() => {});
-    reply.catch(() => {});
+    const { services, failures } = this.#control.catalog;
+    const reply = await this.ask(worker, { type: 'load', services, failures }, LOAD_TIMEOUT_MS);
+    if (reply?.type !== 'loaded') return;
+    for (const f of reply.failures) this.#log.error({ worker: worker.id, source: f.source }, `worker could not load: ${f.error}`);
+  }
+
+  workers(): Worker[] {
+    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  }
+
+  async ask(worker: Worker, request: Unsent<WorkerRequest>, timeoutMs: number): Promise<WorkerReply | undefined> {
+    const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer "${request.type}"`);
+    reply.catch(() => {}); // raced below; a late rejection must not go unhandled
+    const gone = this.#gone.get(worker)!;
     try {
       // `reply` rejects on timeout, so a worker that never starts is not waited on forever.
-      await Promise.race([this.#started.get(worker), reply, died]);
-      this.#send(worker, { type: 'load', id, services: catalog.services, failures: catalog.failures });
-      const { failures } = await Promise.race([reply, died]);
-      for (const f of failures) this.#log.error({ worker: worker.id, source: f.source }, `worker could not load: ${f.error}`);
+      await Promise.race([this.#started.get(worker), reply, gone]);
+      this.#send(worker, { ...request, id } as PrimaryMessage);
+      return await Promise.race([reply, gone]);
     } catch (e) {
-      // A worker that cannot load in time is replaced rather than waited on.
-      this.#log.error({ worker: worker.id }, (e as Error).message);
-      worker.kill();
+      if (!worker.isDead() && !this.#stopping) {
+        // Replaced, never waited on again: its exit starts a fresh worker. It
+        // may be stuck, so it gets no chance to drain.
+        this.#log.error({ worker: worker.id }, `${(e as Error).message}; replacing it`);
+        worker.process.kill('SIGKILL');
+      }
+      return undefined;
     }
   }
 
@@ -129,7 +179,7 @@ export class Supervisor {
       return;
     }
     const replacement = this.#fork();
-    if (this.#catalog) {
+    if (this.#loaded) {
       void this.#load(replacement).then(() => {
         if (this.#ready) this.#send(replacement, { type: 'cluster-ready', ready: true });
       });
@@ -152,7 +202,7 @@ export class Supervisor {
     }, graceMs);
     await Promise.all(exited);
     clearTimeout(deadline);
-    this.#loads.failAll(new Error('stopping'));
+    this.#replies.failAll(new Error('stopping'));
     this.#log.info('stopped');
     // Let the logger flush before the process goes.
     setImmediate(() => process.exit(code));

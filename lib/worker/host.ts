@@ -31,10 +31,24 @@ export class ComponentExit extends Error {
 }
 
 
+/** What an instance is granted beyond the sandbox's defaults. */
+export interface Grants {
+  /** Environment variables (sidecar `env`). */
+  env: [string, string][];
+  /** The service's configuration as flattened keys, for wasi:config/store. */
+  config: [string, string][];
+}
+
 // Interfaces replaced (not just passed through) to keep the host out of
 // reach. The environment holds only what the sidecar grants.
-function sandboxed(env: [string, string][]): Record<string, object> {
+function sandboxed({ env, config }: Grants): Record<string, object> {
+  const settings = new Map(config);
   return {
+    // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
+    'wasi:config/store': {
+      get: (key: string) => settings.get(key),
+      getAll: () => config,
+    },
     'wasi:cli/environment': {
       getEnvironment: () => env,
       getArguments: () => [],
@@ -119,9 +133,9 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
  * The import object for one component: keyed the way its glue asks
  * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
  */
-export function hostImports(specifiers: string[], imports: ImportedItem[], env: [string, string][] = []): ImportObject {
+export function hostImports(specifiers: string[], imports: ImportedItem[], grants: Grants = { env: [], config: [] }): ImportObject {
   const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
-  const replaced = sandboxed(env);
+  const replaced = sandboxed(grants);
   const object: ImportObject = {};
   for (const specifier of specifiers) {
     const key = unversioned(specifier);

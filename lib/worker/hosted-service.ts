@@ -34,14 +34,16 @@ export interface Method {
 export class HostedService {
   readonly name: string;
   readonly #methods = new Map<string, Method>();
-  readonly #pool: InstancePool;
+  /** Absent while quiesced: a quiesced service holds no instances. */
+  #pool: InstancePool | undefined;
+  #quiescing: Promise<void> | undefined;
 
   private constructor(
     readonly descriptor: ServiceDescriptor,
     pool: (name: string) => InstancePool,
   ) {
     this.name = serviceName(descriptor.id);
-    this.#pool = pool(this.name);
+    if (!descriptor.quiesced) this.#pool = pool(this.name);
     descriptor.methods.forEach((m, index) => {
       const fn = m.function;
       const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
@@ -52,8 +54,8 @@ export class HostedService {
 
   /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
   static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
-    const modules = await compileCoreModules(descriptor.artifact, options.memoryCapBytes);
-    const { artifact, interface: iface, instances } = descriptor;
+    const modules = descriptor.quiesced ? [] : await compileCoreModules(descriptor.artifact, options.memoryCapBytes);
+    const { artifact, interface: iface, instances, config } = descriptor;
     const hosted = new HostedService(descriptor, (service) => {
       const log = options.log.child({ service });
       return new InstancePool(
@@ -67,6 +69,9 @@ export class HostedService {
           recycleAfter: instances.recycleAfter,
           memoryCapBytes: options.memoryCapBytes,
           env: Object.entries(descriptor.env),
+          init: descriptor.init,
+          config: config?.bytes ?? new Uint8Array(),
+          configEntries: config?.entries ?? [],
         },
         {
           size: instances.poolSize,
@@ -75,7 +80,7 @@ export class HostedService {
         },
       );
     });
-    await hosted.#pool.start();
+    await hosted.#pool?.start();
     return hosted;
   }
 
@@ -84,12 +89,30 @@ export class HostedService {
   }
 
   liveInstances(): number {
-    return this.#pool.live;
+    return this.#pool?.live ?? 0;
   }
 
-  /** Ends the service's instances. */
+  get quiesced(): boolean {
+    return this.#quiescing !== undefined || this.descriptor.quiesced;
+  }
+
+  /** Refuses new calls from now on; resolves once the running ones have finished and the instances are gone. */
+  quiesce(): Promise<void> {
+    this.#quiescing ??= (async () => {
+      await this.#pool?.drain();
+      this.#pool = undefined;
+    })();
+    return this.#quiescing;
+  }
+
+  /** Ends the service's instances once the calls already made have finished (it was replaced or removed). */
   stop(): Promise<void> {
-    return this.#pool.close();
+    return this.#pool?.drain() ?? Promise.resolve();
+  }
+
+  /** Ends the instances at once (they never served: a restart that was called off). */
+  discard(): Promise<void> {
+    return this.#pool?.close() ?? Promise.resolve();
   }
 
   /**
@@ -101,6 +124,8 @@ export class HostedService {
     const where = { service: this.name, method: method.descriptor.name };
     const codec = method.codec;
     if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', where);
+    const pool = this.#quiescing ? undefined : this.#pool;
+    if (!pool) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, where);
     let args: unknown[];
     try {
       args = codec.decodeArgs(body);
@@ -108,7 +133,7 @@ export class HostedService {
       if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, where);
       throw e;
     }
-    const outcome = await this.#pool.call(method.index, args);
+    const outcome = await pool.call(method.index, args);
     switch (outcome.status) {
       case 'ok':
         return rawBytes && method.bytesResult ? outcome.value : codec.encodeResult(outcome.value);

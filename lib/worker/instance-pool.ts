@@ -155,6 +155,9 @@ export class InstancePool {
   readonly #overflow: InstanceThread[] = [];
   readonly #sweep: NodeJS.Timeout;
   #closed = false;
+  /** Calls made and not yet answered, and who waits for them all to be. */
+  #pending = 0;
+  #idleWaiters: (() => void)[] = [];
 
   constructor(private readonly spec: ThreadSpec, private readonly options: PoolOptions) {
     this.#threads = Array.from({ length: options.size }, () => new InstanceThread(spec, this, options));
@@ -179,8 +182,25 @@ export class InstancePool {
   call(method: number, args: unknown[]): Promise<CallOutcome> {
     return new Promise((resolve) => {
       if (this.#closed) return resolve({ status: 'trap', kind: 'instance lost', message: 'the service was unloaded' });
-      this.#pick().send({ request: [++nextId, method, args], resolve, startedAt: 0 });
+      this.#pending++;
+      let settled = false;
+      const answered = (outcome: CallOutcome) => {
+        if (settled) return;
+        settled = true;
+        if (--this.#pending === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+        resolve(outcome);
+      };
+      this.#pick().send({ request: [++nextId, method, args], resolve: answered, startedAt: 0 });
     });
+  }
+
+  /**
+   * Waits for every call made so far (each is bounded by the timeout), then
+   * closes. Calls made meanwhile still run: the caller stops making them.
+   */
+  async drain(): Promise<void> {
+    if (this.#pending > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    await this.close();
   }
 
   /** Ends every thread; calls still running are answered as lost. */

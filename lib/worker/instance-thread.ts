@@ -53,7 +53,7 @@ const outputs = [new Output('stdout'), new Output('stderr')];
 const flushOutput = () => outputs.forEach((o) => o.flush());
 
 const glue = (await import(pathToFileURL(spec.entry).href)) as { instantiate: Instantiate };
-const imports = hostImports(spec.importSpecifiers, spec.imports, spec.env);
+const imports = hostImports(spec.importSpecifiers, spec.imports, { env: spec.env, config: spec.configEntries });
 const queue: CallRequest[] = [];
 let functions: (Bound | undefined)[] | undefined;
 let memories: WebAssembly.Memory[] = [];
@@ -75,12 +75,25 @@ async function instantiate(): Promise<void> {
       return instance;
     },
   );
-  functions = spec.methods.map((m) => {
+  const find = (m: { exportKey: string | null; jsName: string }): Bound | undefined => {
     const container = m.exportKey === null ? exports : (exports[m.exportKey] as Record<string, unknown> | undefined);
     const fn = container?.[m.jsName];
     return typeof fn === 'function' ? (fn as Bound) : undefined;
-  });
+  };
+  if (spec.init) runInit(find(spec.init));
+  functions = spec.methods.map(find);
   callsOnInstance = 0;
+}
+
+/** The component's `init(config)`: an instance whose init fails or traps is never served. */
+function runInit(init: Bound | undefined): void {
+  if (!init) throw new Error('the component does not export init where its type says');
+  try {
+    init(spec.config);
+  } catch (e) {
+    if (isComponentError(e)) throw new Error(`init returned an error: ${typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload)}`);
+    throw new Error(`init trapped: ${errorText(e)}`);
+  }
 }
 
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */

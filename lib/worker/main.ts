@@ -5,7 +5,16 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { isPrimaryMessage, WORKER_BOOTSTRAP_ENV, type PrimaryMessage, type WorkerBootstrap, type WorkerMessage } from '../ipc.js';
+import {
+  Correlator,
+  isPrimaryMessage,
+  WORKER_BOOTSTRAP_ENV,
+  type ControlAnswer,
+  type ControlRequest,
+  type PrimaryMessage,
+  type WorkerBootstrap,
+  type WorkerMessage,
+} from '../ipc.js';
 import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
 import { ServiceRegistry } from './registry.js';
@@ -13,6 +22,21 @@ import type { WorkerState } from './routes.js';
 
 function send(message: WorkerMessage): void {
   process.send?.(message);
+}
+
+/**
+ * Control operations (restart, quiesce, reload) are carried out by the
+ * primary on every worker; this one asks and relays the answer. The primary
+ * bounds what it waits for on each worker, so this timeout only guards
+ * against a primary that is gone.
+ */
+const CONTROL_TIMEOUT_MS = 600_000;
+const controlAnswers = new Correlator<{ id: number; answer: ControlAnswer }>();
+
+function askPrimary(request: ControlRequest): Promise<ControlAnswer> {
+  const { id, reply } = controlAnswers.request(CONTROL_TIMEOUT_MS, `the primary did not answer "${request.op}"`);
+  send({ type: 'control', id, request });
+  return reply.then((r) => r.answer);
 }
 
 async function main(): Promise<void> {
@@ -26,7 +50,7 @@ async function main(): Promise<void> {
     log,
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
-  const app = createApp({ version: bootstrap.version, config, registry, state, log });
+  const app = createApp({ version: bootstrap.version, config, registry, state, log, control: askPrimary });
 
   const servers = [listen(createServer(app.callback()), config.http.port)];
   if (bootstrap.tls) {
@@ -59,7 +83,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => {});
   // Without a primary there is nobody to hand connections to us.
-  process.on('disconnect', stop);
+  process.on('disconnect', () => {
+    controlAnswers.failAll(new Error('the primary is gone'));
+    stop();
+  });
   send({ type: 'started' });
 
   async function onMessage(m: PrimaryMessage): Promise<void> {
@@ -71,6 +98,24 @@ async function main(): Promise<void> {
         send({ type: 'loaded', id: m.id, failures });
         break;
       }
+      case 'stage':
+        send({ type: 'staged', id: m.id, error: await registry.stage(m.service) });
+        break;
+      case 'commit':
+        registry.commit(m.service);
+        send({ type: 'done', id: m.id });
+        break;
+      case 'discard':
+        await registry.discard(m.service);
+        send({ type: 'done', id: m.id });
+        break;
+      case 'quiesce':
+        await registry.quiesce(m.service);
+        send({ type: 'done', id: m.id });
+        break;
+      case 'control-answer':
+        controlAnswers.settle(m);
+        break;
       case 'cluster-ready':
         state.clusterReady = m.ready;
         break;

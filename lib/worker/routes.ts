@@ -5,6 +5,7 @@ import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
+import type { ControlAnswer, ControlRequest } from '../ipc.js';
 import { openApiDocument } from '../openapi.js';
 import { errorValueSchema, requestSchema, responseSchema } from '../wit/json-schema.js';
 import { printComponentWit, printSignature } from '../wit/print.js';
@@ -24,9 +25,11 @@ export interface RouteDeps {
   config: Config;
   registry: ServiceRegistry;
   state: WorkerState;
+  /** Has the primary carry out a control operation on every worker. */
+  control: (request: ControlRequest) => Promise<ControlAnswer>;
 }
 
-export function apiRouter({ version, config, registry, state }: RouteDeps): Router {
+export function apiRouter({ version, config, registry, state, control }: RouteDeps): Router {
   const router = new Router({ prefix: '/api' });
   const parseJson = koaBody({
     json: true,
@@ -64,16 +67,14 @@ export function apiRouter({ version, config, registry, state }: RouteDeps): Rout
   });
 
   router.post('/services/:domain/:service/invoke/:method', async (ctx) => {
-    const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
-    const name = ctx.params.method!;
-    ctx.state.service = hosted.name;
-    const method = hosted.method(name);
-    if (!method) {
-      const known = hosted.descriptor.methods.map((m) => m.name).join(', ');
-      throw new ApiError(404, 'unknown method', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
-    }
-    ctx.state.method = method.descriptor.name;
-    const body = await readArguments(ctx, method, parseJson, config.http.max_body_bytes);
+    const { domain, service, method: name } = ctx.params as Record<'domain' | 'service' | 'method', string>;
+    const first = findMethod(findService(registry, state, domain, service), name);
+    ctx.state.service = first.hosted.name;
+    ctx.state.method = first.method.descriptor.name;
+    const body = await readArguments(ctx, first.method, parseJson, config.http.max_body_bytes);
+    // A reload or restart may have replaced the service while the body
+    // arrived; the replaced one is draining, so call the one serving now.
+    const { hosted, method } = findMethod(findService(registry, state, domain, service), name);
     // A list<u8> result is raw bytes unless the client asks for JSON (contract §5.1).
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
     const result = await hosted.invoke(method, body, rawBytes);
@@ -85,7 +86,39 @@ export function apiRouter({ version, config, registry, state }: RouteDeps): Rout
     }
   });
 
+  router.post('/services/:domain/:service/restart', async (ctx) => {
+    const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
+    ctx.state.service = hosted.name;
+    // The body is the new configuration, whatever its format: it goes to the component as it is.
+    const bytes = ctx.request.length === 0 ? undefined : await readRaw(ctx, config.http.max_body_bytes);
+    const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
+    if (bytes && bytes.length > 0) request.config = { bytes, contentType: ctx.request.type || 'application/octet-stream' };
+    answer(ctx, await control(request));
+  });
+
+  router.put('/services/:domain/:service/quiesce', async (ctx) => {
+    const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
+    ctx.state.service = hosted.name;
+    answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
+  });
+
+  router.post('/reload', async (ctx) => {
+    answer(ctx, await control({ op: 'reload' }));
+  });
+
   return router;
+}
+
+function answer(ctx: Context, { status, body }: ControlAnswer): void {
+  ctx.status = status;
+  ctx.body = body;
+}
+
+function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {
+  const method = hosted.method(name);
+  if (method) return { hosted, method };
+  const known = hosted.descriptor.methods.map((m) => m.name).join(', ');
+  throw new ApiError(404, 'unknown method', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
 }
 
 function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {
@@ -143,7 +176,9 @@ function summary(hosted: HostedService) {
     service: d.id.service,
     version: d.version ?? null,
     source: d.source,
-    state: 'active',
+    state: hosted.quiesced ? 'quiesced' : 'active',
+    /** Where the configuration its instances got came from: a file's path or "restart body". */
+    config: d.config ? { origin: d.config.origin, content_type: d.config.contentType, bytes: d.config.bytes.length } : null,
     methods: d.methods.map((m) => ({
       name: m.name,
       signature: printSignature(m.function),

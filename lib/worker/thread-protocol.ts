@@ -22,6 +22,12 @@ export interface ThreadSpec {
   memoryCapBytes: number;
   /** Environment variables granted by the sidecar. */
   env: [string, string][];
+  /** The `init` export, called with `config` on every new instance before its first call. */
+  init: { exportKey: string | null; jsName: string } | null;
+  /** The configuration data (empty when the service has none). */
+  config: Uint8Array;
+  /** Its flattened keys, served through wasi:config/store. */
+  configEntries: [string, string][];
 }
 
 /** Main → thread: call method `index` with jco-shaped `args`. */

@@ -155,6 +155,79 @@ export const api = {
 };`,
 };
 
+/**
+ * Configuration (contract §5.2): `init` keeps the configuration it is given
+ * (and refuses one that says "fail"); `setting`/`settings` read it through
+ * wasi:config/store; `inits` counts the init calls on this instance.
+ */
+export const CONFIGURED: ComponentSource = {
+  kind: 'js',
+  world: 'configured',
+  disableFeatures: ['random', 'clocks', 'fetch-event'],
+  wit: `package acme:configured@1.0.0;
+interface api {
+  init: func(config: list<u8>) -> result<_, string>;
+  config-text: func() -> string;
+  setting: func(key: string) -> option<string>;
+  settings: func() -> list<tuple<string, string>>;
+  inits: func() -> u32;
+}
+world configured { import wasi:config/store@0.2.0-draft; export api; }
+package wasi:config@0.2.0-draft {
+  interface store {
+    variant error { upstream(string), io(string) }
+    get: func(key: string) -> result<option<string>, error>;
+    get-all: func() -> result<list<tuple<string, string>>, error>;
+  }
+}`,
+  js: `
+import { get, getAll } from 'wasi:config/store@0.2.0-draft';
+let text = '';
+let inits = 0;
+export const api = {
+  init(config) {
+    inits++;
+    text = new TextDecoder().decode(config);
+    if (text.includes('fail')) throw 'refused: ' + text;
+  },
+  configText() { return text; },
+  setting(key) { return get(key); },
+  settings() { return getAll(); },
+  inits() { return inits; },
+};`,
+};
+
+/** A component whose `init` traps: it can never be instantiated. */
+export const TRAPPING_INIT: ComponentSource = {
+  kind: 'wat',
+  world: 'trapping-init',
+  wit: `package acme:trapping-init@1.0.0;
+interface api {
+  init: func(config: list<u8>) -> result<_, string>;
+  ok: func() -> u32;
+}
+world trapping-init { export api; }`,
+  wat: `(module
+  (memory (export "memory") 1)
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024))
+  (func (export "acme:trapping-init/api@1.0.0#init") (param i32 i32) (result i32) unreachable)
+  (func (export "acme:trapping-init/api@1.0.0#ok") (result i32) (i32.const 1)))`,
+};
+
+/** `version()` answers `n`: a component to replace with another version of itself. */
+export function versioned(n: number, service = 'versioned'): ComponentSource {
+  return {
+    kind: 'wat',
+    world: service,
+    wit: `package acme:${service}@1.0.0;
+interface api { version: func() -> u32; }
+world ${service} { export api; }`,
+    wat: `(module
+  (func (export "acme:${service}/api@1.0.0#version") (result i32) (i32.const ${n}))
+  (memory (export "memory") 1))`,
+  };
+}
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */

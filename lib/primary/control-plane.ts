@@ -1,0 +1,223 @@
+// The control plane (contract §5.2–5.4): restart, quiesce and reload, carried
+// out by the primary on every worker before the HTTP answer goes back. It
+// owns the catalog, the set of services every worker is told to serve.
+//
+// Operations run one at a time, in arrival order: each one reads the catalog
+// and leaves a new one, and interleaving two would let one undo the other.
+// Reloads asked for while one runs are coalesced into the next one.
+
+import type { Worker } from 'node:cluster';
+import type { Config } from '../config/index.js';
+import type { ControlAnswer, ControlRequest, Unsent, WorkerReply, WorkerRequest } from '../ipc.js';
+import type { Logger } from '../log.js';
+import { serviceKey, serviceName, serviceRevision, type LoadFailure, type ServiceConfig, type ServiceDescriptor, type ServiceId } from '../service.js';
+import { buildCatalog, type Catalog } from './catalog.js';
+import type { PersistedConfigs } from './persisted-configs.js';
+import { repositoryOptions } from './repositories.js';
+import { ConfigError, readConfigFile, serviceConfig } from './service-config.js';
+
+/** The workers, as the control plane reaches them (the supervisor). */
+export interface Fleet {
+  /** The workers now running (or starting). */
+  workers(): Worker[];
+  /**
+   * Sends `request` to `worker` and waits for its reply. A worker that does not
+   * answer within `timeoutMs`, or dies, is replaced: the answer is then undefined.
+   */
+  ask(worker: Worker, request: Unsent<WorkerRequest>, timeoutMs: number): Promise<WorkerReply | undefined>;
+}
+
+export interface ControlPlaneOptions {
+  config: Config;
+  cwd: string;
+  log: Logger;
+  fleet: Fleet;
+  persisted: PersistedConfigs;
+}
+
+/** Creating instances (compiling, starting threads, init) on a worker: generous, it is not a request's budget. */
+const INSTANTIATE_TIMEOUT_MS = 120_000;
+/** Swapping or dropping instances that already exist. */
+const SWAP_TIMEOUT_MS = 10_000;
+
+export class ControlPlane {
+  readonly #opts: ControlPlaneOptions;
+  readonly #log: Logger;
+  #catalog: Catalog = { services: [], failures: [] };
+  /** The operation running now (or the initial scan); the next one starts after it. */
+  #serial: Promise<unknown> = Promise.resolve();
+  #reloadRunning: Promise<ControlAnswer> | undefined;
+  #reloadNext: Promise<ControlAnswer> | undefined;
+
+  constructor(opts: ControlPlaneOptions) {
+    this.#opts = opts;
+    this.#log = opts.log;
+  }
+
+  /** What every worker serves (a new worker is sent this). */
+  get catalog(): Catalog {
+    return this.#catalog;
+  }
+
+  /** The first scan, at start-up; control requests wait for it. */
+  start(): Promise<void> {
+    return this.#exclusive(async () => {
+      this.#catalog = await this.#scan(undefined);
+    });
+  }
+
+  handle(request: ControlRequest): Promise<ControlAnswer> {
+    switch (request.op) {
+      case 'restart':
+        return this.#exclusive(() => this.#restart(request.service, request.config));
+      case 'quiesce':
+        return this.#exclusive(() => this.#quiesce(request.service));
+      case 'reload':
+        return this.#reload();
+    }
+  }
+
+  #exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.#serial.then(operation);
+    this.#serial = result.catch(() => {});
+    return result;
+  }
+
+  /**
+   * A reload asked for while one runs cannot join it (the repositories may
+   * have changed after it scanned them), so it waits for the next one, which
+   * every request arriving meanwhile shares.
+   */
+  #reload(): Promise<ControlAnswer> {
+    if (!this.#reloadRunning) {
+      this.#reloadRunning = this.#exclusive(() => this.#reloadOnce()).finally(() => (this.#reloadRunning = undefined));
+      return this.#reloadRunning;
+    }
+    this.#reloadNext ??= this.#reloadRunning
+      .catch(() => {})
+      .then(() => {
+        this.#reloadNext = undefined;
+        return this.#reload();
+      });
+    return this.#reloadNext;
+  }
+
+  /** Scans the repositories; `previous` carries quiesced states and the versions kept when their update fails. */
+  async #scan(previous: Catalog | undefined): Promise<Catalog> {
+    const { config, cwd, log, persisted } = this.#opts;
+    const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), log);
+    const services: ServiceDescriptor[] = [];
+    for (const found of scanned.services) {
+      const stored = await persisted.load(found.id, (message) => log.warn({ service: serviceName(found.id) }, `ignoring the saved restart configuration: ${message}`));
+      const before = previous?.services.find((s) => serviceKey(s.id) === serviceKey(found.id));
+      services.push(revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false }));
+    }
+    // A component that fails to load never takes down the version that was serving.
+    for (const failure of scanned.failures) {
+      const serving = previous?.services.find((s) => s.source === failure.source);
+      if (serving && !services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
+    }
+    return { services, failures: scanned.failures };
+  }
+
+  async #reloadOnce(): Promise<ControlAnswer> {
+    const previous = this.#catalog;
+    const next = await this.#scan(previous);
+    this.#catalog = next;
+    // One worker at a time, each swapping services only once their new
+    // instances exist: the others serve meanwhile, so no request is refused.
+    // The first worker is the canary: a service it cannot instantiate keeps
+    // its previous version, and the others are not asked to try it.
+    for (const [index, worker] of this.#opts.fleet.workers().entries()) {
+      const reply = await this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures }, INSTANTIATE_TIMEOUT_MS);
+      if (index === 0 && reply?.type === 'loaded' && reply.failures.length > 0) this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
+    }
+    const { added, updated, removed } = diff(previous.services, this.#catalog.services);
+    this.#log.info({ added, updated, removed, failed: this.#catalog.failures.length }, 'reloaded');
+    return { status: 200, body: { status: 'reloaded', added, updated, removed, failed: this.#catalog.failures } };
+  }
+
+  /** Builds the new instances on every worker, then switches all of them; if any cannot be built, none switches. */
+  async #restart(id: ServiceId, body: { bytes: Uint8Array; contentType: string } | undefined): Promise<ControlAnswer> {
+    const current = this.#find(id);
+    if (!current) return unknownService(id);
+    let config: ServiceConfig | null;
+    try {
+      config = body ? serviceConfig(body.bytes, body.contentType, 'restart body') : current.configFile ? await readConfigFile(current.configFile) : null;
+    } catch (e) {
+      if (e instanceof ConfigError) return failure(400, 'invalid configuration', e.message, id);
+      throw e;
+    }
+    const next = revise(current, { config, quiesced: false });
+    const workers = this.#opts.fleet.workers();
+    const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next }, INSTANTIATE_TIMEOUT_MS)));
+    const error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
+    const decision = error === undefined ? 'commit' : 'discard';
+    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: decision, service: id }, SWAP_TIMEOUT_MS)));
+    if (error !== undefined) {
+      this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
+      return { status: 500, body: { ...failure(500, 'restart failed', error, id).body, status: 'restart failed' } };
+    }
+    this.#replace(next);
+    if (body) await this.#opts.persisted.save(id, config!);
+    else await this.#opts.persisted.remove(id);
+    this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
+    return { status: 200, body: { status: 'restarted', service: serviceName(id) } };
+  }
+
+  /** Answers once every worker has drained the service's calls and dropped its instances. */
+  async #quiesce(id: ServiceId): Promise<ControlAnswer> {
+    const current = this.#find(id);
+    if (!current) return unknownService(id);
+    // First in the catalog, so a worker started meanwhile comes up quiesced too.
+    this.#replace({ ...current, quiesced: true });
+    const drainMs = (this.#opts.config.http.request_timeout_seconds + 5) * 1000;
+    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id }, drainMs)));
+    this.#log.info({ service: serviceName(id) }, 'quiesced');
+    return { status: 200, body: { status: 'quiesced', service: serviceName(id) } };
+  }
+
+  #find(id: ServiceId): ServiceDescriptor | undefined {
+    return this.#catalog.services.find((s) => serviceKey(s.id) === serviceKey(id));
+  }
+
+  #replace(descriptor: ServiceDescriptor): void {
+    const key = serviceKey(descriptor.id);
+    this.#catalog = { ...this.#catalog, services: this.#catalog.services.map((s) => (serviceKey(s.id) === key ? descriptor : s)) };
+  }
+}
+
+function revise(descriptor: ServiceDescriptor, changes: Pick<ServiceDescriptor, 'config' | 'quiesced'>): ServiceDescriptor {
+  const revised = { ...descriptor, ...changes };
+  return { ...revised, revision: serviceRevision(revised) };
+}
+
+/** `catalog` with the services that failed to instantiate back at their `previous` version (or gone, when new). */
+function keepPrevious(catalog: Catalog, previous: Catalog, failures: LoadFailure[]): Catalog {
+  const failed = new Set(failures.map((f) => f.source));
+  const services = catalog.services.flatMap((s) => {
+    if (!failed.has(s.source)) return [s];
+    const before = previous.services.find((p) => serviceKey(p.id) === serviceKey(s.id));
+    return before ? [before] : [];
+  });
+  return { services, failures: [...catalog.failures, ...failures] };
+}
+
+function diff(before: ServiceDescriptor[], after: ServiceDescriptor[]): Record<'added' | 'updated' | 'removed', string[]> {
+  const old = new Map(before.map((s) => [serviceKey(s.id), s]));
+  const now = new Map(after.map((s) => [serviceKey(s.id), s]));
+  const names = (list: ServiceDescriptor[]) => list.map((s) => serviceName(s.id)).sort();
+  return {
+    added: names(after.filter((s) => !old.has(serviceKey(s.id)))),
+    updated: names(after.filter((s) => old.has(serviceKey(s.id)) && old.get(serviceKey(s.id))!.revision !== s.revision)),
+    removed: names(before.filter((s) => !now.has(serviceKey(s.id)))),
+  };
+}
+
+function failure(status: number, error: string, details: string, id: ServiceId): ControlAnswer {
+  return { status, body: { error, details, service: serviceName(id) } };
+}
+
+function unknownService(id: ServiceId): ControlAnswer {
+  return failure(404, 'unknown service', `no service ${serviceName(id)} is loaded`, id);
+}

@@ -1,0 +1,53 @@
+// Configurations given in restart bodies, kept in the data directory so they
+// apply again after the host restarts (contract §5.2), until a restart
+// without a body goes back to the repository's file.
+
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
+import { serviceConfig } from './service-config.js';
+
+interface Stored {
+  content_type: string;
+  /** base64 */
+  data: string;
+}
+
+export class PersistedConfigs {
+  constructor(private readonly dir: string) {}
+
+  #file(id: ServiceId): string {
+    // Address parts are letters, digits and dashes: safe as a file name.
+    return join(this.dir, `${serviceName(id)}.json`);
+  }
+
+  /** The stored configuration of `id`, or null. One that can no longer be read is reported through `onError` and ignored. */
+  async load(id: ServiceId, onError: (message: string) => void): Promise<ServiceConfig | null> {
+    let stored: Stored;
+    try {
+      stored = JSON.parse(await readFile(this.#file(id), 'utf8')) as Stored;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') onError(`cannot read ${this.#file(id)}: ${(e as Error).message}`);
+      return null;
+    }
+    try {
+      return serviceConfig(new Uint8Array(Buffer.from(stored.data, 'base64')), stored.content_type, 'restart body');
+    } catch (e) {
+      onError(`${this.#file(id)}: ${(e as Error).message}`);
+      return null;
+    }
+  }
+
+  async save(id: ServiceId, config: ServiceConfig): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const stored: Stored = { content_type: config.contentType, data: Buffer.from(config.bytes).toString('base64') };
+    // Written aside and renamed: a crash mid-write leaves the previous file whole.
+    const temporary = `${this.#file(id)}.${process.pid}.tmp`;
+    await writeFile(temporary, JSON.stringify(stored));
+    await rename(temporary, this.#file(id));
+  }
+
+  async remove(id: ServiceId): Promise<void> {
+    await rm(this.#file(id), { force: true });
+  }
+}

@@ -1,0 +1,80 @@
+// A service's configuration data (contract §5.2): where its file is, what
+// format it has, and the flattened keys wasi:config/store serves from it.
+
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import TOML from '@ltd/j-toml';
+import type { ServiceConfig } from '../service.js';
+
+/** The configuration cannot be used: answered 400 to a restart, a load failure from a repository. */
+export class ConfigError extends Error {}
+
+const MEDIA_TYPES: Record<string, string> = {
+  '.toml': 'application/toml',
+  '.json': 'application/json',
+  '.txt': 'text/plain',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+};
+
+/**
+ * The configuration file of the component at `wasmPath`: the sidecar's
+ * `config` (relative to the sidecar), else the one `<stem>.config.*` beside it.
+ */
+export async function findConfigFile(wasmPath: string, sidecarConfig: string | undefined): Promise<string | null> {
+  const dir = dirname(wasmPath);
+  if (sidecarConfig !== undefined) return resolve(dir, sidecarConfig);
+  const prefix = `${basename(wasmPath, '.wasm')}.config.`;
+  const candidates = (await readdir(dir)).filter((name) => name.startsWith(prefix)).sort();
+  if (candidates.length > 1) throw new ConfigError(`several configuration files for ${basename(wasmPath)}: ${candidates.join(', ')}; name one with the sidecar's "config" key`);
+  return candidates.length === 1 ? join(dir, candidates[0]!) : null;
+}
+
+/** Reads a configuration file; its extension gives its media type. */
+export async function readConfigFile(path: string): Promise<ServiceConfig> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await readFile(path));
+  } catch (e) {
+    throw new ConfigError(`cannot read the configuration file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return serviceConfig(bytes, MEDIA_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream', path);
+}
+
+/** Configuration data of media type `contentType`; TOML and JSON must parse, and their keys are flattened for wasi:config/store. */
+export function serviceConfig(bytes: Uint8Array, contentType: string, origin: string): ServiceConfig {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  let entries: [string, string][] = [];
+  if (type === 'application/json' || type.endsWith('+json')) {
+    entries = flatten(parse('JSON', () => JSON.parse(text(bytes)) as unknown));
+  } else if (type === 'application/toml' || type === 'text/toml' || type === 'text/x-toml') {
+    entries = flatten(parse('TOML', () => TOML.parse(text(bytes), { joiner: '\n', bigint: false }) as unknown));
+  }
+  return { bytes, contentType, origin, entries };
+}
+
+function text(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+}
+
+function parse(format: string, parser: () => unknown): unknown {
+  try {
+    return parser();
+  } catch (e) {
+    throw new ConfigError(`the configuration is not valid ${format}: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/**
+ * `{"db": {"host": "x", "ports": [1, 2]}}` → `db.host = x`, `db.ports.0 = 1`,
+ * `db.ports.1 = 2`: the dotted keys Spin and wasmCloud serve through
+ * wasi:config/store. Leaves are their text (strings as they are, the rest as JSON).
+ */
+export function flatten(value: unknown, prefix = ''): [string, string][] {
+  if (value !== null && typeof value === 'object') {
+    const children = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+    return children.flatMap(([key, child]) => flatten(child, prefix ? `${prefix}.${key}` : key));
+  }
+  if (prefix === '') return [];
+  return [[prefix, typeof value === 'string' ? value : JSON.stringify(value)]];
+}

@@ -1,0 +1,215 @@
+// End to end: the control plane (contract §5.2–5.4). Restart with and
+// without configuration (and its persistence across a host restart), quiesce
+// with drain, reload of added, updated, removed and broken components.
+// Two workers: every control operation must reach both.
+
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { buildComponent } from '../../lib/build/components.js';
+import { CONFIGURED, repository, SLOW, TRAPPING_INIT, versioned } from '../support/fixtures.js';
+import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
+
+const CALLS_PER_CHECK = 16;
+const CONFIG_FILE = 'greeting = "from the file"\n[db]\nhost = "db.local"\nport = 5432\n';
+
+describe('control plane (e2e)', function () {
+  this.timeout(120_000);
+  let repo: string;
+  let dataDir: string;
+  let rt: RtProcess;
+
+  const start = async () => {
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: dataDir, RT__HTTP__REQUEST_TIMEOUT_SECONDS: '10' } });
+    await rt.ready();
+  };
+  /** Calls `path` enough times to reach both workers and returns every answer's result. */
+  const results = async (path: string, json: unknown = {}) =>
+    Promise.all(Array.from({ length: CALLS_PER_CHECK }, async () => {
+      const res = await invoke(rt, path, json);
+      expect(res.status, res.text).to.equal(200);
+      return res.body.result;
+    }));
+  const restart = (service: string, body?: string, contentType?: string) =>
+    call(`${rt.url}/api/services/${service}/restart`, body === undefined ? {} : contentType ? { body, contentType } : { body });
+  const reload = () => call(`${rt.url}/api/reload`);
+
+  before(async function () {
+    this.timeout(300_000);
+    repo = await repository({
+      configured: CONFIGURED,
+      'configured.config.toml': { raw: CONFIG_FILE },
+      slow: SLOW,
+      versioned: versioned(1),
+      'trapping-init': TRAPPING_INIT,
+    });
+    dataDir = join(await tempDir('rt-data-'), 'data');
+    await start();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  describe('configuration', () => {
+    it('gives init the configuration file from the repository, once per instance', async () => {
+      expect(new Set(await results('acme/configured/invoke/config-text'))).to.deep.equal(new Set([CONFIG_FILE]));
+      expect(new Set(await results('acme/configured/invoke/inits'))).to.deep.equal(new Set([1]));
+    });
+
+    it('serves TOML keys flattened through wasi:config/store', async () => {
+      expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.host' })).body).to.deep.equal({ result: 'db.local' });
+      expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.port' })).body).to.deep.equal({ result: '5432' });
+      expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.user' })).body).to.deep.equal({ result: null });
+      const all = (await invoke(rt, 'acme/configured/invoke/settings')).body.result as [string, string][];
+      expect(all).to.have.deep.members([['greeting', 'from the file'], ['db.host', 'db.local'], ['db.port', '5432']]);
+    });
+
+    it('does not offer init as a method', async () => {
+      const res = await invoke(rt, 'acme/configured/invoke/init', { config: [] });
+      expect(res.status).to.equal(404);
+      const listing = (await call(`${rt.url}/api/services`, { method: 'GET' })).body.services as { service: string; methods: { name: string }[]; config: unknown }[];
+      const configured = listing.find((s) => s.service === 'configured')!;
+      expect(configured.methods.map((m) => m.name)).not.to.include('init');
+      expect(configured.config).to.deep.equal({ origin: join(repo, 'configured.config.toml'), content_type: 'application/toml', bytes: CONFIG_FILE.length });
+    });
+
+    it('reports a component whose init traps as failed to load, and serves the rest', async () => {
+      const listing = (await call(`${rt.url}/api/services`, { method: 'GET' })).body as { services: { service: string }[]; failed: { source: string; error: string }[] };
+      expect(listing.services.map((s) => s.service)).not.to.include('trapping-init');
+      const failure = listing.failed.find((f) => f.source.endsWith('trapping-init.wasm'));
+      expect(failure?.error).to.match(/failed to instantiate: init trapped: .*unreachable/);
+    });
+  });
+
+  describe('restart', () => {
+    it('restarts with the body as the new configuration on every worker, and a JSON body feeds wasi:config/store', async () => {
+      const res = await restart('acme/configured', JSON.stringify({ db: { host: 'other', ports: [1, 2] } }), 'application/json');
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.deep.equal({ status: 'restarted', service: 'acme.configured' });
+      expect(new Set(await results('acme/configured/invoke/config-text'))).to.deep.equal(new Set(['{"db":{"host":"other","ports":[1,2]}}']));
+      expect(new Set(await results('acme/configured/invoke/setting', { key: 'db.ports.1' }))).to.deep.equal(new Set(['2']));
+    });
+
+    it('keeps the old instances serving when init refuses the new configuration (500 restart failed)', async () => {
+      const res = await restart('acme/configured', 'please fail', 'text/plain');
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.equal({
+        error: 'restart failed',
+        details: 'init returned an error: refused: please fail',
+        service: 'acme.configured',
+        status: 'restart failed',
+      });
+      expect(new Set(await results('acme/configured/invoke/config-text'))).to.deep.equal(new Set(['{"db":{"host":"other","ports":[1,2]}}']));
+    });
+
+    it('answers 400 for a JSON or TOML body that does not parse, and keeps serving', async () => {
+      const json = await restart('acme/configured', '{"db": ', 'application/json');
+      expect(json.status).to.equal(400);
+      expect(json.body.error).to.equal('invalid configuration');
+      expect(json.body.details).to.match(/^the configuration is not valid JSON: /);
+      const toml = await restart('acme/configured', 'a = = 1', 'application/toml');
+      expect(toml.status).to.equal(400);
+      expect(toml.body.details).to.match(/^the configuration is not valid TOML: /);
+      expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.host' })).body).to.deep.equal({ result: 'other' });
+    });
+
+    it('answers 404 for an unknown service', async () => {
+      const res = await restart('acme/nothing');
+      expect(res.status).to.equal(404);
+      expect(res.body).to.include({ error: 'unknown service', service: 'acme.nothing' });
+    });
+
+    it('keeps a restart body across a host restart, until a restart without body goes back to the file', async function () {
+      this.timeout(180_000);
+      expect((await restart('acme/configured', 'kept = true', 'application/toml')).status).to.equal(200);
+      await rt.stop();
+      await start();
+      expect(new Set(await results('acme/configured/invoke/config-text'))).to.deep.equal(new Set(['kept = true']));
+      expect((await call(`${rt.url}/api/services/acme/configured`, { method: 'GET' })).body.config).to.deep.include({ origin: 'restart body', content_type: 'application/toml' });
+
+      expect((await restart('acme/configured')).status).to.equal(200);
+      expect(new Set(await results('acme/configured/invoke/setting', { key: 'greeting' }))).to.deep.equal(new Set(['from the file']));
+      await rt.stop();
+      await start();
+      expect(new Set(await results('acme/configured/invoke/setting', { key: 'greeting' }))).to.deep.equal(new Set(['from the file']));
+    });
+  });
+
+  describe('quiesce', () => {
+    it('waits for a call in progress, then answers 503 until a restart', async () => {
+      const started = performance.now();
+      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 1_500_000_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const quiesce = await call(`${rt.url}/api/services/acme/slow/quiesce`, { method: 'PUT' });
+      const quiescedAt = performance.now();
+      const finished = await slow;
+      expect(finished.status, finished.text).to.equal(200);
+      expect(quiesce.status).to.equal(200);
+      expect(quiesce.body).to.deep.equal({ status: 'quiesced', service: 'acme.slow' });
+      // The slow call (a second or more) was still running when the quiesce began.
+      expect(quiescedAt - started).to.be.greaterThan(500);
+
+      const refused = await invoke(rt, 'acme/slow/invoke/spin', { n: 1 });
+      expect(refused.status).to.equal(503);
+      expect(refused.body).to.deep.include({ error: 'service quiesced', service: 'acme.slow', method: 'spin' });
+      const again = await call(`${rt.url}/api/services/acme/slow/quiesce`, { method: 'PUT' });
+      expect(again.status).to.equal(200);
+      const listed = (await call(`${rt.url}/api/services/acme/slow`, { method: 'GET' })).body;
+      expect(listed).to.deep.include({ state: 'quiesced' });
+      expect(listed.instances).to.deep.include({ live: 0 });
+
+      // Stays quiesced through a reload.
+      expect((await reload()).status).to.equal(200);
+      expect((await invoke(rt, 'acme/slow/invoke/spin', { n: 1 })).status).to.equal(503);
+
+      expect((await restart('acme/slow')).status).to.equal(200);
+      expect(new Set(await results('acme/slow/invoke/spin', { n: 3 }))).to.deep.equal(new Set([3]));
+      expect((await call(`${rt.url}/api/services/acme/slow`, { method: 'GET' })).body).to.deep.include({ state: 'active' });
+    });
+
+    it('answers 404 for an unknown service', async () => {
+      const res = await call(`${rt.url}/api/services/acme/nothing/quiesce`, { method: 'PUT' });
+      expect(res.status).to.equal(404);
+    });
+  });
+
+  describe('reload', () => {
+    it('adds, updates and removes components, and every worker serves the new set', async () => {
+      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(2)));
+      await writeFile(join(repo, 'added.wasm'), await buildComponent(versioned(7, 'added')));
+      await rm(join(repo, 'slow.wasm'));
+      const res = await reload();
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.deep.include({ status: 'reloaded', added: ['acme.added'], updated: ['acme.versioned'], removed: ['acme.slow'] });
+      expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([2]));
+      expect(new Set(await results('acme/added/invoke/version'))).to.deep.equal(new Set([7]));
+      expect((await invoke(rt, 'acme/slow/invoke/spin', { n: 1 })).status).to.equal(404);
+      // Unchanged services keep their instances (init ran once on each).
+      expect(new Set(await results('acme/configured/invoke/inits'))).to.deep.equal(new Set([1]));
+    });
+
+    it('lists a broken component in failed and keeps serving the version it replaced', async () => {
+      await writeFile(join(repo, 'versioned.wasm'), 'not a component');
+      await mkdir(join(repo, 'more'), { recursive: true });
+      await writeFile(join(repo, 'more', 'junk.wasm'), new Uint8Array([0, 97, 115, 109]));
+      const res = await reload();
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.deep.include({ added: [], updated: [], removed: [] });
+      const failed = (res.body.failed as { source: string; error: string }[]).map((f) => f.source);
+      expect(failed).to.include.members([join(repo, 'versioned.wasm'), join(repo, 'more', 'junk.wasm')]);
+      expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([2]));
+    });
+
+    it('coalesces concurrent reloads', async () => {
+      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3)));
+      const logged = () => rt.logLines().filter((l) => l.msg === 'reloaded').length;
+      const before = logged();
+      const answers = await Promise.all(Array.from({ length: 5 }, () => reload()));
+      for (const a of answers) expect(a.status, a.text).to.equal(200);
+      expect(answers.filter((a) => (a.body.updated as string[]).includes('acme.versioned')).length).to.be.greaterThan(0);
+      expect(logged() - before).to.be.within(1, 2);
+      expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([3]));
+    });
+  });
+});
