@@ -5,6 +5,8 @@
 //    and through rt's invoke path (JSON decode, call, JSON encode).
 // 2. Over HTTP, 2 cluster workers each, autocannon with 50 connections:
 //    a bare Koa route vs rt invoking a WAT and a componentize-js component.
+// 3. Memory over many reloads of a changed component (BENCH_RELOADS, default
+//    200): RSS of the primary and the workers, which must level off.
 
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +21,9 @@ import { DEFAULT_INSTANCES } from '../lib/service.js';
 import { hostImports } from '../lib/worker/host.js';
 import { HostedService } from '../lib/worker/hosted-service.js';
 import { examples } from '../examples/index.js';
-import { examplesRepository } from '../test/support/fixtures.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { examplesRepository, repository, versioned } from '../test/support/fixtures.js';
 import { freePort, RtProcess } from '../test/support/rt-process.js';
 import type { WatSource } from '../lib/build/components.js';
 
@@ -145,5 +149,37 @@ async function overHttp(): Promise<void> {
   }
 }
 
-await perCall();
-await overHttp();
+async function reloadMemory(): Promise<void> {
+  const reloads = Number(process.env.BENCH_RELOADS ?? 200);
+  const repo = await repository({ versioned: versioned(0) });
+  const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2, quiet: true });
+  await rt.ready();
+  const rows: Record<string, Record<string, string | number>> = {};
+  const sample = async (label: string) => {
+    const primary = await RtProcess.status(rt.child.pid!);
+    const workers = await Promise.all(rt.workerPids().map((pid) => RtProcess.status(pid)));
+    rows[label] = {
+      'primary RSS MiB': primary.rssMiB,
+      'worker RSS MiB': workers.map((w) => w.rssMiB).join(' / '),
+      'worker threads': workers.map((w) => w.threads).join(' / '),
+    };
+  };
+  try {
+    await sample('start');
+    const started = performance.now();
+    for (let n = 1; n <= reloads; n++) {
+      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(n)));
+      const res = await fetch(`${rt.url}/api/reload`, { method: 'POST' });
+      if (res.status !== 200) throw new Error(`reload ${n}: ${res.status} ${await res.text()}`);
+      if (n % Math.max(1, Math.floor(reloads / 8)) === 0 || n === reloads) await sample(`after ${n} reloads`);
+    }
+    console.log(`\nmemory over ${reloads} reloads of a changed component (2 workers; ${((performance.now() - started) / reloads).toFixed(0)} ms per reload, build included)`);
+    console.table(rows);
+  } finally {
+    await rt.stop();
+  }
+}
+
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'calls') await perCall();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'http') await overHttp();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'reload') await reloadMemory();

@@ -3,7 +3,7 @@
 // port, and a way to stop it and read what it printed.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +125,13 @@ export class RtProcess {
       .split('\n')
       .map((s) => Number(s.trim()))
       .filter((n) => n > 0);
+  }
+
+  /** Resident memory and thread count of a process (Linux /proc), e.g. of a worker. */
+  static async status(pid: number): Promise<{ rssMiB: number; threads: number }> {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)![1]);
+    return { rssMiB: Math.round(field('VmRSS') / 1024), threads: field('Threads') };
   }
 
   /** Waits (up to `timeoutMs`) for a log line matching `match`: lines are buffered for up to 100 ms. */
