@@ -164,13 +164,24 @@ export class InstancePool {
     this.#sweep = setInterval(() => this.#cutOffRunaways(), SWEEP_MS).unref();
   }
 
-  /** Resolves once every instance exists; rejects (and closes the pool) if one cannot be created. */
+  /**
+   * Resolves once every instance exists; rejects (and closes the pool) if one
+   * cannot be created, or takes longer than a call may: a start function or
+   * init that never ends must not hold up a load or a restart.
+   */
   async start(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const tooLong = new Promise<never>((_, reject) => {
+      const seconds = this.options.timeoutMs / 1000;
+      timer = setTimeout(() => reject(new Error(`the instance was not ready within ${seconds} s (http.request_timeout_seconds): its start function or init ran too long`)), this.options.timeoutMs);
+    });
     try {
-      await Promise.all(this.#threads.map((t) => t.ready));
+      await Promise.race([Promise.all(this.#threads.map((t) => t.ready)), tooLong]);
     } catch (e) {
       await this.close();
       throw e;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

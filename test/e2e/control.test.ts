@@ -42,6 +42,15 @@ describe('control plane (e2e)', function () {
       slow: SLOW,
       versioned: versioned(1),
       'trapping-init': TRAPPING_INIT,
+      'missing-config.wasm': versioned(1, 'missing-config'),
+      'missing-config.toml': { raw: 'config = "nowhere.toml"\n' },
+      'two-configs.wasm': versioned(1, 'two-configs'),
+      'two-configs.config.toml': { raw: 'a = 1\n' },
+      'two-configs.config.json': { raw: '{"a": 1}' },
+      'bad-json.wasm': versioned(1, 'bad-json'),
+      'bad-json.config.json': { raw: '{"a": ' },
+      'conflict.wasm': versioned(1, 'conflict'),
+      'conflict.toml': { raw: 'instance_per_call = true\nmax_invocations = 5\n' },
     });
     dataDir = join(await tempDir('rt-data-'), 'data');
     await start();
@@ -80,6 +89,17 @@ describe('control plane (e2e)', function () {
       const failure = listing.failed.find((f) => f.source.endsWith('trapping-init.wasm'));
       expect(failure?.error).to.match(/failed to instantiate: init trapped: .*unreachable/);
     });
+  });
+
+  it('reports a configuration file that is missing, ambiguous or does not parse, and a sidecar that contradicts itself', async () => {
+    const failed = (await call(`${rt.url}/api/services`, { method: 'GET' })).body.failed as { source: string; error: string }[];
+    const errorOf = (name: string) => failed.find((f) => f.source === join(repo, name))?.error;
+    expect(errorOf('missing-config.wasm')).to.equal(`cannot read the configuration file ${join(repo, 'nowhere.toml')}: ENOENT`);
+    expect(errorOf('two-configs.wasm')).to.equal(
+      'several configuration files for two-configs.wasm: two-configs.config.json, two-configs.config.toml; name one with the sidecar\'s "config" key',
+    );
+    expect(errorOf('bad-json.wasm')).to.match(/^the configuration is not valid JSON: /);
+    expect(errorOf('conflict.wasm')).to.equal(`${join(repo, 'conflict.toml')}: instance_per_call = true means max_invocations = 1, not 5`);
   });
 
   describe('restart', () => {
@@ -185,6 +205,9 @@ describe('control plane (e2e)', function () {
       expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([2]));
       expect(new Set(await results('acme/added/invoke/version'))).to.deep.equal(new Set([7]));
       expect((await invoke(rt, 'acme/slow/invoke/spin', { n: 1 })).status).to.equal(404);
+      const openapi = (await call(`${rt.url}/api/openapi.json`, { method: 'GET' })).body as { paths: Record<string, unknown> };
+      expect(openapi.paths).to.have.property('/api/services/acme/added/invoke/version');
+      expect(Object.keys(openapi.paths).some((p) => p.startsWith('/api/services/acme/slow/'))).to.equal(false);
       // Unchanged services keep their instances (init ran once on each).
       expect(new Set(await results('acme/configured/invoke/inits'))).to.deep.equal(new Set([1]));
     });

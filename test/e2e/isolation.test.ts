@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { ENDLESS_START, examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
@@ -19,6 +19,7 @@ describe('isolation and limits (e2e)', function () {
     const repo = await repository({
       runaway: RUNAWAY,
       hostile: HOSTILE,
+      'endless-start': ENDLESS_START,
       'granted.wasm': HOSTILE,
       'granted.toml': { raw: 'service = "granted"\n[env]\nGREETING = "hello"\n' },
       'pooled.wasm': RUNAWAY,
@@ -96,6 +97,15 @@ describe('isolation and limits (e2e)', function () {
       const res = await invoke(rt, 'acme/hostile/invoke/spin', {});
       expect(res.status).to.equal(504);
       expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
+    });
+  });
+
+  describe('a start function that never ends', () => {
+    it('fails the component at the timeout instead of holding up the worker, and the rest is served', async () => {
+      const listing = (await call(`${rt.url}/api/services`, { method: 'GET' })).body as { services: { service: string }[]; failed: { source: string; error: string }[] };
+      expect(listing.services.map((s) => s.service)).to.include('runaway').and.not.include('endless-start');
+      const failure = listing.failed.find((f) => f.source.endsWith('endless-start.wasm'));
+      expect(failure?.error).to.equal(`failed to instantiate: the instance was not ready within ${TIMEOUT_S} s (http.request_timeout_seconds): its start function or init ran too long`);
     });
   });
 

@@ -214,6 +214,20 @@ world trapping-init { export api; }`,
   (func (export "acme:trapping-init/api@1.0.0#ok") (result i32) (i32.const 1)))`,
 };
 
+/** A component whose core module's start function never returns. */
+export const ENDLESS_START: ComponentSource = {
+  kind: 'wat',
+  world: 'endless-start',
+  wit: `package acme:endless-start@1.0.0;
+interface api { ok: func() -> u32; }
+world endless-start { export api; }`,
+  wat: `(module
+  (func $forever (loop $again (br $again)))
+  (start $forever)
+  (func (export "acme:endless-start/api@1.0.0#ok") (result i32) (i32.const 1))
+  (memory (export "memory") 1))`,
+};
+
 /** `version()` answers `n`: a component to replace with another version of itself. */
 export function versioned(n: number, service = 'versioned'): ComponentSource {
   return {

@@ -31,11 +31,12 @@ describe('sidecar', () => {
 
   it('reads every key', async () => {
     const sidecar = await read(
-      'domain = "acme"\nservice = "svc"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
+      'domain = "acme"\nservice = "svc"\nconfig = "conf/svc.json"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
     );
     expect(sidecar).to.deep.equal({
       domain: 'acme',
       service: 'svc',
+      config: 'conf/svc.json',
       pool_size: 3,
       max_invocations: 10,
       instance_per_call: false,
@@ -60,7 +61,9 @@ describe('sidecar', () => {
     ['media_types = 3', /media_types: expected a table of method = "media\/type", got 3$/],
     ['[media_types]\nrender = "png"', /media_types\.render: expected a media type such as "image\/png", got "png"$/],
     ['domain = "a b"', /domain: expected a name of letters, digits and dashes, got "a b"$/],
-    ['colour = "red"', /unknown key "colour" \(known: domain, service, media_types, pool_size, max_invocations, instance_per_call, env\)$/],
+    ['config = 1', /config: expected the path of the configuration file, got 1$/],
+    ['config = ""', /config: expected the path of the configuration file, got ""$/],
+    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env\)$/],
     ['pool_size = ', /c\.toml: invalid TOML/],
   ];
   for (const [toml, message] of cases) {

@@ -1,0 +1,114 @@
+// A service's configuration: its file, its format, its flattened keys, and
+// restart bodies kept across host restarts.
+
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
+import { ConfigError, findConfigFile, flatten, readConfigFile, serviceConfig } from '../../lib/primary/service-config.js';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe('service configuration', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rt-service-config-'));
+  });
+
+  describe('flatten', () => {
+    it('joins nested keys with dots and indexes arrays', () => {
+      expect(flatten({ a: { b: { c: 'x' } }, list: [1, { k: true }], n: null, f: 1.5 })).to.deep.equal([
+        ['a.b.c', 'x'],
+        ['list.0', '1'],
+        ['list.1.k', 'true'],
+        ['n', 'null'],
+        ['f', '1.5'],
+      ]);
+    });
+
+    it('has no keys for a bare value', () => {
+      expect(flatten('text')).to.deep.equal([]);
+    });
+  });
+
+  describe('serviceConfig', () => {
+    it('flattens JSON (also +json) and TOML, and keeps the bytes as they are', () => {
+      const json = serviceConfig(bytes('{"db": {"port": 5432}}'), 'application/json; charset=utf-8', 'restart body');
+      expect(json.entries).to.deep.equal([['db.port', '5432']]);
+      expect(new TextDecoder().decode(json.bytes)).to.equal('{"db": {"port": 5432}}');
+      expect(serviceConfig(bytes('{"a": "b"}'), 'application/vnd.acme+json', 'x').entries).to.deep.equal([['a', 'b']]);
+      expect(serviceConfig(bytes('[db]\nhost = "h"\n'), 'application/toml', 'x').entries).to.deep.equal([['db.host', 'h']]);
+    });
+
+    it('gives other formats to init only', () => {
+      const text = serviceConfig(bytes('a = = b'), 'text/plain', 'x');
+      expect(text.entries).to.deep.equal([]);
+      expect(text.contentType).to.equal('text/plain');
+    });
+
+    it('rejects JSON and TOML that do not parse, and text that is not UTF-8', () => {
+      expect(() => serviceConfig(bytes('{'), 'application/json', 'x')).to.throw(ConfigError, /^the configuration is not valid JSON: /);
+      expect(() => serviceConfig(bytes('a = = 1'), 'application/toml', 'x')).to.throw(ConfigError, /^the configuration is not valid TOML: /);
+      expect(() => serviceConfig(new Uint8Array([0xff, 0xfe]), 'application/json', 'x')).to.throw(ConfigError, /not valid JSON/);
+    });
+  });
+
+  describe('findConfigFile', () => {
+    it('is the sidecar\'s path, relative to the component', async () => {
+      expect(await findConfigFile(join(dir, 'c.wasm'), 'conf/c.json')).to.equal(join(dir, 'conf', 'c.json'));
+    });
+
+    it('is the one <stem>.config.* beside the component, or none', async () => {
+      expect(await findConfigFile(join(dir, 'c.wasm'), undefined)).to.equal(null);
+      await writeFile(join(dir, 'c.config.json'), '{}');
+      await writeFile(join(dir, 'cc.config.json'), '{}');
+      expect(await findConfigFile(join(dir, 'c.wasm'), undefined)).to.equal(join(dir, 'c.config.json'));
+      await writeFile(join(dir, 'c.config.toml'), '');
+      const error = await findConfigFile(join(dir, 'c.wasm'), undefined).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(ConfigError);
+      expect((error as Error).message).to.equal('several configuration files for c.wasm: c.config.json, c.config.toml; name one with the sidecar\'s "config" key');
+    });
+
+    it('takes the media type from the extension', async () => {
+      await writeFile(join(dir, 'a.toml'), 'x = 1');
+      await writeFile(join(dir, 'a.bin'), 'x');
+      expect((await readConfigFile(join(dir, 'a.toml'))).contentType).to.equal('application/toml');
+      expect((await readConfigFile(join(dir, 'a.bin'))).contentType).to.equal('application/octet-stream');
+    });
+  });
+
+  describe('PersistedConfigs', () => {
+    it('keeps a configuration until it is removed, and nothing else in its directory', async () => {
+      const store = new PersistedConfigs(join(dir, 'kept'));
+      const id = { domain: 'acme', service: 'svc' };
+      const errors: string[] = [];
+      expect(await store.load(id, (m) => errors.push(m))).to.equal(null);
+      await store.save(id, serviceConfig(bytes('{"a": 1}'), 'application/json', 'restart body'));
+      const loaded = await new PersistedConfigs(join(dir, 'kept')).load(id, (m) => errors.push(m));
+      expect(loaded && { type: loaded.contentType, text: new TextDecoder().decode(loaded.bytes), entries: loaded.entries, origin: loaded.origin }).to.deep.equal({
+        type: 'application/json',
+        text: '{"a": 1}',
+        entries: [['a', '1']],
+        origin: 'restart body',
+      });
+      expect(await readdir(join(dir, 'kept'))).to.deep.equal(['acme.svc.json']);
+      await store.remove(id);
+      expect(await store.load(id, (m) => errors.push(m))).to.equal(null);
+      expect(errors).to.deep.equal([]);
+    });
+
+    it('reports a stored file it cannot read, and ignores it', async () => {
+      const store = new PersistedConfigs(dir);
+      await writeFile(join(dir, 'acme.svc.json'), 'not json');
+      const errors: string[] = [];
+      expect(await store.load({ domain: 'acme', service: 'svc' }, (m) => errors.push(m))).to.equal(null);
+      expect(errors).to.have.length(1);
+      expect(errors[0]).to.match(/acme\.svc\.json/);
+    });
+  });
+});
