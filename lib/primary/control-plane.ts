@@ -21,10 +21,11 @@ export interface Fleet {
   /** The workers now running (or starting). */
   workers(): Worker[];
   /**
-   * Sends `request` to `worker` and waits for its reply. A worker that does not
-   * answer within `timeoutMs`, or dies, is replaced: the answer is then undefined.
+   * Sends `request` to `worker` (once it listens; a function makes the request
+   * then) and waits for its reply. A worker that does not answer within
+   * `timeoutMs`, or dies, is replaced: the answer is then undefined.
    */
-  ask(worker: Worker, request: Unsent<WorkerRequest>, timeoutMs: number): Promise<WorkerReply | undefined>;
+  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs: number): Promise<WorkerReply | undefined>;
 }
 
 export interface ControlPlaneOptions {
@@ -152,13 +153,14 @@ export class ControlPlane {
     const workers = this.#opts.fleet.workers();
     const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next }, INSTANTIATE_TIMEOUT_MS)));
     const error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
-    const decision = error === undefined ? 'commit' : 'discard';
-    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: decision, service: id }, SWAP_TIMEOUT_MS)));
     if (error !== undefined) {
+      await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id }, SWAP_TIMEOUT_MS)));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
       return { status: 500, body: { ...failure(500, 'restart failed', error, id).body, status: 'restart failed' } };
     }
+    // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
+    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id }, SWAP_TIMEOUT_MS)));
     if (body) await this.#opts.persisted.save(id, config!);
     else await this.#opts.persisted.remove(id);
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');

@@ -139,8 +139,8 @@ export class Supervisor implements Fleet {
 
   /** Sends the current service set to one worker and waits until it has instantiated it. */
   async #load(worker: Worker): Promise<void> {
-    const { services, failures } = this.#control.catalog;
-    const reply = await this.ask(worker, { type: 'load', services, failures }, LOAD_TIMEOUT_MS);
+    // The catalog as it is when the worker is ready for it: a control operation may change it meanwhile.
+    const reply = await this.ask(worker, () => ({ type: 'load', ...this.#control.catalog }), LOAD_TIMEOUT_MS);
     if (reply?.type !== 'loaded') return;
     for (const f of reply.failures) this.#log.error({ worker: worker.id, source: f.source }, `worker could not load: ${f.error}`);
   }
@@ -149,14 +149,14 @@ export class Supervisor implements Fleet {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   }
 
-  async ask(worker: Worker, request: Unsent<WorkerRequest>, timeoutMs: number): Promise<WorkerReply | undefined> {
-    const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer "${request.type}"`);
+  async ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs: number): Promise<WorkerReply | undefined> {
+    const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer`);
     reply.catch(() => {}); // raced below; a late rejection must not go unhandled
     const gone = this.#gone.get(worker)!;
     try {
       // `reply` rejects on timeout, so a worker that never starts is not waited on forever.
       await Promise.race([this.#started.get(worker), reply, gone]);
-      this.#send(worker, { ...request, id } as PrimaryMessage);
+      this.#send(worker, { ...(typeof request === 'function' ? request() : request), id } as PrimaryMessage);
       return await Promise.race([reply, gone]);
     } catch (e) {
       if (!worker.isDead() && !this.#stopping) {

@@ -6,6 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
+import type { ExportLocation } from '../service.js';
 import { ComponentExit, hostImports, UnsatisfiedImportError } from './host.js';
 import { COMPONENT_ERROR, OK, TRAP, type CallAnswer, type CallRequest, type ThreadEvent, type ThreadSpec, type TrapKind } from './thread-protocol.js';
 
@@ -75,7 +76,7 @@ async function instantiate(): Promise<void> {
       return instance;
     },
   );
-  const find = (m: { exportKey: string | null; jsName: string }): Bound | undefined => {
+  const find = (m: ExportLocation): Bound | undefined => {
     const container = m.exportKey === null ? exports : (exports[m.exportKey] as Record<string, unknown> | undefined);
     const fn = container?.[m.jsName];
     return typeof fn === 'function' ? (fn as Bound) : undefined;

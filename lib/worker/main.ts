@@ -75,8 +75,13 @@ async function main(): Promise<void> {
     void Promise.all(servers.map((server) => drain(server, graceMs, log))).then(() => process.exit(0));
   };
 
+  // The primary's requests are handled in the order sent, one at a time: a
+  // `load` still running when a `commit` arrives must not undo it afterwards.
+  let queue: Promise<void> = Promise.resolve();
   process.on('message', (m: unknown) => {
-    if (isPrimaryMessage(m)) void onMessage(m);
+    if (!isPrimaryMessage(m)) return;
+    if ('id' in m && m.type !== 'control-answer') queue = queue.then(() => onMessage(m)).catch((e: unknown) => log.error({ err: e }, `handling "${m.type}" failed`));
+    else void onMessage(m);
   });
   // The primary coordinates shutdown; a signal sent to the whole process group
   // (Ctrl-C in a terminal) must not cut in-flight requests short.

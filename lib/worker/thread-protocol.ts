@@ -2,6 +2,7 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
+import type { ExportLocation } from '../service.js';
 import type { ImportedItem } from '../wit/types.js';
 
 /** What an instance thread is started with (its `workerData`). */
@@ -15,7 +16,7 @@ export interface ThreadSpec {
   importSpecifiers: string[];
   imports: ImportedItem[];
   /** Where each method lives in jco's exports, in method order. */
-  methods: { exportKey: string | null; jsName: string }[];
+  methods: ExportLocation[];
   /** Replace the instance after this many calls; 0 = never (contract: instances are reused). */
   recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
@@ -23,7 +24,7 @@ export interface ThreadSpec {
   /** Environment variables granted by the sidecar. */
   env: [string, string][];
   /** The `init` export, called with `config` on every new instance before its first call. */
-  init: { exportKey: string | null; jsName: string } | null;
+  init: ExportLocation | null;
   /** The configuration data (empty when the service has none). */
   config: Uint8Array;
   /** Its flattened keys, served through wasi:config/store. */

@@ -139,7 +139,8 @@ describe('isolation and limits (e2e)', function () {
       expect(listing.body.instances).to.deep.equal({ pool_size: 2, max_invocations: null, live: 2 });
       const fresh = await call(`${rt.url}/api/services/acme/fresh`, { method: 'GET' });
       expect(fresh.body.instances).to.include({ pool_size: 1, max_invocations: 1 });
-      const results = await Promise.all(Array.from({ length: 20 }, () => invoke(rt, 'acme/pooled/invoke/count', {})));
+      // Each call keeps its instance busy for a while (~10 ms), so the calls overlap; short of the 100 ms after which an overflow instance would join.
+      const results = await Promise.all(Array.from({ length: 20 }, () => invoke(rt, 'acme/pooled/invoke/busy-count', { spins: 10_000_000 })));
       const counts = results.map((r) => r.body.result as number).sort((a, b) => a - b);
       // Two instances, each counting its own calls from where it was: every count appears at most twice.
       const seen = new Map<number, number>();

@@ -92,7 +92,8 @@ world slow { export api; }`,
 
 /**
  * Hostile and stateful calls in WAT: a loop that never ends, a memory bomb,
- * and a per-instance call counter (which shows which instance a call ran on).
+ * and a per-instance call counter (which shows which instance a call ran on),
+ * also after a busy loop of a given length (calls that overlap).
  */
 export const RUNAWAY: ComponentSource = {
   kind: 'wat',
@@ -102,6 +103,7 @@ interface api {
   forever: func() -> u32;
   bomb: func() -> u32;
   count: func() -> u32;
+  busy-count: func(spins: u32) -> u32;
 }
 world runaway { export api; }`,
   wat: `(module
@@ -111,6 +113,13 @@ world runaway { export api; }`,
     (loop $grow (br_if $grow (i32.ne (memory.grow (i32.const 16)) (i32.const -1))))
     unreachable)
   (func (export "acme:runaway/api@1.0.0#count") (result i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (global.get $calls))
+  (func (export "acme:runaway/api@1.0.0#busy-count") (param $n i32) (result i32) (local $i i32)
+    (block $done (loop $spin
+      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $spin)))
     (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
     (global.get $calls))
   (memory (export "memory") 1))`,

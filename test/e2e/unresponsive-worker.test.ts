@@ -1,0 +1,73 @@
+// End to end: the primary never waits forever on a worker (contract §1,
+// issue 5 "IPC"). A worker that stops answering (SIGSTOP here) is killed and
+// replaced when a control operation's bound runs out, and its replacement
+// comes up in the state the operation left.
+
+import { request } from 'node:http';
+import { expect } from 'chai';
+import { repository, SLOW } from '../support/fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+
+const TIMEOUT_S = 2;
+
+/** One request on a connection of its own: a pooled connection may belong to the stopped worker. */
+function fresh(rt: RtProcess, method: string, path: string, body?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${rt.url}${path}`, { method, agent: false, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('a worker that does not answer (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('is replaced rather than waited on: a quiesce answers within its bound, and the replacement comes up quiesced', async () => {
+    const repo = await repository({ slow: SLOW });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S) } });
+    await rt.ready();
+    const [stopped] = rt.workerPids();
+    process.kill(stopped!, 'SIGSTOP');
+    let elapsed: number;
+    try {
+      const started = performance.now();
+      const res = await fresh(rt, 'PUT', '/api/services/acme/slow/quiesce');
+      elapsed = performance.now() - started;
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ status: 'quiesced', service: 'acme.slow' });
+    } finally {
+      try {
+        process.kill(stopped!, 'SIGCONT');
+      } catch {
+        // already gone: killed by the primary
+      }
+    }
+    // The primary waits a quiesce's bound (the request timeout + 5 s) on each worker, then gives up on it.
+    expect(elapsed).to.be.within((TIMEOUT_S + 5) * 1000 - 500, (TIMEOUT_S + 5) * 1000 + 5000);
+    expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('did not answer') && l.msg.includes('replacing it'))).to.equal(true);
+
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && (rt.workerPids().includes(stopped!) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 200));
+    expect(rt.workerPids()).to.have.length(2).and.not.include(stopped);
+    // Once the replacement has loaded (until then it answers "not ready"),
+    // every worker refuses calls to the quiesced service.
+    let inARow = 0;
+    while (inARow < 12 && Date.now() < deadline) {
+      const res = await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1}');
+      expect(res.status).to.equal(503);
+      if (res.body.error === 'service quiesced') inARow++;
+      else if (res.body.error === 'not ready') inARow = 0;
+      else expect.fail(`unexpected answer ${JSON.stringify(res.body)}`);
+    }
+    expect(inARow).to.equal(12);
+  });
+});
