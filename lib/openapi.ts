@@ -28,7 +28,7 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
     for (const method of service.methods.filter((m) => m.invocable)) {
       const fn = method.function;
       const errValue = errorValueSchema(fn);
-      const path = `/api/services/${service.id.domain}/${service.id.service}/invoke/${method.name}`;
+      const path = `/api/services/${service.id.domain}/${service.id.service}/invoke/${method.name.replaceAll('/', '%2F')}`;
       paths[path] = {
         post: {
           operationId: `${service.id.domain}.${service.id.service}.${method.name}`,

@@ -3,7 +3,7 @@
 
 import type { MethodDescriptor, ServiceId } from '../service.js';
 import { jsIdentifier } from '../wit/js-names.js';
-import { containsResource, type ComponentInterface, type WitFunction } from '../wit/types.js';
+import { containsResource, type ComponentInterface, type WitFunction, type WitInterface } from '../wit/types.js';
 
 export interface AddressOverride {
   domain?: string;
@@ -52,9 +52,10 @@ function notInvocableReason(fn: WitFunction): string | undefined {
  * the bare name resolves when no other exported function shares it.
  */
 export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
+  const qualifiers = interfaceQualifiers(iface.interfaces);
   const entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[] = [
     ...iface.functions.map((fn) => ({ fn, interfaceName: null, shortInterface: null })),
-    ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: i.interfaceName }))),
+    ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: qualifiers.get(i)! }))),
   ];
   const count = new Map<string, number>();
   for (const { fn } of entries) count.set(fn.name, (count.get(fn.name) ?? 0) + 1);
@@ -76,4 +77,23 @@ export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
     if (reason !== undefined) method.reason = reason;
     return method;
   });
+}
+
+/**
+ * The `interface` part of `interface.function` for each exported interface:
+ * its own name, unless another exported interface has it too (two versions of
+ * one interface, as wit-bindgen's test components export); then with its
+ * version (`test@0.2.0`), or else its full name (which a URL must escape).
+ */
+function interfaceQualifiers(interfaces: WitInterface[]): Map<WitInterface, string> {
+  const count = (names: string[], name: string) => names.filter((n) => n === name).length;
+  const short = interfaces.map((i) => i.interfaceName);
+  const versioned = interfaces.map((i) => (i.package?.version ? `${i.interfaceName}@${i.package.version}` : i.interfaceName));
+  return new Map(
+    interfaces.map((i, n) => {
+      if (count(short, short[n]!) === 1) return [i, short[n]!];
+      if (count(versioned, versioned[n]!) === 1) return [i, versioned[n]!];
+      return [i, i.name];
+    }),
+  );
 }

@@ -50,6 +50,16 @@ describe('addressing', () => {
       expect(methods[0]).to.include({ exportKey: null, jsName: 'top' });
     });
 
+    it('qualifies an interface exported in two versions (or by two packages) so that each method keeps a name', () => {
+      const c = component([
+        iface('test:dep/test@0.1.0', [fn('x')]),
+        iface('test:dep/test@0.2.0', [fn('x')]),
+        iface('acme:a/api', [fn('f')]),
+        iface('acme:b/api', [fn('f')]),
+      ]);
+      expect(serviceMethods(c).map((m) => m.name)).to.deep.equal(['test@0.1.0.x', 'test@0.2.0.x', 'acme:a/api.f', 'acme:b/api.f']);
+    });
+
     it('marks resource functions and functions taking handles as not invocable, with a reason', () => {
       const handle = { kind: 'own', resource: 'blob' } as const;
       const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
