@@ -4,6 +4,7 @@
 
 import type { Config } from './config/index.js';
 import type { LoadFailure, ServiceDescriptor, ServiceId } from './service.js';
+import type { MetricsSnapshot } from './worker/metrics.js';
 
 /**
  * A control operation (contract §5.2–5.4), sent by the worker that received
@@ -13,12 +14,16 @@ export type ControlRequest =
   /** `config` is the restart body as sent; absent: the configuration file from the repository. */
   | { op: 'restart'; service: ServiceId; config?: { bytes: Uint8Array; contentType: string } }
   | { op: 'quiesce'; service: ServiceId }
-  | { op: 'reload' };
+  | { op: 'reload' }
+  /** Not a change: every worker's metrics, summed (`/api/metrics`). */
+  | { op: 'metrics' };
 
 /** The primary's answer to a control request: the HTTP answer the worker gives. */
 export interface ControlAnswer {
   status: number;
-  body: Record<string, unknown>;
+  /** JSON, or text of `contentType`. */
+  body: Record<string, unknown> | string;
+  contentType?: string;
 }
 
 /** Primary → worker. */
@@ -31,6 +36,8 @@ export type PrimaryMessage =
   | { type: 'commit' | 'discard'; id: number; service: ServiceId }
   /** Refuse new calls to `service`, let the running ones finish, drop its instances. Answered by `done` once drained. */
   | { type: 'quiesce'; id: number; service: ServiceId }
+  /** Send a snapshot of your metrics. Answered by `metrics`. */
+  | { type: 'collect-metrics'; id: number }
   /** The answer to the worker's `control` request. */
   | { type: 'control-answer'; id: number; answer: ControlAnswer }
   /** Whether every worker has loaded the current set: drives `/api/ready`. */
@@ -50,7 +57,8 @@ export type WorkerReply =
   | { type: 'loaded'; id: number; failures: LoadFailure[] }
   /** Reply to `stage`: `error` when the instances could not be created (init failed, trap). */
   | { type: 'staged'; id: number; error?: string }
-  | { type: 'done'; id: number };
+  | { type: 'done'; id: number }
+  | { type: 'metrics'; id: number; snapshot: MetricsSnapshot };
 
 /** Worker → primary. */
 export type WorkerMessage =

@@ -12,6 +12,7 @@ import type { ControlAnswer, ControlRequest, Unsent, WorkerReply, WorkerRequest 
 import type { Logger } from '../log.js';
 import { serviceKey, serviceName, serviceRevision, type LoadFailure, type ServiceConfig, type ServiceDescriptor, type ServiceId } from '../service.js';
 import { buildCatalog, type Catalog } from './catalog.js';
+import { PrimaryMetrics } from './metrics.js';
 import type { PersistedConfigs } from './persisted-configs.js';
 import { repositoryOptions } from './repositories.js';
 import { ConfigError, readConfigFile, serviceConfig } from './service-config.js';
@@ -38,7 +39,7 @@ export interface ControlPlaneOptions {
 
 /** Creating instances (compiling, starting threads, init) on a worker: generous, it is not a request's budget. */
 const INSTANTIATE_TIMEOUT_MS = 120_000;
-/** Swapping or dropping instances that already exist. */
+/** Swapping or dropping instances that already exist; sending a metrics snapshot. */
 const SWAP_TIMEOUT_MS = 10_000;
 
 export class ControlPlane {
@@ -49,10 +50,12 @@ export class ControlPlane {
   #serial: Promise<unknown> = Promise.resolve();
   #reloadRunning: Promise<ControlAnswer> | undefined;
   #reloadNext: Promise<ControlAnswer> | undefined;
+  readonly #metrics: PrimaryMetrics;
 
   constructor(opts: ControlPlaneOptions) {
     this.#opts = opts;
     this.#log = opts.log;
+    this.#metrics = new PrimaryMetrics({ services: () => this.#catalog.services.length, workers: () => opts.fleet.workers().length });
   }
 
   /** What every worker serves (a new worker is sent this). */
@@ -68,14 +71,35 @@ export class ControlPlane {
   }
 
   handle(request: ControlRequest): Promise<ControlAnswer> {
-    switch (request.op) {
-      case 'restart':
-        return this.#exclusive(() => this.#restart(request.service, request.config));
-      case 'quiesce':
-        return this.#exclusive(() => this.#quiesce(request.service));
-      case 'reload':
-        return this.#reload();
-    }
+    if (request.op === 'metrics') return this.#collectMetrics();
+    const answer = (() => {
+      switch (request.op) {
+        case 'restart':
+          return this.#exclusive(() => this.#restart(request.service, request.config));
+        case 'quiesce':
+          return this.#exclusive(() => this.#quiesce(request.service));
+        case 'reload':
+          return this.#reload();
+      }
+    })();
+    return answer.then(
+      (a) => {
+        this.#metrics.operation(request.op, a.status);
+        return a;
+      },
+      (e: unknown) => {
+        this.#metrics.operation(request.op, 500);
+        throw e;
+      },
+    );
+  }
+
+  /** Not an operation: it runs beside them, and a worker that does not send its snapshot is left out (and replaced). */
+  async #collectMetrics(): Promise<ControlAnswer> {
+    const { fleet } = this.#opts;
+    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, SWAP_TIMEOUT_MS)));
+    const snapshots = replies.flatMap((r) => (r?.type === 'metrics' ? [r.snapshot] : []));
+    return { status: 200, body: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
   }
 
   #exclusive<T>(operation: () => Promise<T>): Promise<T> {
@@ -156,7 +180,7 @@ export class ControlPlane {
     if (error !== undefined) {
       await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id }, SWAP_TIMEOUT_MS)));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
-      return { status: 500, body: { ...failure(500, 'restart failed', error, id).body, status: 'restart failed' } };
+      return failure(500, 'restart failed', error, id, { status: 'restart failed' });
     }
     // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
@@ -216,8 +240,9 @@ function diff(before: ServiceDescriptor[], after: ServiceDescriptor[]): Record<'
   };
 }
 
-function failure(status: number, error: string, details: string, id: ServiceId): ControlAnswer {
-  return { status, body: { error, details, service: serviceName(id) } };
+/** The contract's error body (§5.5), with any operation-specific fields. */
+function failure(status: number, error: string, details: string, id: ServiceId, extra: Record<string, unknown> = {}): ControlAnswer {
+  return { status, body: { error, details, service: serviceName(id), ...extra } };
 }
 
 function unknownService(id: ServiceId): ControlAnswer {

@@ -119,6 +119,7 @@ export class Supervisor implements Fleet {
       case 'loaded':
       case 'staged':
       case 'done':
+      case 'metrics':
         this.#replies.settle(m);
         break;
       case 'control':

@@ -5,14 +5,15 @@ import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
+import type { WorkerMetrics } from './metrics.js';
 import { apiRouter, tooLarge, type RouteDeps } from './routes.js';
 
-export function createApp(deps: RouteDeps & { log: Logger }): Koa {
-  const { config, log } = deps;
+export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetrics }): Koa {
+  const { config, log, metrics } = deps;
   const app = new Koa();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  app.use(requestLog(log));
+  app.use(requestLog(log, metrics));
   app.use(errorAnswers(config, log));
   if (config.http.cors.enabled) app.use(corsFor(config));
   const router = apiRouter(deps);
@@ -22,8 +23,8 @@ export function createApp(deps: RouteDeps & { log: Logger }): Koa {
   return app;
 }
 
-/** One log line per request, with the service and method when the route named them. */
-function requestLog(log: Logger) {
+/** One log line per request, with the service and method when the route named them; and its metrics. */
+function requestLog(log: Logger, metrics: WorkerMetrics) {
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
     try {
@@ -32,6 +33,7 @@ function requestLog(log: Logger) {
       const ms = Math.round((performance.now() - started) * 1000) / 1000;
       const { service, method } = ctx.state as { service?: string; method?: string };
       log.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms, service, method }, 'request');
+      metrics.observe(service ?? '', method ?? '', ctx.status, ms / 1000);
     }
   };
 }

@@ -17,6 +17,7 @@ import {
 } from '../ipc.js';
 import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
+import { WorkerMetrics } from './metrics.js';
 import { ServiceRegistry } from './registry.js';
 import type { WorkerState } from './routes.js';
 
@@ -31,6 +32,7 @@ function send(message: WorkerMessage): void {
  * against a primary that is gone.
  */
 const CONTROL_TIMEOUT_MS = 600_000;
+const SEQUENTIAL = new Set<PrimaryMessage['type']>(['load', 'stage', 'commit', 'discard', 'quiesce']);
 const controlAnswers = new Correlator<{ id: number; answer: ControlAnswer }>();
 
 function askPrimary(request: ControlRequest): Promise<ControlAnswer> {
@@ -50,7 +52,8 @@ async function main(): Promise<void> {
     log,
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
-  const app = createApp({ version: bootstrap.version, config, registry, state, log, control: askPrimary });
+  const metrics = new WorkerMetrics(registry);
+  const app = createApp({ version: bootstrap.version, config, registry, state, log, metrics, control: askPrimary });
 
   const servers = [listen(createServer(app.callback()), config.http.port)];
   if (bootstrap.tls) {
@@ -75,12 +78,12 @@ async function main(): Promise<void> {
     void Promise.all(servers.map((server) => drain(server, graceMs, log))).then(() => process.exit(0));
   };
 
-  // The primary's requests are handled in the order sent, one at a time: a
-  // `load` still running when a `commit` arrives must not undo it afterwards.
+  // Requests that change the services are handled in the order sent, one at
+  // a time: a `load` still running when a `commit` arrives must not undo it.
   let queue: Promise<void> = Promise.resolve();
   process.on('message', (m: unknown) => {
     if (!isPrimaryMessage(m)) return;
-    if ('id' in m && m.type !== 'control-answer') queue = queue.then(() => onMessage(m)).catch((e: unknown) => log.error({ err: e }, `handling "${m.type}" failed`));
+    if (SEQUENTIAL.has(m.type)) queue = queue.then(() => onMessage(m)).catch((e: unknown) => log.error({ err: e }, `handling "${m.type}" failed`));
     else void onMessage(m);
   });
   // The primary coordinates shutdown; a signal sent to the whole process group
@@ -117,6 +120,9 @@ async function main(): Promise<void> {
       case 'quiesce':
         await registry.quiesce(m.service);
         send({ type: 'done', id: m.id });
+        break;
+      case 'collect-metrics':
+        send({ type: 'metrics', id: m.id, snapshot: await metrics.snapshot() });
         break;
       case 'control-answer':
         controlAnswers.settle(m);

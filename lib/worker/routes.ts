@@ -102,6 +102,10 @@ export function apiRouter({ version, config, registry, state, control }: RouteDe
     answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
   });
 
+  router.get('/metrics', async (ctx) => {
+    answer(ctx, await control({ op: 'metrics' }));
+  });
+
   router.post('/reload', async (ctx) => {
     answer(ctx, await control({ op: 'reload' }));
   });
@@ -109,9 +113,10 @@ export function apiRouter({ version, config, registry, state, control }: RouteDe
   return router;
 }
 
-function answer(ctx: Context, { status, body }: ControlAnswer): void {
+function answer(ctx: Context, { status, body, contentType }: ControlAnswer): void {
   ctx.status = status;
   ctx.body = body;
+  if (contentType) ctx.type = contentType;
 }
 
 function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {

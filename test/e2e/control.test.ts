@@ -194,6 +194,33 @@ describe('control plane (e2e)', function () {
     });
   });
 
+  describe('metrics', () => {
+    const scrape = async () => {
+      const res = await fetch(`${rt.url}/api/metrics`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
+      return res.text();
+    };
+    const value = (text: string, series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? 0 : Number(line.slice(series.length + 1));
+    };
+
+    it('sums every worker\'s counts, and adds the primary\'s', async () => {
+      const series = 'rt_http_requests_total{service="acme.configured",method="inits",status="200"}';
+      const before = value(await scrape(), series);
+      await results('acme/configured/invoke/inits');
+      const text = await scrape();
+      // The calls landed on both workers: only the sum of both counts them all.
+      expect(value(text, series) - before).to.equal(CALLS_PER_CHECK);
+      expect(value(text, 'rt_instances{service="acme.configured"}')).to.equal(2);
+      expect(value(text, 'rt_workers')).to.equal(2);
+      expect(value(text, 'rt_control_operations_total{operation="restart",status="200"}')).to.be.greaterThan(0);
+      expect(text).to.match(/^rt_http_request_duration_seconds_bucket\{le="0\.005",service="acme\.configured",method="inits"\} \d+$/m);
+      expect(text).to.match(/^rt_worker_process_cpu_seconds_total \d/m);
+    });
+  });
+
   describe('reload', () => {
     it('adds, updates and removes components, and every worker serves the new set', async () => {
       await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(2)));
