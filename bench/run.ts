@@ -59,6 +59,8 @@ async function perCall(): Promise<void> {
       unsatisfiedImports: [],
       instances: DEFAULT_INSTANCES,
       env: {},
+      paths: [],
+      outboundHosts: [],
     },
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, log: pino({ level: 'silent' }) },
   );

@@ -64,6 +64,19 @@ export interface ServiceDescriptor {
   instances: InstanceOptions;
   /** Environment variables the sidecar grants the component (contract §8): it sees nothing else of the host's. */
   env: Record<string, string>;
+  /** Host directories the sidecar grants as preopens (`allowed_paths`, contract §8); none by default. */
+  paths: PathGrant[];
+  /** Hosts the component may send HTTP requests to (`allowed_outbound_hosts`); none by default. */
+  outboundHosts: string[];
+}
+
+/** A host directory a component sees as a preopened directory. */
+export interface PathGrant {
+  /** Absolute host path. */
+  host: string;
+  /** The directory's name in the component (absolute, e.g. `/data`). */
+  guest: string;
+  writable: boolean;
 }
 
 export interface InstanceOptions {

@@ -56,6 +56,8 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
     instances: instanceOptions(sidecar, sidecarPath(component.path)),
     env: sidecar.env ?? {},
+    paths: sidecar.allowed_paths ?? [],
+    outboundHosts: sidecar.allowed_outbound_hosts ?? [],
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return descriptor;
