@@ -1,18 +1,22 @@
 // The imports a component instance receives: WASI from preview2-shim within
 // the sandbox of contract §8 (no host filesystem, environment, network or
-// process exit), and trapping stubs for everything else (contract §4).
+// process exit beyond what the sidecar grants), and trapping stubs for
+// everything else (contract §4).
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
+import type { PathGrant } from '../service.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import type { ImportedItem, WitFunction } from '../wit/types.js';
+import { grantedOutgoingHandler } from './outbound.js';
+import { grantedFilesystem } from './preopens.js';
 
 export type ImportObject = Record<string, unknown>;
 
 // preview2-shim declares its namespaces as type-only exports; at run time they
 // are objects of interface implementations.
 type Implementations = Record<string, object>;
-const { cli, clocks, filesystem, http, io, random } = preview2 as unknown as Record<
-  'cli' | 'clocks' | 'filesystem' | 'http' | 'io' | 'random',
+const { cli, clocks, http, io, random } = preview2 as unknown as Record<
+  'cli' | 'clocks' | 'http' | 'io' | 'random',
   Implementations
 >;
 
@@ -31,9 +35,17 @@ export class ComponentExit extends Error {
 }
 
 
+/** What the sidecar grants besides the environment (contract §8). */
+export interface Grants {
+  paths?: PathGrant[];
+  outboundHosts?: string[];
+}
+
 // Interfaces replaced (not just passed through) to keep the host out of
-// reach. The environment holds only what the sidecar grants.
-function sandboxed(env: [string, string][]): Record<string, object> {
+// reach. The environment, the filesystem and outgoing HTTP hold only what the
+// sidecar grants; without a granted host, outgoing HTTP stays a trapping stub.
+function sandboxed(env: [string, string][], grants: Grants): Record<string, object> {
+  const outboundHosts = grants.outboundHosts ?? [];
   return {
     'wasi:cli/environment': {
       getEnvironment: () => env,
@@ -45,7 +57,8 @@ function sandboxed(env: [string, string][]): Record<string, object> {
         throw new ComponentExit(status);
       },
     },
-    'wasi:filesystem/preopens': { getDirectories: () => [] },
+    ...grantedFilesystem(grants.paths ?? []),
+    ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
   };
 }
 
@@ -61,7 +74,6 @@ const PASSED_THROUGH: Record<string, object> = {
   'wasi:cli/terminal-stderr': cli.terminalStderr,
   'wasi:clocks/monotonic-clock': clocks.monotonicClock,
   'wasi:clocks/wall-clock': clocks.wallClock,
-  'wasi:filesystem/types': filesystem.types,
   'wasi:io/error': io.error,
   'wasi:io/poll': io.poll,
   'wasi:io/streams': io.streams,
@@ -119,9 +131,9 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
  * The import object for one component: keyed the way its glue asks
  * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
  */
-export function hostImports(specifiers: string[], imports: ImportedItem[], env: [string, string][] = []): ImportObject {
+export function hostImports(specifiers: string[], imports: ImportedItem[], env: [string, string][] = [], grants: Grants = {}): ImportObject {
   const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
-  const replaced = sandboxed(env);
+  const replaced = sandboxed(env, grants);
   const object: ImportObject = {};
   for (const specifier of specifiers) {
     const key = unversioned(specifier);

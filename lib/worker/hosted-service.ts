@@ -67,6 +67,8 @@ export class HostedService {
           recycleAfter: instances.recycleAfter,
           memoryCapBytes: options.memoryCapBytes,
           env: Object.entries(descriptor.env),
+          paths: descriptor.paths,
+          outboundHosts: descriptor.outboundHosts,
         },
         {
           size: instances.poolSize,
