@@ -276,6 +276,15 @@ export class Descriptor {
   }
 }
 
+/** The grant's directory with symlinks resolved; it was checked at load but may have gone since. */
+function grantRoot(grant: PathGrant): string {
+  try {
+    return realpathSync(grant.host);
+  } catch (e) {
+    throw new Error(`allowed_paths: ${grant.host} (granted as ${grant.guest}) cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 /**
  * `wasi:filesystem/types` and `wasi:filesystem/preopens` for a component
  * granted `paths`: exactly those directories, under their guest names. The
@@ -286,7 +295,7 @@ export class Descriptor {
  */
 export function grantedFilesystem(paths: PathGrant[]): Record<string, object> {
   const directories = paths.map((p): [Descriptor, string] => {
-    const root = realpathSync(p.host);
+    const root = grantRoot(p);
     shim._addPreopen(p.guest, root);
     return [Descriptor.root(shim.preopens.getDirectories().at(-1)![0], { root, writable: p.writable }), p.guest];
   });
