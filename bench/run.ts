@@ -68,6 +68,8 @@ async function perCall(): Promise<void> {
       configFile: null,
       quiesced: false,
       revision: 'bench',
+      paths: [],
+      outboundHosts: [],
     },
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, log: pino({ level: 'silent' }) },
   );

@@ -75,6 +75,19 @@ export interface ServiceDescriptor {
   quiesced: boolean;
   /** Identifies what the instances are made from (component, sidecar options, configuration): equal revisions need no new instances. */
   revision: string;
+  /** Host directories the sidecar grants as preopens (`allowed_paths`, contract §8); none by default. */
+  paths: PathGrant[];
+  /** Hosts the component may send HTTP requests to (`allowed_outbound_hosts`); none by default. */
+  outboundHosts: string[];
+}
+
+/** A host directory a component sees as a preopened directory. */
+export interface PathGrant {
+  /** Absolute host path. */
+  host: string;
+  /** The directory's name in the component (absolute, e.g. `/data`). */
+  guest: string;
+  writable: boolean;
 }
 
 /** Where jco's glue puts an exported function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
@@ -96,7 +109,7 @@ export interface ServiceConfig {
 /** The revision of `d`, from everything its instances are made from. */
 export function serviceRevision(d: Omit<ServiceDescriptor, 'revision'>): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null]));
+  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.paths, d.outboundHosts, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null]));
   if (d.config) hash.update(d.config.bytes);
   return hash.digest('hex').slice(0, 16);
 }

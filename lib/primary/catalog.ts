@@ -64,6 +64,8 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
     config: configFile ? await readConfigFile(configFile) : null,
     configFile,
     quiesced: false,
+    paths: sidecar.allowed_paths ?? [],
+    outboundHosts: sidecar.allowed_outbound_hosts ?? [],
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return { ...descriptor, revision: serviceRevision(descriptor) };

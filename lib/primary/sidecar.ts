@@ -2,8 +2,11 @@
 // It overrides the service address; an invalid sidecar makes the component
 // fail to load with a message naming the file and key.
 
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
+import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
+import type { PathGrant } from '../service.js';
 
 export interface Sidecar {
   domain?: string;
@@ -20,6 +23,10 @@ export interface Sidecar {
   env?: Record<string, string>;
   /** The service's configuration file, relative to the sidecar (default: `<stem>.config.*` beside it). */
   config?: string;
+  /** Host directories the component sees as preopens; host paths resolved (absolute, symlinks followed). */
+  allowed_paths?: PathGrant[];
+  /** Where the component may send HTTP requests: `[http:// | https://]host[:port]` entries. */
+  allowed_outbound_hosts?: string[];
 }
 
 export class SidecarError extends Error {}
@@ -27,7 +34,8 @@ export class SidecarError extends Error {}
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
-const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env';
+const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env, allowed_paths, allowed_outbound_hosts';
+const PATH_KEYS = ['host', 'guest', 'writable'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function sidecarPath(wasmPath: string): string {
@@ -79,6 +87,12 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
         if (typeof value !== 'string' || value === '') throw new SidecarError(`${path}: config: expected the path of the configuration file, got ${JSON.stringify(value)}`);
         sidecar.config = value;
         break;
+      case 'allowed_paths':
+        sidecar.allowed_paths = await allowedPaths(path, value);
+        break;
+      case 'allowed_outbound_hosts':
+        sidecar.allowed_outbound_hosts = outboundHosts(path, value);
+        break;
       default:
         throw new SidecarError(`${path}: unknown key "${key}" (known: ${KNOWN_KEYS})`);
     }
@@ -127,4 +141,60 @@ function positiveInteger(path: string, key: string, value: unknown, max: number)
     throw new SidecarError(`${path}: ${key}: expected an integer between 1 and ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/**
+ * `[[allowed_paths]]` entries: `host` (relative to the sidecar's directory)
+ * must be a directory; `guest` is the absolute name the component sees it by;
+ * `writable` defaults to false.
+ */
+async function allowedPaths(path: string, value: unknown): Promise<PathGrant[]> {
+  if (!Array.isArray(value)) {
+    throw new SidecarError(`${path}: allowed_paths: expected an array of tables ([[allowed_paths]] with host, guest and optional writable), got ${JSON.stringify(value)}`);
+  }
+  const grants: PathGrant[] = [];
+  for (const [i, entry] of value.entries()) {
+    const where = `${path}: allowed_paths[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw new SidecarError(`${where}: expected a table with host, guest and optional writable, got ${JSON.stringify(entry)}`);
+    }
+    const table = entry as Record<string, unknown>;
+    const unknown = Object.keys(table).find((k) => !PATH_KEYS.includes(k));
+    if (unknown !== undefined) throw new SidecarError(`${where}: unknown key "${unknown}" (known: ${PATH_KEYS.join(', ')})`);
+    const { host, guest, writable = false } = table;
+    if (typeof host !== 'string' || host === '') throw new SidecarError(`${where}.host: expected a directory path, got ${JSON.stringify(host)}`);
+    if (typeof guest !== 'string' || !guest.startsWith('/') || posix.normalize(guest) !== guest || guest.includes('\\')) {
+      throw new SidecarError(`${where}.guest: expected an absolute path such as "/data" (no "." or ".." segments), got ${JSON.stringify(guest)}`);
+    }
+    if (typeof writable !== 'boolean') throw new SidecarError(`${where}.writable: expected true or false, got ${JSON.stringify(writable)}`);
+    const normalisedGuest = guest.length > 1 && guest.endsWith('/') ? guest.slice(0, -1) : guest;
+    if (grants.some((g) => g.guest === normalisedGuest)) throw new SidecarError(`${where}.guest: ${JSON.stringify(guest)} is granted twice`);
+    grants.push({ host: await directory(`${where}.host`, resolve(dirname(path), host), host), guest: normalisedGuest, writable });
+  }
+  return grants;
+}
+
+/** `absolute` with its symlinks resolved, when it is a directory. */
+async function directory(where: string, absolute: string, written: string): Promise<string> {
+  const named = written === absolute ? JSON.stringify(written) : `${JSON.stringify(written)} (${absolute})`;
+  try {
+    if (!(await stat(absolute)).isDirectory()) throw new SidecarError(`${where}: ${named} is not a directory`);
+    return await realpath(absolute);
+  } catch (e) {
+    if (e instanceof SidecarError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new SidecarError(`${where}: ${named} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? (e as Error).message})`}`);
+  }
+}
+
+function outboundHosts(path: string, value: unknown): string[] {
+  if (!Array.isArray(value)) {
+    throw new SidecarError(`${path}: allowed_outbound_hosts: expected a list of ${HOST_PATTERN_SHAPE}; got ${JSON.stringify(value)}`);
+  }
+  value.forEach((entry, i) => {
+    if (typeof entry !== 'string' || !parseHostPattern(entry)) {
+      throw new SidecarError(`${path}: allowed_outbound_hosts[${i}]: expected ${HOST_PATTERN_SHAPE}; got ${JSON.stringify(entry)}`);
+    }
+  });
+  return value as string[];
 }

@@ -1,18 +1,22 @@
 // The imports a component instance receives: WASI from preview2-shim within
 // the sandbox of contract §8 (no host filesystem, environment, network or
-// process exit), and trapping stubs for everything else (contract §4).
+// process exit beyond what the sidecar grants), and trapping stubs for
+// everything else (contract §4).
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
+import type { PathGrant } from '../service.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import type { ImportedItem, WitFunction } from '../wit/types.js';
+import { grantedOutgoingHandler } from './outbound.js';
+import { grantedFilesystem } from './preopens.js';
 
 export type ImportObject = Record<string, unknown>;
 
 // preview2-shim declares its namespaces as type-only exports; at run time they
 // are objects of interface implementations.
 type Implementations = Record<string, object>;
-const { cli, clocks, filesystem, http, io, random } = preview2 as unknown as Record<
-  'cli' | 'clocks' | 'filesystem' | 'http' | 'io' | 'random',
+const { cli, clocks, http, io, random } = preview2 as unknown as Record<
+  'cli' | 'clocks' | 'http' | 'io' | 'random',
   Implementations
 >;
 
@@ -31,17 +35,22 @@ export class ComponentExit extends Error {
 }
 
 
-/** What an instance is granted beyond the sandbox's defaults. */
+/** What an instance is granted beyond the sandbox's defaults (sidecar, contract §8; configuration, §5.2). */
 export interface Grants {
   /** Environment variables (sidecar `env`). */
   env: [string, string][];
   /** The service's configuration as flattened keys, for wasi:config/store. */
   config: [string, string][];
+  /** Preopened host directories (`allowed_paths`). */
+  paths: PathGrant[];
+  /** Hosts outgoing HTTP may reach (`allowed_outbound_hosts`). */
+  outboundHosts: string[];
 }
 
 // Interfaces replaced (not just passed through) to keep the host out of
-// reach. The environment holds only what the sidecar grants.
-function sandboxed({ env, config }: Grants): Record<string, object> {
+// reach. The environment, the filesystem and outgoing HTTP hold only what the
+// sidecar grants; without a granted host, outgoing HTTP stays a trapping stub.
+function sandboxed({ env, config, paths, outboundHosts }: Grants): Record<string, object> {
   const settings = new Map(config);
   return {
     // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
@@ -59,9 +68,12 @@ function sandboxed({ env, config }: Grants): Record<string, object> {
         throw new ComponentExit(status);
       },
     },
-    'wasi:filesystem/preopens': { getDirectories: () => [] },
+    ...grantedFilesystem(paths),
+    ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
   };
 }
+
+const NO_GRANTS: Grants = { env: [], config: [], paths: [], outboundHosts: [] };
 
 /** The WASI interfaces taken from preview2-shim as they are. Sockets and outgoing HTTP are not among them: no network. */
 const PASSED_THROUGH: Record<string, object> = {
@@ -75,7 +87,6 @@ const PASSED_THROUGH: Record<string, object> = {
   'wasi:cli/terminal-stderr': cli.terminalStderr,
   'wasi:clocks/monotonic-clock': clocks.monotonicClock,
   'wasi:clocks/wall-clock': clocks.wallClock,
-  'wasi:filesystem/types': filesystem.types,
   'wasi:io/error': io.error,
   'wasi:io/poll': io.poll,
   'wasi:io/streams': io.streams,
@@ -133,7 +144,7 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
  * The import object for one component: keyed the way its glue asks
  * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
  */
-export function hostImports(specifiers: string[], imports: ImportedItem[], grants: Grants = { env: [], config: [] }): ImportObject {
+export function hostImports(specifiers: string[], imports: ImportedItem[], grants: Grants = NO_GRANTS): ImportObject {
   const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
   const replaced = sandboxed(grants);
   const object: ImportObject = {};

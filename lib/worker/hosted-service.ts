@@ -72,6 +72,8 @@ export class HostedService {
           init: descriptor.init,
           config: config?.bytes ?? new Uint8Array(),
           configEntries: config?.entries ?? [],
+          paths: descriptor.paths,
+          outboundHosts: descriptor.outboundHosts,
         },
         {
           size: instances.poolSize,

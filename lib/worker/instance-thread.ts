@@ -54,7 +54,7 @@ const outputs = [new Output('stdout'), new Output('stderr')];
 const flushOutput = () => outputs.forEach((o) => o.flush());
 
 const glue = (await import(pathToFileURL(spec.entry).href)) as { instantiate: Instantiate };
-const imports = hostImports(spec.importSpecifiers, spec.imports, { env: spec.env, config: spec.configEntries });
+const imports = hostImports(spec.importSpecifiers, spec.imports, { env: spec.env, config: spec.configEntries, paths: spec.paths, outboundHosts: spec.outboundHosts });
 const queue: CallRequest[] = [];
 let functions: (Bound | undefined)[] | undefined;
 let memories: WebAssembly.Memory[] = [];

@@ -2,7 +2,7 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
-import type { ExportLocation } from '../service.js';
+import type { ExportLocation, PathGrant } from '../service.js';
 import type { ImportedItem } from '../wit/types.js';
 
 /** What an instance thread is started with (its `workerData`). */
@@ -29,6 +29,10 @@ export interface ThreadSpec {
   config: Uint8Array;
   /** Its flattened keys, served through wasi:config/store. */
   configEntries: [string, string][];
+  /** Preopened directories granted by the sidecar. */
+  paths: PathGrant[];
+  /** Hosts the sidecar lets the component send HTTP requests to. */
+  outboundHosts: string[];
 }
 
 /** Main → thread: call method `index` with jco-shaped `args`. */

@@ -2,21 +2,28 @@
 // shows the contained outcome and that the worker keeps serving. One worker,
 // so every call lands on the same instances and the same event loop.
 
+import { readFile, symlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { expect } from 'chai';
-import { ENDLESS_START, examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { ENDLESS_START, examplesRepository, GRANTEE, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
 
 describe('isolation and limits (e2e)', function () {
   let rt: RtProcess;
+  let repo: string;
+  /** The server granted components may reach (allowed_outbound_hosts). */
+  let outbound: { server: Server; connections: () => number; port: number };
 
   before(async function () {
     this.timeout(300_000);
     const examples = await examplesRepository();
-    const repo = await repository({
+    const listening = await listeningServer();
+    outbound = { ...listening, port: (listening.server.address() as AddressInfo).port };
+    repo = await repository({
       runaway: RUNAWAY,
       hostile: HOSTILE,
       'endless-start': ENDLESS_START,
@@ -28,7 +35,22 @@ describe('isolation and limits (e2e)', function () {
       'recycled.toml': { raw: 'service = "recycled"\nmax_invocations = 3\n' },
       'fresh.wasm': RUNAWAY,
       'fresh.toml': { raw: 'service = "fresh"\ninstance_per_call = true\n' },
+      grantee: GRANTEE,
+      'files.wasm': GRANTEE,
+      'files.toml': {
+        raw: [
+          'service = "files"',
+          '[[allowed_paths]]\nhost = "shared"\nguest = "/data"',
+          '[[allowed_paths]]\nhost = "scratch"\nguest = "/scratch"\nwritable = true',
+        ].join('\n'),
+      },
+      'shared/hello.txt': { raw: 'hello from the host' },
+      'scratch/.keep': { raw: '' },
+      'online.wasm': GRANTEE,
+      'online.toml': { raw: `service = "online"\nallowed_outbound_hosts = ["127.0.0.1:${outbound.port}"]\n` },
     });
+    // An operator's symlink pointing out of a grant: followed only while it stays inside.
+    await symlink('/etc', join(repo, 'shared', 'etc-link'));
     rt = await RtProcess.start({
       workers: 1,
       configToml: `repo_urls = ["file://${examples}", "file://${repo}"]`,
@@ -39,6 +61,7 @@ describe('isolation and limits (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    outbound?.server.close();
   });
 
   describe('a call that never ends', () => {
@@ -202,6 +225,64 @@ describe('isolation and limits (e2e)', function () {
       expect(String(line.msg).length).to.be.at.most(16 * 1024);
       expect(line.dropped).to.be.above(4_000_000);
       expect(rt.output.length).to.be.below(1024 * 1024);
+    });
+  });
+
+  describe('grants (contract §8)', () => {
+    it('without allowed_paths the component has no directory: /etc/passwd cannot be read, and the call answers 200', async () => {
+      expect((await invoke(rt, 'acme/grantee/invoke/preopens', {})).body).to.deep.equal({ result: [] });
+      const res = await invoke(rt, 'acme/grantee/invoke/read-file', { dir: '/', path: 'etc/passwd' });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ result: 'error: no preopen /' });
+    });
+
+    it('allowed_paths: the component sees exactly the granted directories and reads a file in one', async () => {
+      expect((await invoke(rt, 'acme/files/invoke/preopens', {})).body).to.deep.equal({ result: ['/data', '/scratch'] });
+      const res = await invoke(rt, 'acme/files/invoke/read-file', { dir: '/data', path: 'hello.txt' });
+      expect(res.body).to.deep.equal({ result: 'hello from the host' });
+    });
+
+    it('a read-only grant refuses writes with read-only; a writable one takes them', async () => {
+      for (const path of ['hello.txt', 'new.txt']) {
+        const res = await invoke(rt, 'acme/files/invoke/write-file', { dir: '/data', path, text: 'overwritten' });
+        expect(res.body, path).to.deep.equal({ result: 'error: read-only' });
+      }
+      expect(await readFile(join(repo, 'shared', 'hello.txt'), 'utf8')).to.equal('hello from the host');
+      const written = await invoke(rt, 'acme/files/invoke/write-file', { dir: '/scratch', path: 'note.txt', text: 'noted' });
+      expect(written.body).to.deep.equal({ result: 'wrote 5' });
+      expect(await readFile(join(repo, 'scratch', 'note.txt'), 'utf8')).to.equal('noted');
+    });
+
+    it('no escape from a grant with .., an absolute path or a symlink: not-permitted', async () => {
+      for (const path of ['../../../../../../etc/passwd', '/etc/passwd', 'etc-link/passwd', '../files.toml']) {
+        const res = await invoke(rt, 'acme/files/invoke/read-file', { dir: '/data', path });
+        expect(res.body, path).to.deep.equal({ result: 'error: not-permitted' });
+      }
+    });
+
+    it('allowed_outbound_hosts: a request to a listed host goes through', async function () {
+      this.timeout(30_000);
+      const before = outbound.connections();
+      const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url: `http://127.0.0.1:${outbound.port}/` });
+      expect(res.body).to.deep.equal({ result: '200 reached' });
+      expect(outbound.connections()).to.equal(before + 1);
+    });
+
+    it('allowed_outbound_hosts: a host not on the list is refused and nothing connects', async function () {
+      this.timeout(30_000);
+      const { server, connections } = await listeningServer();
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+        const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url });
+        // StarlingMonkey's fetch rejects without the wasi:http error code (HTTP-request-denied).
+        expect(res.status).to.equal(200);
+        expect(res.body.result).to.match(/^error: .*An error occurred while using the host API/);
+        await sleep(200);
+        expect(connections()).to.equal(0);
+      } finally {
+        server.close();
+      }
+      expect((await invoke(rt, 'acme/online/invoke/fetch-url', { url: `http://127.0.0.1:${outbound.port}/` })).body).to.deep.equal({ result: '200 reached' });
     });
   });
 });

@@ -251,6 +251,158 @@ world ${service} { export api; }`,
   };
 }
 
+/**
+ * A componentize-js component that uses what a sidecar may grant: files in
+ * preopened directories (through wasi:filesystem, spelled out whole with the
+ * wasi:io and wasi:clocks types it uses, as componentize-js asks) and outbound HTTP (through fetch, in an async export:
+ * componentize-js runs the event loop until the promise settles).
+ * Failures come back as text, `error: <code>`, so a test sees what the guest saw.
+ */
+export const GRANTEE: ComponentSource = {
+  kind: 'js',
+  world: 'grantee',
+  disableFeatures: ['random', 'fetch-event'],
+  wit: `package acme:grantee@1.0.0;
+interface api {
+  preopens: func() -> list<string>;
+  read-file: func(dir: string, path: string) -> string;
+  write-file: func(dir: string, path: string, text: string) -> string;
+  fetch-url: func(url: string) -> string;
+}
+world grantee { import wasi:filesystem/preopens@0.2.3; export api; }
+package wasi:io@0.2.3 {
+  interface error { resource error { to-debug-string: func() -> string; } }
+  interface poll {
+    resource pollable { ready: func() -> bool; block: func(); }
+    poll: func(in: list<borrow<pollable>>) -> list<u32>;
+  }
+  interface streams {
+    use error.{error};
+    use poll.{pollable};
+    variant stream-error { last-operation-failed(error), closed }
+    resource input-stream {
+      read: func(len: u64) -> result<list<u8>, stream-error>;
+      blocking-read: func(len: u64) -> result<list<u8>, stream-error>;
+      skip: func(len: u64) -> result<u64, stream-error>;
+      blocking-skip: func(len: u64) -> result<u64, stream-error>;
+      subscribe: func() -> pollable;
+    }
+    resource output-stream {
+      check-write: func() -> result<u64, stream-error>;
+      write: func(contents: list<u8>) -> result<_, stream-error>;
+      blocking-write-and-flush: func(contents: list<u8>) -> result<_, stream-error>;
+      flush: func() -> result<_, stream-error>;
+      blocking-flush: func() -> result<_, stream-error>;
+      subscribe: func() -> pollable;
+      write-zeroes: func(len: u64) -> result<_, stream-error>;
+      blocking-write-zeroes-and-flush: func(len: u64) -> result<_, stream-error>;
+      splice: func(src: borrow<input-stream>, len: u64) -> result<u64, stream-error>;
+      blocking-splice: func(src: borrow<input-stream>, len: u64) -> result<u64, stream-error>;
+    }
+  }
+}
+package wasi:clocks@0.2.3 {
+  interface wall-clock {
+    record datetime { seconds: u64, nanoseconds: u32 }
+    now: func() -> datetime;
+    resolution: func() -> datetime;
+  }
+}
+package wasi:filesystem@0.2.3 {
+  interface types {
+    use wasi:io/streams@0.2.3.{input-stream, output-stream, error};
+    use wasi:clocks/wall-clock@0.2.3.{datetime};
+    type filesize = u64;
+    enum descriptor-type { unknown, block-device, character-device, directory, fifo, symbolic-link, regular-file, socket }
+    flags descriptor-flags { read, write, file-integrity-sync, data-integrity-sync, requested-write-sync, mutate-directory }
+    flags path-flags { symlink-follow }
+    flags open-flags { create, directory, exclusive, truncate }
+    type link-count = u64;
+    record descriptor-stat {
+      %type: descriptor-type, link-count: link-count, size: filesize,
+      data-access-timestamp: option<datetime>, data-modification-timestamp: option<datetime>, status-change-timestamp: option<datetime>,
+    }
+    variant new-timestamp { no-change, now, timestamp(datetime) }
+    record directory-entry { %type: descriptor-type, name: string }
+    enum error-code {
+      access, would-block, already, bad-descriptor, busy, deadlock, quota, exist, file-too-large,
+      illegal-byte-sequence, in-progress, interrupted, invalid, io, is-directory, loop, too-many-links,
+      message-size, name-too-long, no-device, no-entry, no-lock, insufficient-memory, insufficient-space,
+      not-directory, not-empty, not-recoverable, unsupported, no-tty, no-such-device, overflow,
+      not-permitted, pipe, read-only, invalid-seek, text-file-busy, cross-device,
+    }
+    enum advice { normal, sequential, random, will-need, dont-need, no-reuse }
+    record metadata-hash-value { lower: u64, upper: u64 }
+    resource descriptor {
+      read-via-stream: func(offset: filesize) -> result<input-stream, error-code>;
+      write-via-stream: func(offset: filesize) -> result<output-stream, error-code>;
+      append-via-stream: func() -> result<output-stream, error-code>;
+      advise: func(offset: filesize, length: filesize, advice: advice) -> result<_, error-code>;
+      sync-data: func() -> result<_, error-code>;
+      get-flags: func() -> result<descriptor-flags, error-code>;
+      get-type: func() -> result<descriptor-type, error-code>;
+      set-size: func(size: filesize) -> result<_, error-code>;
+      set-times: func(data-access-timestamp: new-timestamp, data-modification-timestamp: new-timestamp) -> result<_, error-code>;
+      read: func(length: filesize, offset: filesize) -> result<tuple<list<u8>, bool>, error-code>;
+      write: func(buffer: list<u8>, offset: filesize) -> result<filesize, error-code>;
+      read-directory: func() -> result<directory-entry-stream, error-code>;
+      sync: func() -> result<_, error-code>;
+      create-directory-at: func(path: string) -> result<_, error-code>;
+      stat: func() -> result<descriptor-stat, error-code>;
+      stat-at: func(path-flags: path-flags, path: string) -> result<descriptor-stat, error-code>;
+      set-times-at: func(path-flags: path-flags, path: string, data-access-timestamp: new-timestamp, data-modification-timestamp: new-timestamp) -> result<_, error-code>;
+      link-at: func(old-path-flags: path-flags, old-path: string, new-descriptor: borrow<descriptor>, new-path: string) -> result<_, error-code>;
+      open-at: func(path-flags: path-flags, path: string, open-flags: open-flags, %flags: descriptor-flags) -> result<descriptor, error-code>;
+      readlink-at: func(path: string) -> result<string, error-code>;
+      remove-directory-at: func(path: string) -> result<_, error-code>;
+      rename-at: func(old-path: string, new-descriptor: borrow<descriptor>, new-path: string) -> result<_, error-code>;
+      symlink-at: func(old-path: string, new-path: string) -> result<_, error-code>;
+      unlink-file-at: func(path: string) -> result<_, error-code>;
+      is-same-object: func(other: borrow<descriptor>) -> bool;
+      metadata-hash: func() -> result<metadata-hash-value, error-code>;
+      metadata-hash-at: func(path-flags: path-flags, path: string) -> result<metadata-hash-value, error-code>;
+    }
+    resource directory-entry-stream {
+      read-directory-entry: func() -> result<option<directory-entry>, error-code>;
+    }
+    filesystem-error-code: func(err: borrow<error>) -> option<error-code>;
+  }
+  interface preopens {
+    use types.{descriptor};
+    get-directories: func() -> list<tuple<descriptor, string>>;
+  }
+}`,
+  js: `
+import { getDirectories } from 'wasi:filesystem/preopens@0.2.3';
+const failure = (e) => 'error: ' + (e && e.payload !== undefined ? (e.payload.tag ?? e.payload) : e);
+function open(dir, path, flags, openFlags) {
+  const found = getDirectories().find(([, name]) => name === dir);
+  if (!found) throw { payload: 'no preopen ' + dir };
+  return found[0].openAt({ symlinkFollow: true }, path, openFlags, flags);
+}
+export const api = {
+  preopens() { return getDirectories().map(([, name]) => name); },
+  readFile(dir, path) {
+    try {
+      const [bytes] = open(dir, path, { read: true }, {}).read(65536n, 0n);
+      return new TextDecoder().decode(bytes);
+    } catch (e) { return failure(e); }
+  },
+  writeFile(dir, path, text) {
+    try {
+      const written = open(dir, path, { write: true }, { create: true, truncate: true }).write(new TextEncoder().encode(text), 0n);
+      return 'wrote ' + written;
+    } catch (e) { return failure(e); }
+  },
+  async fetchUrl(url) {
+    try {
+      const res = await fetch(url);
+      return res.status + ' ' + (await res.text());
+    } catch (e) { return 'error: ' + e; }
+  },
+};`,
+};
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */

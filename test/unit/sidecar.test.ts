@@ -1,6 +1,6 @@
 // Sidecar validation: every key's wrong value answers with the file, the key and what was expected.
 
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -10,7 +10,11 @@ describe('sidecar', () => {
   let dir: string;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rt-sidecar-'));
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'rt-sidecar-')));
+    await mkdir(join(dir, 'data'));
+    await mkdir(join(dir, 'out'));
+    await symlink('data', join(dir, 'linked'));
+    await writeFile(join(dir, 'file.txt'), 'not a directory');
   });
 
   async function read(toml: string): Promise<unknown> {
@@ -45,6 +49,24 @@ describe('sidecar', () => {
     });
   });
 
+  it('reads path grants: host relative to the sidecar, symlinks resolved, read-only unless writable', async () => {
+    const sidecar = await read(
+      `[[allowed_paths]]\nhost = "data"\nguest = "/data"\n[[allowed_paths]]\nhost = "${join(dir, 'out')}"\nguest = "/out/"\nwritable = true\n[[allowed_paths]]\nhost = "linked"\nguest = "/"\n`,
+    );
+    expect(sidecar).to.deep.equal({
+      allowed_paths: [
+        { host: join(dir, 'data'), guest: '/data', writable: false },
+        { host: join(dir, 'out'), guest: '/out', writable: true },
+        { host: join(dir, 'data'), guest: '/', writable: false },
+      ],
+    });
+  });
+
+  it('reads outbound hosts', async () => {
+    const hosts = ['api.example.com', 'https://API.example.com', 'http://127.0.0.1:8080', 'localhost:3000'];
+    expect(await read(`allowed_outbound_hosts = ${JSON.stringify(hosts)}`)).to.deep.equal({ allowed_outbound_hosts: hosts });
+  });
+
   it('is empty when there is no sidecar file', async () => {
     expect(await readSidecar(join(dir, 'none.wasm'))).to.deep.equal({});
   });
@@ -63,7 +85,30 @@ describe('sidecar', () => {
     ['domain = "a b"', /domain: expected a name of letters, digits and dashes, got "a b"$/],
     ['config = 1', /config: expected the path of the configuration file, got 1$/],
     ['config = ""', /config: expected the path of the configuration file, got ""$/],
-    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env\)$/],
+    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env, allowed_paths, allowed_outbound_hosts\)$/],
+    ['allowed_paths = "data"', /allowed_paths: expected an array of tables \(\[\[allowed_paths\]\] with host, guest and optional writable\), got "data"$/],
+    ['[allowed_paths]\n"/data" = "data"', /allowed_paths: expected an array of tables .*, got \{"\/data":"data"\}$/],
+    ['allowed_paths = ["data"]', /allowed_paths\[0\]: expected a table with host, guest and optional writable, got "data"$/],
+    ['[[allowed_paths]]\nhost = "data"\nguest = "/data"\nmode = "ro"', /allowed_paths\[0\]: unknown key "mode" \(known: host, guest, writable\)$/],
+    ['[[allowed_paths]]\nguest = "/data"', /allowed_paths\[0\]\.host: expected a directory path, got undefined$/],
+    ['[[allowed_paths]]\nhost = 1\nguest = "/data"', /allowed_paths\[0\]\.host: expected a directory path, got 1$/],
+    ['[[allowed_paths]]\nhost = "missing"\nguest = "/data"', /c\.toml: allowed_paths\[0\]\.host: "missing" \(\/.*\/missing\) does not exist$/],
+    ['[[allowed_paths]]\nhost = "file.txt"\nguest = "/data"', /allowed_paths\[0\]\.host: "file\.txt" \(\/.*\/file\.txt\) is not a directory$/],
+    ['[[allowed_paths]]\nhost = "data"', /allowed_paths\[0\]\.guest: expected an absolute path such as "\/data" \(no "\." or "\.\." segments\), got undefined$/],
+    ['[[allowed_paths]]\nhost = "data"\nguest = "data"', /allowed_paths\[0\]\.guest: expected an absolute path .*, got "data"$/],
+    ['[[allowed_paths]]\nhost = "data"\nguest = "/data/../etc"', /allowed_paths\[0\]\.guest: expected an absolute path .*, got "\/data\/\.\.\/etc"$/],
+    ['[[allowed_paths]]\nhost = "data"\nguest = "/data"\nwritable = "yes"', /allowed_paths\[0\]\.writable: expected true or false, got "yes"$/],
+    ['[[allowed_paths]]\nhost = "data"\nguest = "/d"\n[[allowed_paths]]\nhost = "out"\nguest = "/d/"', /allowed_paths\[1\]\.guest: "\/d\/" is granted twice$/],
+    ['allowed_outbound_hosts = "api.example.com"', /allowed_outbound_hosts: expected a list of \[http:\/\/ or https:\/\/\]host\[:port\], such as .*; got "api\.example\.com"$/],
+    ['allowed_outbound_hosts = [1]', /allowed_outbound_hosts\[0\]: expected \[http:\/\/ or https:\/\/\]host\[:port\].*; got 1$/],
+    ['allowed_outbound_hosts = ["ok.example", "ftp://files.example"]', /allowed_outbound_hosts\[1\]: expected .*; got "ftp:\/\/files\.example"$/],
+    ['allowed_outbound_hosts = ["https://api.example.com/v1"]', /allowed_outbound_hosts\[0\]: expected .*; got "https:\/\/api\.example\.com\/v1"$/],
+    ['allowed_outbound_hosts = ["*.example.com"]', /allowed_outbound_hosts\[0\]: expected .*; got "\*\.example\.com"$/],
+    ['allowed_outbound_hosts = ["127.0.0.1:70000"]', /allowed_outbound_hosts\[0\]: expected .*; got "127\.0\.0\.1:70000"$/],
+    ['allowed_outbound_hosts = ["127.0.0.1:0"]', /allowed_outbound_hosts\[0\]: expected .*; got "127\.0\.0\.1:0"$/],
+    ['allowed_outbound_hosts = ["bad_host.example"]', /allowed_outbound_hosts\[0\]: expected .*; got "bad_host\.example"$/],
+    ['allowed_outbound_hosts = ["[::1]:80"]', /allowed_outbound_hosts\[0\]: expected .*; got "\[::1\]:80"$/],
+    ['allowed_outbound_hosts = [""]', /allowed_outbound_hosts\[0\]: expected .*; got ""$/],
     ['pool_size = ', /c\.toml: invalid TOML/],
   ];
   for (const [toml, message] of cases) {
