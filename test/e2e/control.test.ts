@@ -239,6 +239,14 @@ describe('control plane (e2e)', function () {
       expect(new Set(await results('acme/configured/invoke/inits'))).to.deep.equal(new Set([1]));
     });
 
+    it('replaces the instances of a service whose sidecar changed, though its component did not', async () => {
+      await writeFile(join(repo, 'added.toml'), 'pool_size = 2\n');
+      const res = await reload();
+      expect(res.body).to.deep.include({ added: [], updated: ['acme.added'], removed: [] });
+      const described = (await call(`${rt.url}/api/services/acme/added`, { method: 'GET' })).body;
+      expect(described.instances).to.deep.include({ pool_size: 2, live: 2 });
+    });
+
     it('lists a broken component in failed and keeps serving the version it replaced', async () => {
       await writeFile(join(repo, 'versioned.wasm'), 'not a component');
       await mkdir(join(repo, 'more'), { recursive: true });
