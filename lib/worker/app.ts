@@ -8,12 +8,12 @@ import type { Logger } from '../log.js';
 import type { WorkerMetrics } from './metrics.js';
 import { apiRouter, tooLarge, type RouteDeps } from './routes.js';
 
-export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetrics }): Koa {
-  const { config, log, metrics } = deps;
+export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetrics; workerId: number }): Koa {
+  const { config, log, metrics, workerId } = deps;
   const app = new Koa();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  app.use(requestLog(log, metrics));
+  app.use(requestLog(log, metrics, String(workerId)));
   app.use(errorAnswers(config, log));
   if (config.http.cors.enabled) app.use(corsFor(config));
   const router = apiRouter(deps);
@@ -23,10 +23,15 @@ export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetric
   return app;
 }
 
-/** One log line per request, with the service and method when the route named them; and its metrics. */
-function requestLog(log: Logger, metrics: WorkerMetrics) {
+/**
+ * One log line per request, with the service and method when the route named
+ * them; its metrics; and an `X-Rt-Worker` header naming the worker (the log
+ * lines carry the same id), so an answer can be traced to its process.
+ */
+function requestLog(log: Logger, metrics: WorkerMetrics, workerId: string) {
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
+    ctx.set('X-Rt-Worker', workerId);
     try {
       await next();
     } finally {

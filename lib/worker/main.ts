@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
   const metrics = new WorkerMetrics(registry);
-  const app = createApp({ version: bootstrap.version, config, registry, state, log, metrics, control: askPrimary });
+  const app = createApp({ version: bootstrap.version, config, registry, state, log, metrics, control: askPrimary, workerId: cluster.worker!.id });
 
   const servers = [listen(createServer(app.callback()), config.http.port)];
   if (bootstrap.tls) {
