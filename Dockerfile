@@ -28,6 +28,9 @@ COPY bin bin
 COPY rt rt
 # Transpiled components are cached here; mount a volume to keep them across containers.
 ENV XDG_CACHE_HOME=/var/cache
+# Configurations sent in restart bodies are kept here (and the generated TLS pair):
+# mount a volume for them to outlive the container.
+ENV XDG_DATA_HOME=/var/lib
 EXPOSE 9481
 # The primary forwards SIGTERM to the workers and exits 0 once they drained.
 CMD ["node", "bin/rt.js", "start"]
