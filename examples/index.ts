@@ -11,6 +11,9 @@ export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta
 
 const source = (file: string) => readFile(join(EXAMPLES_DIR, file), 'utf8');
 
+/** Files served beside the components: the greeter's configuration. */
+const COMPANIONS = ['greeter/greeter.config.json'];
+
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {
     name: 'calculator',
@@ -29,4 +32,5 @@ export async function buildExamples(outDir: string, report: Progress = () => {})
     const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
     await writeFile(join(outDir, `${example.name}.wasm`), bytes);
   }
+  for (const file of COMPANIONS) await writeFile(join(outDir, file.split('/').pop()!), await source(file));
 }

@@ -1,11 +1,16 @@
 // Builds components from source, for the bundled examples and the test suite:
-// hand-written WAT (through jco's embedded wasm-tools) and JavaScript (through
-// componentize-js, a development dependency). Builds are cached by the hash of
-// everything that goes into them, since a componentize-js build takes ~15 s.
+// hand-written WAT (through jco's embedded wasm-tools), JavaScript (through
+// componentize-js, a development dependency) and C (clang for wasm32-wasi with
+// wasi-libc, adapted to WASI 0.2 with jco's preview1 reactor adapter, the way
+// Rust, C and Go toolchains build components). Builds are cached by the hash
+// of everything that goes into them, since a componentize-js build takes ~15 s.
 
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
 import { cacheDir } from '../paths.js';
 
@@ -30,7 +35,15 @@ export interface JsSource {
   disableFeatures?: ComponentizeFeature[];
 }
 
-export type ComponentSource = WatSource | JsSource;
+export interface CSource {
+  kind: 'c';
+  wit: string;
+  world: string;
+  /** A C file exporting the canonical ABI names for `world` (and `cabi_realloc`), built as a WASI reactor. */
+  c: string;
+}
+
+export type ComponentSource = WatSource | JsSource | CSource;
 
 export type Progress = (message: string) => void;
 
@@ -44,7 +57,11 @@ function sourceHash(source: ComponentSource): string {
 }
 
 // Bump when a tool is upgraded so cached builds are not reused across versions.
-const TOOL_VERSIONS = { jco: '1.12.0', componentizeJs: '0.18.5' };
+const TOOL_VERSIONS = { jco: '1.12.0', componentizeJs: '0.18.5', clang: '14' };
+
+/** Debian's C toolchain for wasm32-wasi. */
+const CLANG = 'clang-14';
+export const C_TOOLCHAIN_PACKAGES = 'clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32';
 
 /** Builds `source` into component bytes, reusing a cached build when the inputs are unchanged. */
 export async function buildComponent(source: ComponentSource, progress?: Progress, label = 'component'): Promise<Uint8Array> {
@@ -58,7 +75,7 @@ export async function buildComponent(source: ComponentSource, progress?: Progres
   }
   const started = Date.now();
   if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 15 s)...`);
-  const bytes = source.kind === 'wat' ? await buildWat(source) : await buildJs(source);
+  const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await buildJs(source) : await buildC(source);
   progress?.(`built ${label} (${formatSize(bytes.length)}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await mkdir(dir, { recursive: true });
   // Write then rename: concurrent builders (parallel test runs) never see half a file.
@@ -72,6 +89,38 @@ async function buildWat(source: WatSource): Promise<Uint8Array> {
   const core: Uint8Array = await parse(source.wat);
   const embedded: Uint8Array = await componentEmbed({ binary: core, witSource: source.wit, world: source.world });
   return componentNew(embedded, []);
+}
+
+/** Whether the C toolchain is installed (tests that need it say so when it is not). */
+export async function haveCToolchain(): Promise<boolean> {
+  try {
+    await promisify(execFile)(CLANG, ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function buildC(source: CSource): Promise<Uint8Array> {
+  const dir = await mkdtemp(join(tmpdir(), 'rt-c-build-'));
+  try {
+    await writeFile(join(dir, 'component.c'), source.c);
+    const core = join(dir, 'component.core.wasm');
+    try {
+      // wasi-libc's Debian package installs under /usr (lib/wasm32-wasi, include/wasm32-wasi).
+      await promisify(execFile)(CLANG, ['--target=wasm32-wasi', '--sysroot=/usr', '-mexec-model=reactor', '-O2', '-Wall', '-Werror', '-o', core, join(dir, 'component.c')]);
+    } catch (e) {
+      const error = e as NodeJS.ErrnoException & { stderr?: string };
+      if (error.code === 'ENOENT') throw new Error(`building C components needs ${CLANG} (Debian: apt-get install ${C_TOOLCHAIN_PACKAGES})`);
+      throw new Error(`${CLANG} failed: ${error.stderr ?? error.message}`);
+    }
+    const embedded: Uint8Array = await componentEmbed({ binary: new Uint8Array(await readFile(core)), witSource: source.wit, world: source.world });
+    // jco ships the adapter beside its sources (its package exports do not name it).
+    const adapter = new Uint8Array(await readFile(new URL('../lib/wasi_snapshot_preview1.reactor.wasm', import.meta.resolve('@bytecodealliance/jco'))));
+    return componentNew(embedded, [['wasi_snapshot_preview1', adapter]]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function buildJs(source: JsSource): Promise<Uint8Array> {

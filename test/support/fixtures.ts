@@ -403,6 +403,116 @@ export const api = {
 };`,
 };
 
+/**
+ * A C component built the way real toolchains build them: clang and wasi-libc
+ * (malloc behind cabi_realloc, post-return functions freeing results), WASI
+ * through the preview1 adapter. Exercises strings, lists, a record, an option
+ * and a result through the canonical ABI, and libc's view of the sandbox:
+ * fopen, getenv and stderr.
+ */
+export const C_LIBC: ComponentSource = {
+  kind: 'c',
+  world: 'libc',
+  wit: `package acme:libc@1.0.0;
+interface api {
+  record summary { count: u32, mean: f64 }
+  shout: func(text: string) -> string;
+  sum: func(values: list<u32>) -> u64;
+  stats: func(values: list<f64>) -> summary;
+  read-file: func(path: string) -> result<string, string>;
+  env: func(name: string) -> option<string>;
+}
+world libc { export api; }`,
+  c: `#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT(name) __attribute__((export_name("acme:libc/api@1.0.0#" name)))
+#define POST_RETURN(name) __attribute__((export_name("cabi_post_acme:libc/api@1.0.0#" name)))
+
+__attribute__((export_name("cabi_realloc")))
+void *cabi_realloc(void *ptr, size_t old_size, size_t align, size_t new_size) {
+  (void)old_size; (void)align;
+  return realloc(ptr, new_size);
+}
+
+/* One return area: results are read by the host before the next call. */
+static _Alignas(8) uint8_t ret[16];
+
+static char *copy(const char *ptr, size_t len) {
+  char *s = malloc(len + 1);
+  memcpy(s, ptr, len);
+  s[len] = 0;
+  return s;
+}
+
+static void set_string(size_t at, char *text) {
+  *(uint32_t *)(ret + at) = (uint32_t)text;
+  *(uint32_t *)(ret + at + 4) = strlen(text);
+}
+
+EXPORT("shout") uint8_t *shout(char *ptr, size_t len) {
+  char *out = malloc(len + 2);
+  for (size_t i = 0; i < len; i++) out[i] = (ptr[i] >= 'a' && ptr[i] <= 'z') ? ptr[i] - 32 : ptr[i];
+  out[len] = '!';
+  out[len + 1] = 0;
+  free(ptr);
+  fprintf(stderr, "shouted %zu bytes\\n", len);
+  set_string(0, out);
+  return ret;
+}
+POST_RETURN("shout") void shout_post(uint8_t *r) { free((void *)*(uint32_t *)r); }
+
+EXPORT("sum") uint64_t sum(uint32_t *values, size_t len) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < len; i++) total += values[i];
+  free(values);
+  return total;
+}
+
+EXPORT("stats") uint8_t *stats(double *values, size_t len) {
+  double total = 0;
+  for (size_t i = 0; i < len; i++) total += values[i];
+  free(values);
+  *(uint32_t *)ret = len;
+  *(double *)(ret + 8) = len ? total / len : 0;
+  return ret;
+}
+
+EXPORT("read-file") uint8_t *read_file(char *ptr, size_t len) {
+  char *path = copy(ptr, len);
+  free(ptr);
+  FILE *f = fopen(path, "r");
+  free(path);
+  if (!f) {
+    ret[0] = 1;
+    set_string(4, strdup(strerror(errno)));
+    return ret;
+  }
+  char *text = calloc(4097, 1);
+  fread(text, 1, 4096, f);
+  fclose(f);
+  ret[0] = 0;
+  set_string(4, text);
+  return ret;
+}
+POST_RETURN("read-file") void read_file_post(uint8_t *r) { free((void *)*(uint32_t *)(r + 4)); }
+
+EXPORT("env") uint8_t *env(char *ptr, size_t len) {
+  char *name = copy(ptr, len);
+  free(ptr);
+  const char *value = getenv(name);
+  free(name);
+  ret[0] = value != NULL;
+  if (value) set_string(4, strdup(value));
+  return ret;
+}
+POST_RETURN("env") void env_post(uint8_t *r) { if (r[0]) free((void *)*(uint32_t *)(r + 4)); }
+`,
+};
+
 export type RepoEntry = ComponentSource | { raw: string | Uint8Array };
 
 /** A directory holding each entry as `<name>.wasm` (or raw files, for broken ones). */

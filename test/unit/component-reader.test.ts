@@ -172,8 +172,8 @@ describe('component type reader', () => {
       const source = await examples.find((e) => e.name === 'greeter')!.source();
       const c = readComponentInterface(await buildComponent(source, (m) => process.stderr.write(`      ${m}\n`), 'greeter'));
       const greeter = c.interfaces.find((i) => i.name === 'example:greeter/greeter@1.0.0')!;
-      expect(greeter.functions.map((f) => f.name)).to.deep.equal(['greet', 'greet-person']);
-      expect(greeter.functions[1]!.params[0]!.type).to.deep.equal({
+      expect(greeter.functions.map((f) => f.name)).to.deep.equal(['init', 'greet', 'greet-person']);
+      expect(greeter.functions[2]!.params[0]!.type).to.deep.equal({
         kind: 'record',
         origin: { interface: 'example:greeter/greeter@1.0.0', name: 'person' },
         fields: [
