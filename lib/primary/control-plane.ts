@@ -176,7 +176,9 @@ export class ControlPlane {
     const next = revise(current, { config, quiesced: false });
     const workers = this.#opts.fleet.workers();
     const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next }, INSTANTIATE_TIMEOUT_MS)));
-    const error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
+    let error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
+    // Kept before any worker switches: a configuration that would not survive a host restart is refused.
+    if (error === undefined) error = await this.#persist(id, body ? config : null);
     if (error !== undefined) {
       await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id }, SWAP_TIMEOUT_MS)));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
@@ -185,10 +187,19 @@ export class ControlPlane {
     // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
     await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id }, SWAP_TIMEOUT_MS)));
-    if (body) await this.#opts.persisted.save(id, config!);
-    else await this.#opts.persisted.remove(id);
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
     return { status: 200, body: { status: 'restarted', service: serviceName(id) } };
+  }
+
+  /** Keeps a restart body's configuration (or forgets it: `null`); the error, if that fails. */
+  async #persist(id: ServiceId, config: ServiceConfig | null): Promise<string | undefined> {
+    try {
+      if (config) await this.#opts.persisted.save(id, config);
+      else await this.#opts.persisted.remove(id);
+      return undefined;
+    } catch (e) {
+      return `cannot keep the configuration in ${this.#opts.persisted.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+    }
   }
 
   /** Answers once every worker has drained the service's calls and dropped its instances. */

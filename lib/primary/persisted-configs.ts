@@ -14,7 +14,7 @@ interface Stored {
 }
 
 export class PersistedConfigs {
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
   #file(id: ServiceId): string {
     // Address parts are letters, digits and dashes: safe as a file name.

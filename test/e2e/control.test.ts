@@ -278,4 +278,22 @@ describe('control plane (e2e)', function () {
       expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([3]));
     });
   });
+
+  describe('with a data directory that cannot be written', () => {
+    let broken: RtProcess;
+
+    after(async () => {
+      await broken?.stop();
+    });
+
+    it('refuses a restart body it could not keep, and the previous instances keep serving', async () => {
+      broken = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: '/dev/null/rt' } });
+      await broken.ready();
+      const res = await call(`${broken.url}/api/services/acme/configured/restart`, { body: '{"kept": false}', contentType: 'application/json' });
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.include({ error: 'restart failed', status: 'restart failed', service: 'acme.configured' });
+      expect(res.body.details).to.match(/^cannot keep the configuration in \/dev\/null\/rt\/restart-configs: ENOTDIR/);
+      expect((await invoke(broken, 'acme/configured/invoke/config-text')).body).to.deep.equal({ result: CONFIG_FILE });
+    });
+  });
 });
