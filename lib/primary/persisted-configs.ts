@@ -48,6 +48,11 @@ export class PersistedConfigs {
   }
 
   async remove(id: ServiceId): Promise<void> {
-    await rm(this.#file(id), { force: true });
+    try {
+      await rm(this.#file(id), { force: true });
+    } catch (e) {
+      // A directory that cannot exist holds nothing to forget.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') throw e;
+    }
   }
 }

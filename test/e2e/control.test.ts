@@ -294,6 +294,8 @@ describe('control plane (e2e)', function () {
       expect(res.body).to.deep.include({ error: 'restart failed', status: 'restart failed', service: 'acme.configured' });
       expect(res.body.details).to.match(/^cannot keep the configuration in \/dev\/null\/rt\/restart-configs: ENOTDIR/);
       expect((await invoke(broken, 'acme/configured/invoke/config-text')).body).to.deep.equal({ result: CONFIG_FILE });
+      // Nothing kept, nothing to forget: a restart without a body works.
+      expect((await call(`${broken.url}/api/services/acme/configured/restart`)).status).to.equal(200);
     });
   });
 });
