@@ -82,10 +82,11 @@ export class Supervisor implements Fleet {
     const { config } = this.#opts;
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
-    const workers = Array.from({ length: config.workers }, () => this.#fork());
+    for (let i = 0; i < config.workers; i++) this.#fork();
     await this.#control.start();
     this.#loaded = true;
-    await Promise.all(workers.map((w) => this.#load(w)));
+    // The workers now running: one that died during the scan has a replacement, which is not loaded yet either.
+    await Promise.all(this.workers().map((w) => this.#load(w)));
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
