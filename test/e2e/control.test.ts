@@ -142,6 +142,20 @@ describe('control plane (e2e)', function () {
       expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.host' })).body).to.deep.equal({ result: 'other' });
     });
 
+    it('lets a call in progress finish on the instances it started on', async () => {
+      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 1_000_000_000 });
+      let finishedFirst = false;
+      void slow.then(() => (finishedFirst = true));
+      await new Promise((r) => setTimeout(r, 200));
+      const restarted = await restart('acme/slow');
+      expect(restarted.status, restarted.text).to.equal(200);
+      // The restart did not wait for the call: the new instances serve while the old one finishes it.
+      expect(finishedFirst).to.equal(false);
+      const finished = await slow;
+      expect(finished.status, finished.text).to.equal(200);
+      expect(finished.body).to.deep.equal({ result: 1_000_000_000 });
+    });
+
     it('answers 404 for an unknown service', async () => {
       const res = await restart('acme/nothing');
       expect(res.status).to.equal(404);
