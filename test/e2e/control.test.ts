@@ -143,7 +143,7 @@ describe('control plane (e2e)', function () {
     });
 
     it('lets a call in progress finish on the instances it started on', async () => {
-      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 1_000_000_000 });
+      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 2_000_000_000 });
       let finishedFirst = false;
       void slow.then(() => (finishedFirst = true));
       await new Promise((r) => setTimeout(r, 200));
@@ -153,7 +153,7 @@ describe('control plane (e2e)', function () {
       expect(finishedFirst).to.equal(false);
       const finished = await slow;
       expect(finished.status, finished.text).to.equal(200);
-      expect(finished.body).to.deep.equal({ result: 1_000_000_000 });
+      expect(finished.body).to.deep.equal({ result: 2_000_000_000 });
     });
 
     it('answers 404 for an unknown service', async () => {
