@@ -281,6 +281,15 @@ describe('control plane (e2e)', function () {
       expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([2]));
     });
 
+    it('keeps the serving version on every worker when the new one compiles but cannot be instantiated', async () => {
+      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(99, 'versioned', true)));
+      const res = await reload();
+      expect(res.body).to.deep.include({ added: [], updated: [], removed: [] });
+      const failure = (res.body.failed as { source: string; error: string }[]).find((f) => f.source === join(repo, 'versioned.wasm'));
+      expect(failure?.error).to.match(/^failed to instantiate: .*unreachable/);
+      expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([2]));
+    });
+
     it('coalesces concurrent reloads', async () => {
       await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3)));
       const logged = () => rt.logLines().filter((l) => l.msg === 'reloaded').length;

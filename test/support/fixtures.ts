@@ -237,8 +237,11 @@ world endless-start { export api; }`,
   (memory (export "memory") 1))`,
 };
 
-/** `version()` answers `n`: a component to replace with another version of itself. */
-export function versioned(n: number, service = 'versioned'): ComponentSource {
+/**
+ * `version()` answers `n`: a component to replace with another version of
+ * itself. `trapsAtStart`: a version that compiles but cannot be instantiated.
+ */
+export function versioned(n: number, service = 'versioned', trapsAtStart = false): ComponentSource {
   return {
     kind: 'wat',
     world: service,
@@ -246,7 +249,7 @@ export function versioned(n: number, service = 'versioned'): ComponentSource {
 interface api { version: func() -> u32; }
 world ${service} { export api; }`,
     wat: `(module
-  (func (export "acme:${service}/api@1.0.0#version") (result i32) (i32.const ${n}))
+  (func (export "acme:${service}/api@1.0.0#version") (result i32) (i32.const ${n}))${trapsAtStart ? '\n  (func $start unreachable)\n  (start $start)' : ''}
   (memory (export "memory") 1))`,
   };
 }
