@@ -7,6 +7,7 @@
 // Reloads asked for while one runs are coalesced into the next one.
 
 import type { Worker } from 'node:cluster';
+import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { ControlAnswer, ControlRequest, Unsent, WorkerReply, WorkerRequest } from '../ipc.js';
 import type { Logger } from '../log.js';
@@ -253,7 +254,7 @@ function diff(before: ServiceDescriptor[], after: ServiceDescriptor[]): Record<'
 
 /** The contract's error body (§5.5), with any operation-specific fields. */
 function failure(status: number, error: string, details: string, id: ServiceId, extra: Record<string, unknown> = {}): ControlAnswer {
-  return { status, body: { error, details, service: serviceName(id), ...extra } };
+  return { status, body: new ApiError(status, error, details, { service: serviceName(id), ...extra }).body() };
 }
 
 function unknownService(id: ServiceId): ControlAnswer {

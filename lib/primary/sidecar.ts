@@ -77,8 +77,7 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
         sidecar.max_invocations = positiveInteger(path, key, value, Number.MAX_SAFE_INTEGER);
         break;
       case 'instance_per_call':
-        if (typeof value !== 'boolean') throw new SidecarError(`${path}: ${key}: expected true or false, got ${JSON.stringify(value)}`);
-        sidecar.instance_per_call = value;
+        sidecar.instance_per_call = boolean(`${path}: ${key}`, value);
         break;
       case 'env':
         sidecar.env = environment(path, value);
@@ -136,6 +135,11 @@ function environment(path: string, value: unknown): Record<string, string> {
   });
 }
 
+function boolean(where: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new SidecarError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 function positiveInteger(path: string, key: string, value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new SidecarError(`${path}: ${key}: expected an integer between 1 and ${max}, got ${JSON.stringify(value)}`);
@@ -166,10 +170,10 @@ async function allowedPaths(path: string, value: unknown): Promise<PathGrant[]> 
     if (typeof guest !== 'string' || !guest.startsWith('/') || posix.normalize(guest) !== guest || guest.includes('\\')) {
       throw new SidecarError(`${where}.guest: expected an absolute path such as "/data" (no "." or ".." segments), got ${JSON.stringify(guest)}`);
     }
-    if (typeof writable !== 'boolean') throw new SidecarError(`${where}.writable: expected true or false, got ${JSON.stringify(writable)}`);
+    const isWritable = boolean(`${where}.writable`, writable);
     const normalisedGuest = guest.length > 1 && guest.endsWith('/') ? guest.slice(0, -1) : guest;
     if (grants.some((g) => g.guest === normalisedGuest)) throw new SidecarError(`${where}.guest: ${JSON.stringify(guest)} is granted twice`);
-    grants.push({ host: await directory(`${where}.host`, resolve(dirname(path), host), host), guest: normalisedGuest, writable });
+    grants.push({ host: await directory(`${where}.host`, resolve(dirname(path), host), host), guest: normalisedGuest, writable: isWritable });
   }
   return grants;
 }

@@ -4,6 +4,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import {
   Correlator,
@@ -128,7 +129,7 @@ export class Supervisor implements Fleet {
           .handle(m.request)
           .catch((e: unknown): ControlAnswer => {
             this.#log.error({ err: e }, `${m.request.op} failed`);
-            return { status: 500, body: { error: `${m.request.op} failed`, details: e instanceof Error ? e.message : String(e) } };
+            return { status: 500, body: new ApiError(500, `${m.request.op} failed`, e instanceof Error ? e.message : String(e)).body() };
           })
           .then((answer) => this.#send(worker, { type: 'control-answer', id: m.id, answer }));
         break;
