@@ -43,7 +43,11 @@ function requestLog(log: Logger, metrics: WorkerMetrics, workerId: string) {
   };
 }
 
-/** Turns every failure into the contract's error body (§5.5) with the right status. */
+/**
+ * Turns every failure into the contract's error body (§5.5) with the right
+ * status, naming the service and method whenever the route had found them
+ * (a 413 from reading the body knows neither by itself).
+ */
 function errorAnswers(config: Config, log: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
@@ -51,8 +55,9 @@ function errorAnswers(config: Config, log: Logger) {
     } catch (e) {
       const error = asApiError(e, config);
       if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
+      const { service, method } = ctx.state as { service?: string; method?: string };
       ctx.status = error.status;
-      ctx.body = error.body();
+      ctx.body = { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() };
     }
   };
 }

@@ -11,6 +11,7 @@ import { CONFIGURED, repository, SLOW, TRAPPING_INIT, versioned } from '../suppo
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
 
 const CALLS_PER_CHECK = 16;
+const MAX_BODY_BYTES = 65_536;
 const CONFIG_FILE = 'greeting = "from the file"\n[db]\nhost = "db.local"\nport = 5432\n';
 
 describe('control plane (e2e)', function () {
@@ -20,7 +21,7 @@ describe('control plane (e2e)', function () {
   let rt: RtProcess;
 
   const start = async () => {
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: dataDir, RT__HTTP__REQUEST_TIMEOUT_SECONDS: '10' } });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: dataDir, RT__HTTP__REQUEST_TIMEOUT_SECONDS: '10', RT__HTTP__MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
     await rt.ready();
   };
   /** Calls `path` until both workers have answered (at least CALLS_PER_CHECK times) and returns every answer's result. */
@@ -154,6 +155,13 @@ describe('control plane (e2e)', function () {
       const finished = await slow;
       expect(finished.status, finished.text).to.equal(200);
       expect(finished.body).to.deep.equal({ result: 2_000_000_000 });
+    });
+
+    it('answers 413 for a body over http.max_body_bytes, and keeps serving', async () => {
+      const res = await restart('acme/configured', JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES) }), 'application/json');
+      expect(res.status).to.equal(413);
+      expect(res.body).to.deep.include({ error: 'request body too large', service: 'acme.configured' });
+      expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.host' })).body).to.deep.equal({ result: 'other' });
     });
 
     it('answers 404 for an unknown service', async () => {

@@ -132,7 +132,7 @@ describe('invoke (e2e)', function () {
     it('413 for a body over http.max_body_bytes', async () => {
       const res = await invoke(rt, 'example/greeter/invoke/greet', { name: 'x'.repeat(5000) });
       expect(res.status).to.equal(413);
-      expect(res.body.error).to.equal('request body too large');
+      expect(res.body).to.include({ error: 'request body too large', service: 'example.greeter', method: 'greet' });
       expect(res.body.details).to.include('4096');
     });
 
