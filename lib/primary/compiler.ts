@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
+import { firstLine } from '../first-line.js';
 import { cacheDir } from '../paths.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
@@ -98,9 +99,4 @@ async function writeCache(dir: string, files: [string, Uint8Array][], meta: Cach
     // Another process compiled the same component meanwhile; theirs is as good.
     await rm(tmp, { recursive: true, force: true });
   }
-}
-
-export function firstLine(e: unknown): string {
-  const text = e instanceof Error ? e.message : String(e);
-  return text.split('\n')[0]!.trim();
 }

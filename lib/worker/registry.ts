@@ -3,7 +3,7 @@
 // A restart stages a service's new instances beside the serving ones, and
 // commits (swaps) or discards them when the primary says.
 
-import { firstLine } from '../primary/compiler.js';
+import { firstLine } from '../first-line.js';
 import { serviceKey, type LoadFailure, type ServiceDescriptor, type ServiceId } from '../service.js';
 import { HostedService, type HostingOptions } from './hosted-service.js';
 
