@@ -1,7 +1,9 @@
 // Turns component bytes into what workers load: jco's transpiled glue (an ES
 // module exporting `instantiate`), its core modules, and the component's
-// interface as read by the runtime. Output is cached by the component's sha256,
-// so each component is transpiled once per machine, not once per start.
+// interface as read by the runtime, plus a fuel-instrumented twin of each core
+// module (fuel.ts) for running calls inline. Output is cached by the
+// component's sha256, so each component is transpiled and instrumented once
+// per machine, not once per start.
 
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -9,12 +11,15 @@ import { dirname, join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
 import { firstLine } from '../first-line.js';
 import { cacheDir } from '../paths.js';
+import { instrumentFuel } from './fuel.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
 export const JCO_VERSION = '1.12.0';
+/** What an entry holds besides jco's output (now: fuel-instrumented modules); a change makes new entries. */
+const CACHE_LAYOUT = 2;
 
 const ENTRY = 'component.js';
 
@@ -25,6 +30,8 @@ export interface CompiledComponent {
 
 interface CachedMeta {
   coreModules: string[];
+  fuelModules: string[] | null;
+  fuelRefusal?: string;
   importSpecifiers: string[];
   interface: ComponentInterface;
 }
@@ -40,7 +47,7 @@ export function sha256(bytes: Uint8Array): string {
  */
 export async function compileComponent(bytes: Uint8Array, onTranspile?: () => void): Promise<CompiledComponent> {
   const hash = sha256(bytes);
-  const dir = join(cacheDir(), 'components', `jco-${JCO_VERSION}`, hash);
+  const dir = join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`, hash);
   const meta = await readCachedMeta(dir);
   if (meta) return compiled(hash, dir, meta);
 
@@ -57,20 +64,43 @@ export async function compileComponent(bytes: Uint8Array, onTranspile?: () => vo
     throw new Error(`jco could not transpile the component: ${firstLine(e)}`);
   }
   const files = Object.entries(output.files);
+  const coreModules = files.map(([name]) => name).filter((name) => name.endsWith('.wasm'));
+  const fuel = instrumentAll(files.filter(([name]) => name.endsWith('.wasm')));
   const fresh: CachedMeta = {
-    coreModules: files.map(([name]) => name).filter((name) => name.endsWith('.wasm')),
+    coreModules,
+    fuelModules: fuel.ok ? fuel.files.map(([name]) => name) : null,
+    ...(fuel.ok ? {} : { fuelRefusal: fuel.reason }),
     importSpecifiers: output.imports,
     interface: iface,
   };
+  if (fuel.ok) files.push(...fuel.files);
   await writeCache(dir, files, fresh);
   return compiled(hash, dir, fresh);
 }
 
 function compiled(hash: string, dir: string, meta: CachedMeta): CompiledComponent {
   return {
-    artifact: { hash, entry: join(dir, ENTRY), coreModules: meta.coreModules, importSpecifiers: meta.importSpecifiers },
+    artifact: {
+      hash,
+      entry: join(dir, ENTRY),
+      coreModules: meta.coreModules,
+      fuelModules: meta.fuelModules,
+      ...(meta.fuelRefusal ? { fuelRefusal: meta.fuelRefusal } : {}),
+      importSpecifiers: meta.importSpecifiers,
+    },
     interface: meta.interface,
   };
+}
+
+/** Each core module's fuel-instrumented twin (`x.core.wasm` → `x.core.fuel.wasm`), or why one could not be made. */
+function instrumentAll(modules: [string, Uint8Array][]): { ok: true; files: [string, Uint8Array][] } | { ok: false; reason: string } {
+  const files: [string, Uint8Array][] = [];
+  for (const [name, bytes] of modules) {
+    const outcome = instrumentFuel(bytes);
+    if (!outcome.ok) return { ok: false, reason: `${name}: ${outcome.reason}` };
+    files.push([name.replace(/\.wasm$/, '.fuel.wasm'), outcome.bytes]);
+  }
+  return { ok: true, files };
 }
 
 async function readCachedMeta(dir: string): Promise<CachedMeta | undefined> {
