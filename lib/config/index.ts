@@ -30,7 +30,7 @@ export interface Config {
   };
   runtime: { max_memory_mb: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };
-  log: { level: LogLevel };
+  log: { level: LogLevel; requests: boolean };
 }
 
 /** Throws ConfigError (one line naming the layer, the key and what was expected) for any bad value. */

@@ -25,6 +25,7 @@ const CONTRACT_KEYS = [
   'repositories.download_timeout_seconds',
   'repositories.max_download_bytes',
   'log.level',
+  'log.requests',
 ];
 
 const DEFAULTS: Config = {
@@ -41,7 +42,7 @@ const DEFAULTS: Config = {
   },
   runtime: { max_memory_mb: 256 },
   repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
-  log: { level: 'info' },
+  log: { level: 'info', requests: true },
 };
 
 describe('config', () => {
@@ -118,7 +119,7 @@ describe('config', () => {
 
     it('reads the user config file', () => {
       user('workers = 3\n[log]\nlevel = "debug"\n');
-      expect(load()).to.deep.equal({ ...DEFAULTS, workers: 3, log: { level: 'debug' } });
+      expect(load()).to.deep.equal({ ...DEFAULTS, workers: 3, log: { level: 'debug', requests: true } });
     });
 
     it('finds the user config file in the user config directory by default', () => {
@@ -205,7 +206,7 @@ describe('config', () => {
         ...DEFAULTS,
         workers: 3,
         http: { ...DEFAULTS.http, host: '10.0.0.1', port: 1004, request_timeout_seconds: 5, max_body_bytes: 1024, tls_enable: true },
-        log: { level: 'trace' },
+        log: { level: 'trace', requests: true },
       });
     });
 
@@ -488,7 +489,7 @@ describe('config', () => {
       },
       runtime: { max_memory_mb: 4096 },
       repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
-      log: { level: 'trace' },
+      log: { level: 'trace', requests: false },
     };
 
     for (const format of ['toml', 'json'] as const) {
