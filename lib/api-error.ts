@@ -17,6 +17,8 @@ export class ApiError extends Error {
     readonly details: string,
     /** `service`/`method` where they apply, and any operation-specific fields. */
     readonly context: { service?: string; method?: string; [extra: string]: unknown } = {},
+    /** Headers the answer carries besides the body (`Retry-After`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(`${error}: ${details}`);
   }

@@ -5,15 +5,17 @@ import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
-import type { WorkerMetrics } from './metrics.js';
-import { apiRouter, tooLarge, type RouteDeps } from './routes.js';
+import { tooLarge } from './body.js';
+import type { RequestStats } from './request-stats.js';
+import type { RequestState, RtContext } from './request-state.js';
+import { apiRouter, type RouteDeps } from './routes.js';
 
-export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetrics; workerId: number }): Koa {
-  const { config, log, metrics, workerId } = deps;
-  const app = new Koa();
+export function createApp(deps: RouteDeps & { log: Logger; workerId: number }): Koa<RequestState> {
+  const { config, log, requests, workerId } = deps;
+  const app = new Koa<RequestState>();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  app.use(requestLog(log, metrics, String(workerId)));
+  app.use(requestLog(config.log.requests ? log : undefined, requests, String(workerId)));
   app.use(errorAnswers(config, log));
   if (config.http.cors.enabled) app.use(corsFor(config));
   const router = apiRouter(deps);
@@ -24,21 +26,26 @@ export function createApp(deps: RouteDeps & { log: Logger; metrics: WorkerMetric
 }
 
 /**
- * One log line per request, with the service and method when the route named
- * them; its metrics; and an `X-Rt-Worker` header naming the worker (the log
- * lines carry the same id), so an answer can be traced to its process.
+ * One log line per request (unless `log.requests` is off), with the service
+ * and method when the route named them; its metrics; and an `X-Rt-Worker`
+ * header naming the worker (the log lines carry the same id), so an answer
+ * can be traced to its process. The arrival time it notes is where the
+ * request's deadline counts from.
  */
-function requestLog(log: Logger, metrics: WorkerMetrics, workerId: string) {
-  return async (ctx: Context, next: Next) => {
-    const started = performance.now();
+function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string) {
+  // A line costs only when written: pino's info() is a no-op below its level.
+  const logs = log !== undefined && log.isLevelEnabled('info');
+  return async (ctx: RtContext, next: Next) => {
+    const arrived = performance.now();
+    ctx.state.arrived = arrived;
     ctx.set('X-Rt-Worker', workerId);
     try {
       await next();
     } finally {
-      const ms = Math.round((performance.now() - started) * 1000) / 1000;
-      const { service, method } = ctx.state as { service?: string; method?: string };
-      log.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms, service, method }, 'request');
-      metrics.observe(service ?? '', method ?? '', ctx.status, ms / 1000);
+      const seconds = (performance.now() - arrived) / 1000;
+      const { service, method, series } = ctx.state;
+      if (logs) log!.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method }, 'request');
+      (series ?? requests.series(service ?? '', method ?? '')).observe(ctx.status, seconds);
     }
   };
 }
@@ -55,8 +62,11 @@ function errorAnswers(config: Config, log: Logger) {
     } catch (e) {
       const error = asApiError(e, config);
       if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
-      const { service, method } = ctx.state as { service?: string; method?: string };
+      const { service, method } = ctx.state as RequestState;
       ctx.status = error.status;
+      ctx.set(error.headers);
+      // The rest of a body too large to read is not read: the connection cannot carry another request.
+      if (error.status === 413) ctx.set('Connection', 'close');
       ctx.body = { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() };
     }
   };

@@ -19,7 +19,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
 import { WorkerMetrics } from './metrics.js';
 import { ServiceRegistry } from './registry.js';
-import type { WorkerState } from './routes.js';
+import type { WorkerState } from './lookup.js';
 
 function send(message: WorkerMessage): void {
   process.send?.(message);
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
   const metrics = new WorkerMetrics(registry);
-  const app = createApp({ version: bootstrap.version, config, registry, state, log, metrics, control: askPrimary, workerId: cluster.worker!.id });
+  const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId: cluster.worker!.id });
 
   const servers = [listen(createServer(app.callback()), config.http.port)];
   if (bootstrap.tls) {

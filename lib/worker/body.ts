@@ -1,0 +1,98 @@
+// Request bodies, read the one way every route reads them: capped at
+// http.max_body_bytes (413, before reading when Content-Length says so),
+// decompressed when the client sent Content-Encoding (the cap applies to the
+// decompressed size, so a compression bomb stops at it), and a body that
+// cannot be decoded is the client's error (400), never a 500 (contract §5.5).
+//
+// This replaces koa-body on the invoke path: co-body, raw-body, inflation and
+// type-is cost more per request than the whole call (measured in
+// docs/performance.md), and rt needs only bytes and JSON.
+
+import type { IncomingMessage } from 'node:http';
+import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
+import { ApiError } from '../api-error.js';
+
+export function tooLarge(maxBytes: number): ApiError {
+  return new ApiError(413, 'request body too large', `the body exceeds http.max_body_bytes (${maxBytes} bytes)`);
+}
+
+/** What the request's Content-Type names, without parameters, lower-cased; '' when it has none. */
+export function mediaType(req: IncomingMessage): string {
+  const header = req.headers['content-type'];
+  if (!header) return '';
+  const semicolon = header.indexOf(';');
+  return (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+}
+
+export function isJson(type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+/**
+ * Whether the request has a body at all (as HTTP frames it: a length or
+ * chunked encoding), and its declared length when it gave one.
+ */
+export function bodyLength(req: IncomingMessage): { present: boolean; length: number | undefined } {
+  const declared = req.headers['content-length'];
+  const length = declared === undefined ? undefined : Number(declared);
+  return { present: length !== undefined || req.headers['transfer-encoding'] !== undefined, length };
+}
+
+const DECODERS: Record<string, () => Gunzip> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress as () => Gunzip,
+};
+
+/** The whole body as bytes, decompressed, at most `maxBytes` of them. */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const { length } = bodyLength(req);
+  if (length !== undefined && length > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity') return collect(req, req, maxBytes);
+  const decoder = DECODERS[encoding];
+  if (!decoder) {
+    return Promise.reject(new ApiError(415, 'unsupported content encoding', `Content-Encoding "${encoding}" is not supported (send gzip, deflate, br or none)`));
+  }
+  const stream = decoder();
+  req.pipe(stream);
+  return collect(req, stream, maxBytes);
+}
+
+/** The body parsed as JSON; 400 naming the parser's complaint when it is not JSON. */
+export function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw new ApiError(400, 'invalid JSON', (e as Error).message);
+  }
+}
+
+function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const fail = (error: ApiError) => {
+      if (done) return;
+      done = true;
+      source.removeListener('data', onData);
+      req.unpipe();
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return fail(tooLarge(maxBytes));
+      chunks.push(chunk);
+    };
+    source.on('data', onData);
+    source.once('end', () => {
+      if (done) return;
+      done = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    source.once('error', (e: Error) => fail(source === req ? new ApiError(400, 'invalid body', e.message) : new ApiError(400, 'invalid body', `the body does not decode as its Content-Encoding says: ${e.message}`)));
+    req.once('aborted', () => fail(new ApiError(400, 'client aborted', 'the client closed the connection before its body arrived')));
+  });
+}

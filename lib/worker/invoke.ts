@@ -1,0 +1,76 @@
+// The invoke route (contract §5.1): the method the path names, its
+// arguments from the body, the call, and the answer. It is the hot path of
+// rt, so it does no more than that: the body is read by body.ts (no
+// koa-body), the request's metric series is resolved once per method, and
+// the call runs inline when its service allows (execution.ts).
+
+import type { Config } from '../config/index.js';
+import { ApiError } from '../api-error.js';
+import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
+import type { Method } from './hosted-service.js';
+import { findMethod, findService, type WorkerState } from './lookup.js';
+import type { ServiceRegistry } from './registry.js';
+import type { RequestStats, Series } from './request-stats.js';
+import type { RtContext } from './request-state.js';
+
+export interface InvokeDeps {
+  config: Config;
+  registry: ServiceRegistry;
+  state: WorkerState;
+  requests: RequestStats;
+}
+
+export function invokeRoute({ config, registry, state, requests }: InvokeDeps) {
+  const maxBytes = config.http.max_body_bytes;
+  const timeoutMs = config.http.request_timeout_seconds * 1000;
+  const seriesOf = new WeakMap<Method, Series>();
+
+  return async (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
+    const { domain, service, method: name } = ctx.params as Record<'domain' | 'service' | 'method', string>;
+    const first = findMethod(findService(registry, state, domain, service), name);
+    ctx.state.service = first.hosted.name;
+    ctx.state.method = first.method.descriptor.name;
+    let series = seriesOf.get(first.method);
+    if (!series) seriesOf.set(first.method, (series = requests.series(first.hosted.name, first.method.descriptor.name)));
+    ctx.state.series = series;
+
+    const args = await readArguments(ctx, first.method, maxBytes);
+    // A reload or restart may have replaced the service while the body
+    // arrived; the replaced one is draining, so call the one serving now.
+    const { hosted, method } = findMethod(findService(registry, state, domain, service), name);
+    // A list<u8> result is raw bytes unless the client asks for JSON (contract §5.1).
+    const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
+    const result = await hosted.invoke(method, args, { rawBytes, deadline: ctx.state.arrived + timeoutMs });
+    if (result.kind === 'bytes') {
+      ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
+      ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
+    } else {
+      ctx.body = { result: result.value };
+    }
+  };
+}
+
+/**
+ * The arguments in the request body: parsed JSON, `[bytes]` for a raw body to
+ * a method taking one list<u8>, or undefined when there is no body at all.
+ */
+async function readArguments(ctx: RtContext, method: Method, maxBytes: number): Promise<unknown> {
+  const type = mediaType(ctx.req);
+  const { present, length } = bodyLength(ctx.req);
+  const raw = type === 'application/octet-stream';
+  // No body, or an empty one whatever its declared type: a call without arguments
+  // (except empty raw bytes, which are an empty list<u8>).
+  if (!present || (length === 0 && !(raw && method.bytesParam))) return undefined;
+  const where = { service: ctx.state.service, method: ctx.state.method };
+  if (raw) {
+    if (!method.bytesParam) {
+      throw new ApiError(415, 'unsupported content type', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
+    }
+    return [await readBody(ctx.req, maxBytes)];
+  }
+  if (!isJson(type)) {
+    const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
+    throw new ApiError(415, 'unsupported content type', `send ${accepted} (got ${type || 'no content type'})`, where);
+  }
+  return parseJson(await readBody(ctx.req, maxBytes));
+}

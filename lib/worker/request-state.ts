@@ -1,0 +1,17 @@
+// What a request's middleware and routes tell each other (Koa's ctx.state),
+// typed once for all of them.
+
+import type { ParameterizedContext } from 'koa';
+import type { Series } from './request-stats.js';
+
+export interface RequestState {
+  /** When the request arrived (performance.now()): its deadline counts from here (contract §5.1). */
+  arrived: number;
+  /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */
+  service?: string;
+  method?: string;
+  /** Where the request is counted, when the route resolved it already (the invoke route does, once per method). */
+  series?: Series;
+}
+
+export type RtContext = ParameterizedContext<RequestState>;
