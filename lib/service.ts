@@ -46,6 +46,13 @@ export interface ComponentArtifact {
   entry: string;
   /** Core module file names as the glue asks for them, relative to the entry's directory. */
   coreModules: string[];
+  /**
+   * The fuel-instrumented twin of each core module, in the same order, for
+   * running inline; null when a module could not be instrumented
+   * (`fuelRefusal` says why) and the service runs on instance threads.
+   */
+  fuelModules: string[] | null;
+  fuelRefusal?: string;
   /** Import specifiers the glue expects in its import object (versionless, as jco names them). */
   importSpecifiers: string[];
 }
@@ -119,9 +126,11 @@ export interface InstanceOptions {
   poolSize: number;
   /** Replace an instance after this many calls; 0 = never. `instance_per_call` is 1. */
   recycleAfter: number;
+  /** Calls that may wait for an instance thread, per worker; beyond it 503 with Retry-After (sidecar `max_queue`). */
+  maxQueue: number;
 }
 
-export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0 };
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64 };
 
 /** A file that was found but could not be served. */
 export interface LoadFailure {

@@ -97,6 +97,7 @@ function instanceOptions(sidecar: Sidecar, path: string): InstanceOptions {
   return {
     poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
     recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? DEFAULT_INSTANCES.recycleAfter),
+    maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
   };
 }
 

@@ -19,6 +19,8 @@ export interface Sidecar {
   max_invocations?: number;
   /** A fresh instance for every call: full isolation between calls. */
   instance_per_call?: boolean;
+  /** Calls that may wait for an instance thread, per worker (default 64); beyond it 503 with Retry-After. */
+  max_queue?: number;
   /** Environment variables granted to the component. */
   env?: Record<string, string>;
   /** The service's configuration file, relative to the sidecar (default: `<stem>.config.*` beside it). */
@@ -34,9 +36,11 @@ export class SidecarError extends Error {}
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
-const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, env, allowed_paths, allowed_outbound_hosts';
+const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, env, allowed_paths, allowed_outbound_hosts';
 const PATH_KEYS = ['host', 'guest', 'writable'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Waiting calls are held in memory: bound what one sidecar can ask for. */
+const MAX_QUEUE = 100_000;
 
 export function sidecarPath(wasmPath: string): string {
   return wasmPath.replace(/\.wasm$/, '.toml');
@@ -71,10 +75,13 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
         sidecar.media_types = mediaTypes(path, value);
         break;
       case 'pool_size':
-        sidecar.pool_size = positiveInteger(path, key, value, 64);
+        sidecar.pool_size = integer(path, key, value, 1, 64);
         break;
       case 'max_invocations':
-        sidecar.max_invocations = positiveInteger(path, key, value, Number.MAX_SAFE_INTEGER);
+        sidecar.max_invocations = integer(path, key, value, 1, Number.MAX_SAFE_INTEGER);
+        break;
+      case 'max_queue':
+        sidecar.max_queue = integer(path, key, value, 0, MAX_QUEUE);
         break;
       case 'instance_per_call':
         sidecar.instance_per_call = boolean(`${path}: ${key}`, value);
@@ -140,9 +147,9 @@ function boolean(where: string, value: unknown): boolean {
   return value;
 }
 
-function positiveInteger(path: string, key: string, value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new SidecarError(`${path}: ${key}: expected an integer between 1 and ${max}, got ${JSON.stringify(value)}`);
+function integer(path: string, key: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SidecarError(`${path}: ${key}: expected an integer between ${min} and ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
 }

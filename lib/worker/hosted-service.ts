@@ -1,15 +1,15 @@
 // One service as a worker hosts it: its method table (with a codec per
-// method, built once) and its pool of instances (instance-pool.ts). Arguments
-// are checked and converted here, on the main thread, so a bad request never
-// costs an instance a call; outcomes become HTTP answers here too.
+// method, built once) and where its calls run (execution.ts: inline, or on
+// instance threads). Arguments are checked and converted here, before any
+// instance sees them, so a bad request never costs a call; outcomes become
+// HTTP answers here too.
 
 import type { Logger } from 'pino';
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, type FunctionCodec } from '../wit/codec.js';
 import { bytesResult, isBytes } from '../wit/types.js';
-import { compileCoreModules } from './component.js';
-import { InstancePool } from './instance-pool.js';
+import { Execution, type Placement } from './execution.js';
 
 /** What every hosted service gets from the worker's configuration. */
 export interface HostingOptions {
@@ -17,6 +17,12 @@ export interface HostingOptions {
   memoryCapBytes: number;
   log: Logger;
 }
+
+/** A call's answer: the result's JSON value, or its raw bytes (a list<u8> result, unless JSON was asked for). */
+export type InvokeResult = { kind: 'json'; value: unknown } | { kind: 'bytes'; bytes: Uint8Array };
+
+/** Seconds a client refused for a full queue is asked to wait. */
+const RETRY_AFTER_SECONDS = 1;
 
 export interface Method {
   descriptor: MethodDescriptor;
@@ -35,15 +41,11 @@ export class HostedService {
   readonly name: string;
   readonly #methods = new Map<string, Method>();
   /** Absent while quiesced: a quiesced service holds no instances. */
-  #pool: InstancePool | undefined;
+  #execution: Execution | undefined;
   #quiescing: Promise<void> | undefined;
 
-  private constructor(
-    readonly descriptor: ServiceDescriptor,
-    pool: (name: string) => InstancePool,
-  ) {
+  private constructor(readonly descriptor: ServiceDescriptor) {
     this.name = serviceName(descriptor.id);
-    if (!descriptor.quiesced) this.#pool = pool(this.name);
     descriptor.methods.forEach((m, index) => {
       const fn = m.function;
       const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
@@ -54,35 +56,8 @@ export class HostedService {
 
   /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
   static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
-    const modules = descriptor.quiesced ? [] : await compileCoreModules(descriptor.artifact, options.memoryCapBytes);
-    const { artifact, interface: iface, instances, config } = descriptor;
-    const hosted = new HostedService(descriptor, (service) => {
-      const log = options.log.child({ service });
-      return new InstancePool(
-        {
-          service,
-          entry: artifact.entry,
-          modules,
-          importSpecifiers: artifact.importSpecifiers,
-          imports: iface.imports,
-          methods: descriptor.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
-          recycleAfter: instances.recycleAfter,
-          memoryCapBytes: options.memoryCapBytes,
-          env: Object.entries(descriptor.env),
-          init: descriptor.init,
-          config: config?.bytes ?? new Uint8Array(),
-          configEntries: config?.entries ?? [],
-          paths: descriptor.paths,
-          outboundHosts: descriptor.outboundHosts,
-        },
-        {
-          size: instances.poolSize,
-          timeoutMs: options.timeoutMs,
-          onOutput: (stream, text, dropped) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd()),
-        },
-      );
-    });
-    await hosted.#pool?.start();
+    const hosted = new HostedService(descriptor);
+    if (!descriptor.quiesced) hosted.#execution = await Execution.start(descriptor, { ...options, log: options.log.child({ service: hosted.name }) });
     return hosted;
   }
 
@@ -91,7 +66,12 @@ export class HostedService {
   }
 
   liveInstances(): number {
-    return this.#pool?.live ?? 0;
+    return this.#execution?.live ?? 0;
+  }
+
+  /** Where its calls run now; undefined while quiesced. */
+  get placement(): Placement | undefined {
+    return this.#execution?.placement;
   }
 
   get quiesced(): boolean {
@@ -101,33 +81,33 @@ export class HostedService {
   /** Refuses new calls from now on; resolves once the running ones have finished and the instances are gone. */
   quiesce(): Promise<void> {
     this.#quiescing ??= (async () => {
-      await this.#pool?.drain();
-      this.#pool = undefined;
+      await this.#execution?.drain();
+      this.#execution = undefined;
     })();
     return this.#quiescing;
   }
 
   /** Ends the service's instances once the calls already made have finished (it was replaced or removed). */
   stop(): Promise<void> {
-    return this.#pool?.drain() ?? Promise.resolve();
+    return this.#execution?.drain() ?? Promise.resolve();
   }
 
   /** Ends the instances at once (they never served: a restart that was called off). */
   discard(): Promise<void> {
-    return this.#pool?.close() ?? Promise.resolve();
+    return this.#execution?.close() ?? Promise.resolve();
   }
 
   /**
-   * Calls `method` with the parsed JSON body (or `[bytes]`); resolves to the
-   * JSON value of `result`, or to the raw bytes when `rawBytes` and the
-   * method's result is list<u8>.
+   * Calls `method` with the parsed JSON body (or `[bytes]`), by `deadline`
+   * (performance.now() time, counted from the request's arrival). Failures
+   * are thrown as the ApiError the contract answers with.
    */
-  async invoke(method: Method, body: unknown, rawBytes = false): Promise<unknown> {
+  async invoke(method: Method, body: unknown, { rawBytes, deadline }: { rawBytes: boolean; deadline: number }): Promise<InvokeResult> {
     const where = { service: this.name, method: method.descriptor.name };
     const codec = method.codec;
     if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', where);
-    const pool = this.#quiescing ? undefined : this.#pool;
-    if (!pool) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, where);
+    const execution = this.#quiescing ? undefined : this.#execution;
+    if (!execution) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, where);
     let args: unknown[];
     try {
       args = codec.decodeArgs(body);
@@ -135,10 +115,10 @@ export class HostedService {
       if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, where);
       throw e;
     }
-    const outcome = await pool.call(method.index, args);
+    const outcome = await execution.call(method.index, args, deadline);
     switch (outcome.status) {
       case 'ok':
-        return rawBytes && method.bytesResult ? outcome.value : codec.encodeResult(outcome.value);
+        return rawBytes && method.bytesResult ? { kind: 'bytes', bytes: outcome.value as Uint8Array } : { kind: 'json', value: codec.encodeResult(outcome.value) };
       case 'component-error': {
         const payload = codec.encodeError(outcome.payload);
         throw new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
@@ -146,7 +126,9 @@ export class HostedService {
       case 'trap':
         throw new ApiError(500, outcome.kind, outcome.message, where);
       case 'timeout':
-        throw new ApiError(504, 'call timed out', `the call ran past http.request_timeout_seconds and was cut off`, where);
+        throw new ApiError(504, 'call timed out', 'the call did not finish within http.request_timeout_seconds of the request\'s arrival and was cut off', where);
+      case 'overloaded':
+        throw new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
   }
 }

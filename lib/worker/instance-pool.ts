@@ -1,57 +1,58 @@
-// A service's instances within one worker: `size` instance threads, each
-// running its calls one at a time (so calls never interleave inside an
-// instance). A call goes to an idle thread, else to the one with the fewest
-// calls waiting. A call running past the timeout is cut off by terminating
-// its thread; the calls queued behind it (not started: a thread runs one call
-// at a time) move to the thread that replaces it.
+// A service's instance threads within one worker, for services that do not
+// run inline (execution.ts): `size` threads, each running one call at a
+// time. Calls wait in one queue here, on the main thread, and go to a thread
+// when it is free; so a call whose deadline passes while it waits is answered
+// 504 without running, and the queue is bounded (`maxQueue`: beyond it a
+// call is refused at once, and the service answers 503). A running call is
+// cut off at its deadline by terminating its thread; a fresh thread replaces it.
 //
-// No call waits behind one that has run longer than STUCK_MS: it goes to an
-// extra ("overflow") instance instead, so one runaway call does not stall
-// its service for the length of the timeout. Overflow instances end once
-// they have been idle for IDLE_MS.
+// No call waits behind a thread whose call has run longer than STUCK_MS
+// while an extra ("overflow") thread can take it, so one runaway call does
+// not stall its service until its deadline. Overflow threads end once they
+// have been idle for IDLE_MS.
 
 import { Worker } from 'node:worker_threads';
-import { COMPONENT_ERROR, OK, TRAP, type CallAnswer, type CallRequest, type ThreadMessage, type ThreadSpec, type TrapKind } from './thread-protocol.js';
-
-export type CallOutcome =
-  | { status: 'ok'; value: unknown }
-  | { status: 'component-error'; payload: unknown }
-  | { status: 'trap'; kind: TrapKind | 'instance lost'; message: string }
-  | { status: 'timeout' };
+import type { CallOutcome } from './component-instance.js';
+import { COMPONENT_ERROR, OK, TRAP, type CallAnswer, type CallRequest, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
+  /** Calls that may wait for a thread; more are refused ('overloaded'). */
+  maxQueue: number;
+  /** Bounds the start of an instance (a start function or init that never ends). */
   timeoutMs: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
 }
 
 interface Call {
   request: CallRequest;
+  /** performance.now() past which the call is answered 504, waiting or running. */
+  deadline: number;
   resolve: (outcome: CallOutcome) => void;
-  /** When the call started running: it is at the head of its thread's queue. */
-  startedAt: number;
 }
 
 const THREAD_URL = new URL('./instance-thread.js', import.meta.url);
-/** How often running calls are checked against the timeout: the cut-off comes at most this late. */
-const SWEEP_MS = 100;
+/** How often deadlines are checked while calls are pending: a 504 comes at most this late. */
+const SWEEP_MS = 25;
 const STUCK_MS = 100;
 const IDLE_MS = 10_000;
-/** Overflow instances per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
+/** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
 const MAX_OVERFLOW = 4;
+const UNLOADED: CallOutcome = { status: 'trap', kind: 'instance lost', message: 'the service was unloaded' };
 
 let nextId = 0;
 
 class InstanceThread {
   readonly worker: Worker;
-  /** In call order: the first one is running. */
-  readonly calls = new Map<number, Call>();
+  /** The call running now, and since when. */
+  running: Call | undefined;
+  startedAt = 0;
   readonly ready: Promise<void>;
   #lost = false;
   /** When the thread last finished its work (for retiring idle overflow threads). */
   idleSince = performance.now();
 
-  constructor(spec: ThreadSpec, private readonly pool: InstancePool, private readonly options: PoolOptions) {
+  constructor(spec: ThreadSpec, private readonly pool: InstancePool, options: PoolOptions) {
     this.worker = new Worker(THREAD_URL, { workerData: spec });
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
@@ -74,77 +75,53 @@ class InstanceThread {
     this.ready.catch(() => {});
   }
 
-  get lost(): boolean {
-    return this.#lost;
+  get free(): boolean {
+    return !this.#lost && this.running === undefined;
   }
 
   send(call: Call): void {
-    if (this.calls.size === 0) call.startedAt = performance.now();
-    this.calls.set(call.request[0], call);
+    this.running = call;
+    this.startedAt = performance.now();
     this.worker.postMessage(call.request);
   }
 
-  /** The running call's start, if one is running. */
-  runningSince(): number | undefined {
-    for (const call of this.calls.values()) return call.startedAt;
-    return undefined;
+  /** Whether its running call has run so long that nothing should wait behind it. */
+  stuck(now: number): boolean {
+    return this.running !== undefined && now - this.startedAt > STUCK_MS;
   }
 
-  /** Ends the thread; answers the running call with `outcome` and gives back the calls that had not started. */
-  cutOff(outcome: CallOutcome): Call[] {
+  /** Ends the thread; the running call is answered with `outcome`. */
+  end(outcome: CallOutcome): Promise<number> {
     this.#lost = true;
-    void this.worker.terminate();
-    const [running, ...waiting] = this.calls.values();
-    this.calls.clear();
-    running?.resolve(outcome);
-    return waiting;
-  }
-
-  terminate(): Promise<number> {
-    this.#lost = true;
+    const call = this.running;
+    this.running = undefined;
+    call?.resolve(outcome);
     return this.worker.terminate();
   }
 
-  /** Whether its running call has run so long that nothing should queue behind it. */
-  stuck(now: number): boolean {
-    const since = this.runningSince();
-    return since !== undefined && now - since > STUCK_MS;
-  }
-
-  /** Takes back the calls that have not started. */
-  takeWaiting(): Call[] {
-    const waiting = [...this.calls.values()].slice(1);
-    for (const call of waiting) this.calls.delete(call.request[0]);
-    return waiting;
-  }
-
   #answer(answer: CallAnswer): void {
-    const id = answer[0];
-    const call = this.calls.get(id);
-    if (!call) return;
-    this.calls.delete(id);
-    if (this.calls.size === 0) this.idleSince = performance.now();
-    for (const next of this.calls.values()) {
-      next.startedAt = performance.now();
-      break;
-    }
+    const call = this.running;
+    if (!call || call.request[0] !== answer[0]) return;
+    this.running = undefined;
+    this.idleSince = performance.now();
     switch (answer[1]) {
       case OK:
-        return call.resolve({ status: 'ok', value: answer[2] });
+        call.resolve({ status: 'ok', value: answer[2] });
+        break;
       case COMPONENT_ERROR:
-        return call.resolve({ status: 'component-error', payload: answer[2] });
+        call.resolve({ status: 'component-error', payload: answer[2] });
+        break;
       case TRAP:
-        return call.resolve({ status: 'trap', kind: answer[2], message: answer[3] });
+        call.resolve({ status: 'trap', kind: answer[2], message: answer[3] });
+        break;
     }
+    this.pool.dispatch();
   }
 
-  /** The thread is gone or cannot make an instance: its calls fail and the pool replaces it. */
+  /** The thread is gone or cannot make an instance: its call fails and the pool replaces it. */
   #lose(reason: string): void {
     if (this.#lost) return;
-    this.#lost = true;
-    void this.worker.terminate();
-    for (const call of this.calls.values()) call.resolve({ status: 'trap', kind: 'instance lost', message: `the instance was lost: ${reason}` });
-    this.calls.clear();
+    void this.end({ status: 'trap', kind: 'instance lost', message: `the instance was lost: ${reason}` });
     this.pool.replace(this);
   }
 }
@@ -153,15 +130,19 @@ export class InstancePool {
   readonly #threads: InstanceThread[];
   /** Beyond `size`, while calls would otherwise wait behind stuck ones. */
   readonly #overflow: InstanceThread[] = [];
-  readonly #sweep: NodeJS.Timeout;
+  /** Calls waiting for a free thread, oldest first. */
+  #queue: Call[] = [];
+  #sweep: NodeJS.Timeout | undefined;
   #closed = false;
   /** Calls made and not yet answered, and who waits for them all to be. */
   #pending = 0;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly spec: ThreadSpec, private readonly options: PoolOptions) {
+  constructor(
+    private readonly spec: ThreadSpec,
+    private readonly options: PoolOptions,
+  ) {
     this.#threads = Array.from({ length: options.size }, () => new InstanceThread(spec, this, options));
-    this.#sweep = setInterval(() => this.#cutOffRunaways(), SWEEP_MS).unref();
   }
 
   /**
@@ -190,23 +171,45 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  call(method: number, args: unknown[]): Promise<CallOutcome> {
+  call(method: number, args: unknown[], deadline: number): Promise<CallOutcome> {
+    if (this.#closed) return Promise.resolve(UNLOADED);
+    if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
+    if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });
     return new Promise((resolve) => {
-      if (this.#closed) return resolve({ status: 'trap', kind: 'instance lost', message: 'the service was unloaded' });
       this.#pending++;
-      let settled = false;
       const answered = (outcome: CallOutcome) => {
-        if (settled) return;
-        settled = true;
-        if (--this.#pending === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+        if (--this.#pending === 0) {
+          for (const wake of this.#idleWaiters.splice(0)) wake();
+          clearInterval(this.#sweep);
+          this.#sweep = undefined;
+          if (this.#overflow.length > 0) setTimeout(() => this.#retireIdle(), IDLE_MS + SWEEP_MS).unref();
+        }
         resolve(outcome);
       };
-      this.#pick().send({ request: [++nextId, method, args], resolve: answered, startedAt: 0 });
+      this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
+      this.#queue.push({ request: [++nextId, method, args], deadline, resolve: answered });
+      this.dispatch();
     });
   }
 
+  /** Hands waiting calls to free threads; one whose deadline has passed is answered 504 without running. */
+  dispatch(): void {
+    while (this.#queue.length > 0) {
+      const call = this.#queue[0]!;
+      if (performance.now() >= call.deadline) {
+        this.#queue.shift();
+        call.resolve({ status: 'timeout' });
+        continue;
+      }
+      const thread = this.#free() ?? this.#overflowIfAllStuck();
+      if (!thread) return;
+      this.#queue.shift();
+      thread.send(call);
+    }
+  }
+
   /**
-   * Waits for every call made so far (each is bounded by the timeout), then
+   * Waits for every call made so far (each is bounded by its deadline), then
    * closes. Calls made meanwhile still run: the caller stops making them.
    */
   async drain(): Promise<void> {
@@ -214,68 +217,61 @@ export class InstancePool {
     await this.close();
   }
 
-  /** Ends every thread; calls still running are answered as lost. */
+  /** Ends every thread; calls still running or waiting are answered as lost. */
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#sweep);
-    await Promise.all(
-      [...this.#threads, ...this.#overflow].map((t) => {
-        for (const call of t.cutOff({ status: 'trap', kind: 'instance lost', message: 'the service was unloaded' })) {
-          call.resolve({ status: 'trap', kind: 'instance lost', message: 'the service was unloaded' });
-        }
-        return t.terminate();
-      }),
-    );
+    for (const call of this.#queue.splice(0)) call.resolve(UNLOADED);
+    await Promise.all([...this.#threads, ...this.#overflow].map((t) => t.end(UNLOADED)));
   }
 
   /** Swaps a lost thread for a new one. Called by the thread itself. */
-  replace(thread: InstanceThread): InstanceThread | undefined {
-    if (this.#closed) return undefined;
+  replace(thread: InstanceThread): void {
+    if (this.#closed) return;
     const index = this.#threads.indexOf(thread);
     if (index === -1) {
       // A lost overflow thread is not replaced: the next stuck call makes another.
       this.#overflow.splice(this.#overflow.indexOf(thread) >>> 0, 1);
-      return undefined;
+    } else {
+      this.#threads[index] = new InstanceThread(this.spec, this, this.options);
     }
-    const fresh = new InstanceThread(this.spec, this, this.options);
-    this.#threads[index] = fresh;
-    return fresh;
+    this.dispatch();
   }
 
-  #pick(): InstanceThread {
+  #free(): InstanceThread | undefined {
+    for (const t of this.#threads) if (t.free) return t;
+    for (const t of this.#overflow) if (t.free) return t;
+    return undefined;
+  }
+
+  /** A new overflow thread when every thread is held by a call that has run too long, and the bound allows. */
+  #overflowIfAllStuck(): InstanceThread | undefined {
     const now = performance.now();
-    let best: InstanceThread | undefined;
-    for (const t of [...this.#threads, ...this.#overflow]) {
-      if (t.calls.size === 0) return t;
-      if (!t.stuck(now) && (!best || t.calls.size < best.calls.size)) best = t;
-    }
-    return best ?? this.#addOverflow() ?? this.#threads[0]!;
-  }
-
-  #addOverflow(): InstanceThread | undefined {
-    if (this.#overflow.length >= MAX_OVERFLOW) return undefined;
+    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now))) return undefined;
     const thread = new InstanceThread(this.spec, this, this.options);
     this.#overflow.push(thread);
     return thread;
   }
 
-  #cutOffRunaways(): void {
+  #retireIdle(): void {
+    const now = performance.now();
+    for (const thread of [...this.#overflow]) {
+      if (thread.free && now - thread.idleSince > IDLE_MS) {
+        this.#overflow.splice(this.#overflow.indexOf(thread), 1);
+        void thread.end(UNLOADED);
+      }
+    }
+  }
+
+  #checkDeadlines(): void {
     const now = performance.now();
     for (const thread of [...this.#threads, ...this.#overflow]) {
-      const since = thread.runningSince();
-      if (since !== undefined && now - since >= this.options.timeoutMs) {
-        const waiting = thread.cutOff({ status: 'timeout' });
-        const fresh = this.replace(thread);
-        for (const call of waiting) (fresh ?? this.#pick()).send(call);
-      } else if (thread.stuck(now) && thread.calls.size > 1) {
-        for (const call of thread.takeWaiting()) this.#pick().send(call);
+      if (thread.running && now >= thread.running.deadline) {
+        void thread.end({ status: 'timeout' });
+        this.replace(thread);
       }
     }
-    for (const thread of [...this.#overflow]) {
-      if (thread.calls.size === 0 && now - thread.idleSince > IDLE_MS) {
-        this.#overflow.splice(this.#overflow.indexOf(thread), 1);
-        void thread.terminate();
-      }
-    }
+    this.#retireIdle();
+    // Expires waiting calls, and moves them to overflow threads when the others are stuck.
+    this.dispatch();
   }
 }

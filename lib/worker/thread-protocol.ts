@@ -4,6 +4,7 @@
 
 import type { ExportLocation, PathGrant } from '../service.js';
 import type { ImportedItem } from '../wit/types.js';
+import type { TrapKind } from './component-instance.js';
 
 /** What an instance thread is started with (its `workerData`). */
 export interface ThreadSpec {
@@ -47,9 +48,7 @@ export type CallAnswer =
   | [id: number, status: typeof OK, value: unknown]
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
-  | [id: number, status: typeof TRAP, kind: TrapKind, message: string];
-
-export type TrapKind = 'component trapped' | 'unsatisfied import' | 'component exited';
+  | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =

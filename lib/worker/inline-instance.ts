@@ -1,0 +1,125 @@
+// A component instance on the worker's main thread: its calls run inline,
+// with no thread hop, because its core modules are fuel-instrumented
+// (lib/primary/fuel.ts): every few thousand loop iterations or function
+// entries they call `check` below, which throws once the call has used its
+// budget. The call is then interrupted wherever it was, and the instance is
+// dropped (its state may be half-updated; a componentize-js instance is
+// broken after an interrupt).
+//
+// Calls never overlap here: each runs to its end (or its interrupt) before
+// the event loop goes on, so one instance serves any number of concurrent
+// requests, one after another.
+
+import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME } from '../fuel.js';
+import { ComponentInstance, errorText, type CallOutcome, type InstanceSpec } from './component-instance.js';
+import { capturing, OutputCapture, type CapturedText } from './output-capture.js';
+
+export type InlineOutcome = CallOutcome | { status: 'interrupted' };
+
+/** Thrown by the fuel check; never seen outside this module. */
+class Interrupt extends Error {}
+const INTERRUPT = new Interrupt('the call ran past its inline budget');
+const isInterrupt = (e: unknown) => e === INTERRUPT;
+
+/** performance.now() past which the running inline call is interrupted. */
+let interruptAt = Infinity;
+
+const FUEL_IMPORTS: WebAssembly.Imports = {
+  [FUEL_IMPORT_MODULE]: {
+    [FUEL_IMPORT_NAME]: () => {
+      if (performance.now() >= interruptAt) throw INTERRUPT;
+    },
+  },
+};
+
+function within<T>(until: number, fn: () => T): T {
+  const outer = interruptAt;
+  interruptAt = until;
+  try {
+    return fn();
+  } finally {
+    interruptAt = outer;
+  }
+}
+
+export interface InlineOptions {
+  /** Replace the instance after this many calls; 0 = never. */
+  recycleAfter: number;
+  /** How long instantiating (start functions, init) may hold the main thread. */
+  startBudgetMs: number;
+  onOutput: (output: CapturedText) => void;
+}
+
+export class InlineInstance {
+  readonly #spec: InstanceSpec;
+  #instance: ComponentInstance | undefined;
+  #fresh: Promise<ComponentInstance | 'interrupted'> | undefined;
+  #calls = 0;
+  readonly #output = new OutputCapture();
+
+  private constructor(
+    spec: Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>,
+    private readonly options: InlineOptions,
+  ) {
+    // Start functions and init run inside `bounded`: held to the start budget, their output captured.
+    const bounded = <T>(fn: () => T) => capturing(this.#output, () => within(performance.now() + options.startBudgetMs, fn));
+    this.#spec = { ...spec, coreImports: FUEL_IMPORTS, isInterrupt, bounded };
+  }
+
+  /**
+   * The first instance. Resolves to undefined when instantiating ran past the
+   * start budget (the service belongs on threads); rejects when it failed.
+   */
+  static async start(spec: Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>, options: InlineOptions): Promise<InlineInstance | undefined> {
+    const inline = new InlineInstance(spec, options);
+    const first = await inline.#replacement();
+    return first === 'interrupted' ? undefined : inline;
+  }
+
+  /** Calls method `index`, interrupting it at `until` (performance.now() time). */
+  async call(index: number, args: unknown[], until: number): Promise<InlineOutcome> {
+    let instance = this.#instance;
+    if (!instance) {
+      try {
+        const fresh = await this.#replacement();
+        if (fresh === 'interrupted') return { status: 'interrupted' };
+        instance = fresh;
+      } catch (e) {
+        return { status: 'trap', kind: 'instance lost', message: `could not create a fresh instance: ${errorText(e)}` };
+      }
+    }
+    let outcome: CallOutcome;
+    try {
+      outcome = capturing(this.#output, () => within(until, () => instance.call(index, args)));
+    } catch (e) {
+      if (!isInterrupt(e)) throw e;
+      // Its output is dropped with it: the call is made again elsewhere, and logs it there.
+      this.#output.take();
+      this.#instance = undefined;
+      return { status: 'interrupted' };
+    }
+    for (const output of this.#output.take()) this.options.onOutput(output);
+    if (outcome.status === 'trap' || (this.options.recycleAfter > 0 && ++this.#calls >= this.options.recycleAfter)) this.#instance = undefined;
+    return outcome;
+  }
+
+  #replacement(): Promise<ComponentInstance | 'interrupted'> {
+    this.#fresh ??= ComponentInstance.create(this.#spec)
+      .then(
+        (instance) => {
+          this.#instance = instance;
+          this.#calls = 0;
+          return instance;
+        },
+        (e: unknown) => {
+          if (isInterrupt(e)) return 'interrupted' as const;
+          throw e;
+        },
+      )
+      .finally(() => {
+        this.#fresh = undefined;
+        for (const output of this.#output.take()) this.options.onOutput(output);
+      });
+    return this.#fresh;
+  }
+}
