@@ -305,6 +305,7 @@ describe('control plane (e2e)', function () {
       const answers = await Promise.all(Array.from({ length: 5 }, () => reload()));
       for (const a of answers) expect(a.status, a.text).to.equal(200);
       expect(answers.filter((a) => (a.body.updated as string[]).includes('acme.versioned')).length).to.be.greaterThan(0);
+      await new Promise((r) => setTimeout(r, 300)); // log lines are buffered up to 100 ms
       expect(logged() - before).to.be.within(1, 2);
       expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([3]));
     });

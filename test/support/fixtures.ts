@@ -206,6 +206,30 @@ export const api = {
 };`,
 };
 
+/**
+ * An effect, then work: `work(tag, spins)` prints `effect <tag>` to stdout
+ * (an import with an effect outside the instance: the log), then loops
+ * `spins` times. Long enough, it runs past the inline budget and is made again
+ * on a thread: the effect must still happen once.
+ */
+export const EFFECTFUL: ComponentSource = {
+  kind: 'js',
+  world: 'effectful',
+  disableFeatures: ['random', 'clocks', 'http', 'fetch-event'],
+  wit: `package acme:effectful@1.0.0;
+interface api { work: func(tag: string, spins: u32) -> u32; }
+world effectful { export api; }`,
+  js: `
+export const api = {
+  work(tag, spins) {
+    console.log('effect ' + tag);
+    let x = 0;
+    for (let i = 0; i < spins; i++) x = (x * 31 + i) % 1000003;
+    return x;
+  },
+};`,
+};
+
 /** A component whose `init` traps: it can never be instantiated. */
 export const TRAPPING_INIT: ComponentSource = {
   kind: 'wat',

@@ -1,0 +1,128 @@
+// End to end: the execution model (contract §5.1 "Deadlines"). Calls run
+// inline on the worker's main thread until a call overruns the inline
+// budget; then the service moves to instance threads and the call is made
+// again there, with the time its request has left. Deadlines count from
+// arrival, waiting calls are bounded per service, and a call made again never
+// repeats an effect. One worker, so every call meets the same instances.
+
+import { expect } from 'chai';
+import { EFFECTFUL, examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { call, invoke, RtProcess } from '../support/rt-process.js';
+
+const TIMEOUT_S = 2;
+
+describe('execution model (e2e)', function () {
+  let rt: RtProcess;
+
+  before(async function () {
+    this.timeout(300_000);
+    const examples = await examplesRepository();
+    const repo = await repository({
+      runaway: RUNAWAY,
+      'crowded.wasm': RUNAWAY,
+      'crowded.toml': { raw: 'service = "crowded"\n' },
+      'bounded.wasm': RUNAWAY,
+      'bounded.toml': { raw: 'service = "bounded"\npool_size = 2\nmax_queue = 2\n' },
+      hostile: HOSTILE,
+      effectful: EFFECTFUL,
+    });
+    rt = await RtProcess.start({
+      workers: 1,
+      configToml: `repo_urls = ["file://${examples}", "file://${repo}"]`,
+      env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S) },
+    });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  const instances = async (address: string) => (await call(`${rt.url}/api/services/${address}`, { method: 'GET' })).body.instances as Record<string, unknown>;
+  const placement = async (service: string) => (await instances(`acme/${service}`)).placement;
+
+  it('runs a service without grants inline, and names where each runs in the listing', async () => {
+    expect(await instances('example/calculator')).to.include({ placement: 'inline', live: 1 });
+    expect(await placement('bounded')).to.equal('threads');
+  });
+
+  describe('a runaway call', () => {
+    for (const [service, method] of [
+      ['runaway', 'forever'],
+      ['hostile', 'spin'],
+    ] as const) {
+      it(`${service}.${method}: the first is interrupted inline, made again on a thread and cut off at its deadline; so is a second`, async function () {
+        this.timeout(30_000);
+        expect(await placement(service)).to.equal('inline');
+        for (const attempt of ['first', 'second']) {
+          const started = performance.now();
+          const res = await invoke(rt, `acme/${service}/invoke/${method}`, {});
+          const elapsed = performance.now() - started;
+          expect(res.status, `${attempt} runaway`).to.equal(504);
+          expect(res.body).to.include({ error: 'call timed out', service: `acme.${service}`, method });
+          expect(elapsed, `${attempt} runaway`).to.be.within(TIMEOUT_S * 1000 - 50, TIMEOUT_S * 1000 + 1000);
+          expect(await placement(service)).to.equal('threads');
+        }
+        expect(await rt.logged((l) => l.service === `acme.${service}` && l.msg === 'service moved to instance threads')).to.equal(true);
+      });
+    }
+  });
+
+  describe('deadlines from arrival', () => {
+    it('answers every queued call by its deadline, and a fast method of the same service is not starved', async function () {
+      this.timeout(30_000);
+      const sent = performance.now();
+      // 1 pool thread + 4 overflow threads run five of them; the rest wait, and their deadlines pass while they do.
+      const loops = Array.from({ length: 20 }, () => invoke(rt, 'acme/crowded/invoke/forever', {}).then((res) => ({ res, at: performance.now() - sent })));
+      await new Promise((r) => setTimeout(r, 800));
+      const fastSent = performance.now();
+      const fast = await invoke(rt, 'acme/crowded/invoke/count', {});
+      const fastElapsed = performance.now() - fastSent;
+      const answers = await Promise.all(loops);
+      for (const { res, at } of answers) {
+        expect(res.status).to.equal(504);
+        expect(at).to.be.below(TIMEOUT_S * 1000 + 1000);
+      }
+      expect(fast.status).to.equal(200);
+      expect(fastElapsed).to.be.below(TIMEOUT_S * 1000 + 1000);
+    });
+  });
+
+  describe('the queue bound (sidecar max_queue)', () => {
+    it('refuses calls beyond it at once with 503 and Retry-After; the rest answer by their deadline', async function () {
+      this.timeout(30_000);
+      const sent = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => invoke(rt, 'acme/bounded/invoke/forever', {}).then((res) => ({ res, at: performance.now() - sent }))),
+      );
+      const refused = answers.filter((a) => a.res.status === 503);
+      const cut = answers.filter((a) => a.res.status === 504);
+      // Two run on the pool's threads and two wait (max_queue = 2); waiting ones move to overflow
+      // threads (at most 4) once the running ones are stuck; so at least four of twelve are refused.
+      expect(refused.length + cut.length).to.equal(12);
+      expect(refused.length).to.be.at.least(4);
+      for (const { res, at } of refused) {
+        expect(res.body).to.include({ error: 'service overloaded', service: 'acme.bounded', method: 'forever' });
+        expect(res.headers.get('retry-after')).to.equal('1');
+        expect(at).to.be.below(1000);
+      }
+      for (const { at } of cut) expect(at).to.be.below(TIMEOUT_S * 1000 + 1000);
+    });
+  });
+
+  describe('a call made again on a thread', () => {
+    it('does not repeat its effect: the output of the interrupted attempt is dropped', async function () {
+      this.timeout(60_000);
+      expect(await placement('effectful')).to.equal('inline');
+      const tag = `t${Date.now()}`;
+      // Long enough to overrun the inline budget (20 ms), short enough for the timeout.
+      const res = await invoke(rt, 'acme/effectful/invoke/work', { tag, spins: 1_000_000 });
+      expect(res.status).to.equal(200);
+      expect(await placement('effectful')).to.equal('threads');
+      await rt.logged((l) => l.msg === `effect ${tag}`);
+      await new Promise((r) => setTimeout(r, 300)); // a second line, were there one, is flushed
+      expect(rt.logLines().filter((l) => l.msg === `effect ${tag}`)).to.have.length(1);
+      expect(await rt.logged((l) => l.service === 'acme.effectful' && l.msg === 'service moved to instance threads')).to.equal(true);
+    });
+  });
+});
