@@ -16,10 +16,13 @@ if (cluster.isPrimary) {
   cluster.on('listening', () => {
     if (++online === workers) process.send?.('ready');
   });
-  process.on('SIGTERM', () => {
+  const shutdown = () => {
     for (const w of Object.values(cluster.workers ?? {})) w?.kill();
     process.exit(0);
-  });
+  };
+  process.on('SIGTERM', shutdown);
+  // The benchmark went away without stopping this server: go too.
+  process.on('disconnect', shutdown);
 } else {
   const app = new Koa();
   const router = new Router();

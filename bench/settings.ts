@@ -1,0 +1,61 @@
+// Benchmark settings, from the environment, and the header printed before the sections.
+
+import { cpus, loadavg, totalmem } from 'node:os';
+
+const num = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, not ${JSON.stringify(raw)}`);
+  return n;
+};
+
+export const SECTIONS = ['calls', 'http', 'compute', 'startup', 'reload'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export const settings = {
+  /** Seconds per autocannon run. */
+  seconds: num('BENCH_SECONDS', 10),
+  /** Interleaved rounds over all HTTP targets. */
+  rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 3))),
+  /** Seconds of the one warm-up run per HTTP target (not counted). */
+  warmupSeconds: num('BENCH_WARMUP_SECONDS', 3),
+  connections: 50,
+  /** Workers of every HTTP server (Koa, raw node:http, rt). */
+  workers: 2,
+  /** Loop count of the compute call. */
+  computeN: Math.round(num('BENCH_COMPUTE_N', 1_000_000)),
+  computeCalls: Math.max(1, Math.round(num('BENCH_COMPUTE_CALLS', 50))),
+  computeWarmup: Math.round(num('BENCH_COMPUTE_WARMUP', 10)),
+  /** Components in the large start-up case. */
+  startupComponents: Math.max(1, Math.round(num('BENCH_STARTUP_COMPONENTS', 100))),
+  startupRuns: Math.max(1, Math.round(num('BENCH_STARTUP_RUNS', 3))),
+  reloads: Math.round(num('BENCH_RELOADS', 200)),
+};
+
+/** The sections BENCH_ONLY selects (comma-separated), all of them when it is unset. */
+export function selectedSections(): Section[] {
+  const only = process.env.BENCH_ONLY?.trim();
+  if (!only) return [...SECTIONS];
+  const chosen = only.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = chosen.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+  if (unknown.length) throw new Error(`BENCH_ONLY: unknown section(s) ${unknown.join(', ')}; expected ${SECTIONS.join('|')} (comma-separated)`);
+  return SECTIONS.filter((s) => chosen.includes(s));
+}
+
+export function printHeader(sections: readonly Section[]): void {
+  const cpu = cpus();
+  console.log('rt benchmark');
+  console.log(`  machine: ${cpu.length} CPUs, ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`  node ${process.version} on ${process.platform}/${process.arch}`);
+  console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated)`);
+  console.log(
+    `  http: ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ` +
+      `${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), ${settings.workers} workers per server`,
+  );
+  console.log(
+    `  compute: spin(${settings.computeN}) (BENCH_COMPUTE_N), ${settings.computeCalls} calls (BENCH_COMPUTE_CALLS) after ${settings.computeWarmup} warm-up calls (BENCH_COMPUTE_WARMUP)`,
+  );
+  console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
+  console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
+}
