@@ -299,7 +299,8 @@ describe('control plane (e2e)', function () {
     });
 
     it('coalesces concurrent reloads', async () => {
-      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3)));
+      // Bytes never compiled before: the first reload takes long enough for the others to arrive during it.
+      await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3, 'versioned', false, Date.now() % 1_000_000_007)));
       const logged = () => rt.logLines().filter((l) => l.msg === 'reloaded').length;
       const before = logged();
       const answers = await Promise.all(Array.from({ length: 5 }, () => reload()));

@@ -6,7 +6,7 @@
 // repeats an effect. One worker, so every call meets the same instances.
 
 import { expect } from 'chai';
-import { EFFECTFUL, examplesRepository, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { EFFECTFUL, examplesRepository, HOSTILE, repository, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
@@ -25,6 +25,7 @@ describe('execution model (e2e)', function () {
       'bounded.toml': { raw: 'service = "bounded"\npool_size = 2\nmax_queue = 2\n' },
       hostile: HOSTILE,
       effectful: EFFECTFUL,
+      slow: SLOW,
     });
     rt = await RtProcess.start({
       workers: 1,
@@ -66,6 +67,18 @@ describe('execution model (e2e)', function () {
         expect(await rt.logged((l) => l.service === `acme.${service}` && l.msg === 'service moved to instance threads')).to.equal(true);
       });
     }
+  });
+
+  describe('compute-heavy calls', () => {
+    it('move their service to threads once its inline calls average over 1 ms, without a failed call', async () => {
+      expect(await placement('slow')).to.equal('inline');
+      for (let i = 0; i < 20; i++) {
+        const res = await invoke(rt, 'acme/slow/invoke/spin', { n: 5_000_000 });
+        expect(res.body).to.deep.equal({ result: 5_000_000 });
+      }
+      expect(await placement('slow')).to.equal('threads');
+      expect(await rt.logged((l) => l.service === 'acme.slow' && l.msg === 'service moved to instance threads' && String(l.reason).includes('on average'))).to.equal(true);
+    });
   });
 
   describe('deadlines from arrival', () => {

@@ -264,8 +264,9 @@ world endless-start { export api; }`,
 /**
  * `version()` answers `n`: a component to replace with another version of
  * itself. `trapsAtStart`: a version that compiles but cannot be instantiated.
+ * `salt` makes bytes no earlier run compiled (a reload that must take a while).
  */
-export function versioned(n: number, service = 'versioned', trapsAtStart = false): ComponentSource {
+export function versioned(n: number, service = 'versioned', trapsAtStart = false, salt?: number): ComponentSource {
   return {
     kind: 'wat',
     world: service,
@@ -273,7 +274,7 @@ export function versioned(n: number, service = 'versioned', trapsAtStart = false
 interface api { version: func() -> u32; }
 world ${service} { export api; }`,
     wat: `(module
-  (func (export "acme:${service}/api@1.0.0#version") (result i32) (i32.const ${n}))${trapsAtStart ? '\n  (func $start unreachable)\n  (start $start)' : ''}
+  (func (export "acme:${service}/api@1.0.0#version") (result i32) (i32.const ${n}))${trapsAtStart ? '\n  (func $start unreachable)\n  (start $start)' : ''}${salt === undefined ? '' : `\n  (global i32 (i32.const ${salt}))`}
   (memory (export "memory") 1))`,
   };
 }

@@ -1,0 +1,85 @@
+// Request bodies (lib/worker/body.ts) as a real node:http server receives
+// them: plain and compressed, capped, and the client's errors as 4xx.
+
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { ApiError } from '../../lib/api-error.js';
+import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
+
+const MAX = 1024;
+
+describe('request bodies', () => {
+  let server: Server;
+  let port: number;
+  /** What the server made of the last request. */
+  let seen: Promise<{ bytes?: Buffer; error?: ApiError; req: IncomingMessage }>;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      seen = readBody(req, MAX).then(
+        (bytes) => ({ bytes, req }),
+        (error: ApiError) => ({ error, req }),
+      );
+      void seen.then(() => res.end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  after(() => server.close());
+
+  /** Sends `body` (in chunks, without a length, when `chunked`) and waits for the server's reading of it. */
+  async function send(body: Buffer, headers: Record<string, string> = {}, chunked = false) {
+    await new Promise<void>((resolve) => {
+      const req = request({ port, method: 'POST', headers: chunked ? headers : { ...headers, 'content-length': String(body.length) } }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', () => resolve());
+      if (chunked) for (let i = 0; i < body.length; i += 100) req.write(body.subarray(i, i + 100));
+      else req.write(body);
+      req.end();
+    });
+    return seen;
+  }
+
+  const text = Buffer.from(JSON.stringify({ greeting: 'hello'.repeat(20) }));
+
+  it('reads a plain body, and one compressed with gzip, deflate or br', async () => {
+    expect((await send(text)).bytes).to.deep.equal(text);
+    expect((await send(gzipSync(text), { 'content-encoding': 'gzip' })).bytes).to.deep.equal(text);
+    expect((await send(deflateSync(text), { 'content-encoding': 'deflate' })).bytes).to.deep.equal(text);
+    expect((await send(brotliCompressSync(text), { 'content-encoding': 'br' })).bytes).to.deep.equal(text);
+    expect((await send(text, {}, true)).bytes).to.deep.equal(text);
+  });
+
+  it('413 for a body over the cap: declared, streamed without a length, or decompressed (a compression bomb)', async () => {
+    const big = Buffer.alloc(MAX + 1, 'x');
+    for (const outcome of [await send(big), await send(big, {}, true), await send(gzipSync(Buffer.alloc(10 * MAX * MAX)), { 'content-encoding': 'gzip' })]) {
+      expect(outcome.error?.status).to.equal(413);
+      expect(outcome.error?.details).to.include(`${MAX} bytes`);
+    }
+  });
+
+  it('400 for a body that does not decode as its Content-Encoding says, 415 for an encoding it does not know', async () => {
+    const corrupt = await send(Buffer.from('not gzip at all'), { 'content-encoding': 'gzip' });
+    expect(corrupt.error?.status).to.equal(400);
+    expect(corrupt.error?.details).to.match(/does not decode as its Content-Encoding says/);
+    const unknown = await send(text, { 'content-encoding': 'zstd' });
+    expect(unknown.error?.status).to.equal(415);
+    expect(unknown.error?.details).to.include('"zstd"');
+  });
+
+  it('tells the media type without parameters, and whether a body is there at all', async () => {
+    const { req } = await send(text, { 'content-type': 'Application/JSON; charset=utf-8' });
+    expect(mediaType(req)).to.equal('application/json');
+    expect(bodyLength(req)).to.deep.equal({ present: true, length: text.length });
+  });
+
+  it('parses JSON, or answers 400 "invalid JSON" naming what the parser saw', () => {
+    expect(parseJson(Buffer.from('{"a":1}'))).to.deep.equal({ a: 1 });
+    expect(() => parseJson(Buffer.from('{"a":'))).to.throw(ApiError).with.property('error', 'invalid JSON');
+  });
+});
