@@ -67,7 +67,7 @@ const DECLARED = [
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
-  { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (they cost about a fifth of the throughput: docs/performance.md)' },
+  { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost about a tenth of the throughput: docs/performance.md)' },
 ] as const satisfies readonly KeySpec[];
 
 /** Every key path, as a type: `index.ts` checks that `Config` has exactly these fields. */

@@ -302,6 +302,7 @@ describe('control plane (e2e)', function () {
       // Bytes never compiled before: the first reload takes long enough for the others to arrive during it.
       await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3, 'versioned', false, Date.now() % 1_000_000_007)));
       const logged = () => rt.logLines().filter((l) => l.msg === 'reloaded').length;
+      await new Promise((r) => setTimeout(r, 300)); // the line of the previous test's reload is flushed (buffered up to 100 ms)
       const before = logged();
       const answers = await Promise.all(Array.from({ length: 5 }, () => reload()));
       for (const a of answers) expect(a.status, a.text).to.equal(200);
