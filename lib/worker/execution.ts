@@ -33,6 +33,8 @@ const START_BUDGET_MS = 250;
 export type Placement = 'inline' | 'threads';
 
 export interface ExecutionOptions {
+  /** `<domain>.<service>`, for the instance threads' messages. */
+  service: string;
   timeoutMs: number;
   memoryCapBytes: number;
   log: Logger;
@@ -145,7 +147,7 @@ export class Execution {
     else log.debug({ reason }, 'service runs on instance threads');
     this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
       const spec: ThreadSpec = {
-        service: log.bindings().service as string,
+        service: this.options.service,
         entry: d.artifact.entry,
         modules,
         importSpecifiers: d.artifact.importSpecifiers,

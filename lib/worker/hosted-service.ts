@@ -36,7 +36,6 @@ export interface Method {
   bytesResult: boolean;
 }
 
-
 export class HostedService {
   readonly name: string;
   readonly #methods = new Map<string, Method>();
@@ -57,7 +56,9 @@ export class HostedService {
   /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
   static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
     const hosted = new HostedService(descriptor);
-    if (!descriptor.quiesced) hosted.#execution = await Execution.start(descriptor, { ...options, log: options.log.child({ service: hosted.name }) });
+    if (!descriptor.quiesced) {
+      hosted.#execution = await Execution.start(descriptor, { ...options, service: hosted.name, log: options.log.child({ service: hosted.name }) });
+    }
     return hosted;
   }
 

@@ -15,8 +15,6 @@ import { findService, type WorkerState } from './lookup.js';
 import type { ServiceRegistry } from './registry.js';
 import type { RequestStats } from './request-stats.js';
 
-export type { WorkerState };
-
 export interface RouteDeps {
   /** rt's version, for the OpenAPI document. */
   version: string;
