@@ -42,9 +42,11 @@ export interface MethodDescriptor {
 export interface ComponentArtifact {
   /** sha256 of the .wasm bytes: the component's identity across reloads. */
   hash: string;
-  /** Absolute path of the transpiled ES module exporting `instantiate`. */
+  /** Absolute path of the transpiled ES module exporting `instantiate` (shared by components with the same glue). */
   entry: string;
-  /** Core module file names as the glue asks for them, relative to the entry's directory. */
+  /** The cache directory holding the core modules. */
+  dir: string;
+  /** Core module file names as the glue asks for them, relative to `dir`. */
   coreModules: string[];
   /**
    * The fuel-instrumented twin of each core module, in the same order, for

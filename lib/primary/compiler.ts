@@ -18,10 +18,17 @@ import type { ComponentInterface } from '../wit/types.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
 export const JCO_VERSION = '1.12.0';
-/** What an entry holds besides jco's output (now: fuel-instrumented modules); a change makes new entries. */
-const CACHE_LAYOUT = 2;
+/** How entries are laid out (3: fuel-instrumented modules beside the core modules, glue apart by its hash); a change makes new entries. */
+const CACHE_LAYOUT = 3;
 
 const ENTRY = 'component.js';
+/**
+ * Glue modules live apart, by the sha256 of their text: a worker imports each
+ * glue once and keeps it for its life (ES modules are never unloaded), and new
+ * versions of a component whose interface did not change have the same glue,
+ * so reloading them imports nothing new.
+ */
+const GLUE_DIR = 'glue';
 
 export interface CompiledComponent {
   artifact: ComponentArtifact;
@@ -29,6 +36,8 @@ export interface CompiledComponent {
 }
 
 interface CachedMeta {
+  /** The glue's file name in GLUE_DIR. */
+  glue: string;
   coreModules: string[];
   fuelModules: string[] | null;
   fuelRefusal?: string;
@@ -47,9 +56,10 @@ export function sha256(bytes: Uint8Array): string {
  */
 export async function compileComponent(bytes: Uint8Array, onTranspile?: () => void): Promise<CompiledComponent> {
   const hash = sha256(bytes);
-  const dir = join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`, hash);
+  const root = join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`);
+  const dir = join(root, hash);
   const meta = await readCachedMeta(dir);
-  if (meta) return compiled(hash, dir, meta);
+  if (meta) return compiled(hash, root, dir, meta);
 
   // Reading the interface first turns "not a component" into a clear message
   // instead of a transpiler stack trace.
@@ -63,10 +73,12 @@ export async function compileComponent(bytes: Uint8Array, onTranspile?: () => vo
   } catch (e) {
     throw new Error(`jco could not transpile the component: ${firstLine(e)}`);
   }
-  const files = Object.entries(output.files);
+  const files = Object.entries(output.files).filter(([name]) => name !== ENTRY);
+  const glue = await writeGlue(join(root, GLUE_DIR), output.files[ENTRY]!);
   const coreModules = files.map(([name]) => name).filter((name) => name.endsWith('.wasm'));
   const fuel = instrumentAll(files.filter(([name]) => name.endsWith('.wasm')));
   const fresh: CachedMeta = {
+    glue,
     coreModules,
     fuelModules: fuel.ok ? fuel.files.map(([name]) => name) : null,
     ...(fuel.ok ? {} : { fuelRefusal: fuel.reason }),
@@ -75,14 +87,15 @@ export async function compileComponent(bytes: Uint8Array, onTranspile?: () => vo
   };
   if (fuel.ok) files.push(...fuel.files);
   await writeCache(dir, files, fresh);
-  return compiled(hash, dir, fresh);
+  return compiled(hash, root, dir, fresh);
 }
 
-function compiled(hash: string, dir: string, meta: CachedMeta): CompiledComponent {
+function compiled(hash: string, root: string, dir: string, meta: CachedMeta): CompiledComponent {
   return {
     artifact: {
       hash,
-      entry: join(dir, ENTRY),
+      entry: join(root, GLUE_DIR, meta.glue),
+      dir,
       coreModules: meta.coreModules,
       fuelModules: meta.fuelModules,
       ...(meta.fuelRefusal ? { fuelRefusal: meta.fuelRefusal } : {}),
@@ -103,6 +116,18 @@ function instrumentAll(modules: [string, Uint8Array][]): { ok: true; files: [str
   return { ok: true, files };
 }
 
+/** Writes the glue as `<sha256>.js` into `dir` (unless it is there) and returns that name. */
+async function writeGlue(dir: string, text: Uint8Array): Promise<string> {
+  const name = `${sha256(text)}.js`;
+  await mkdir(dir, { recursive: true });
+  // The glue is an ES module with a .js suffix.
+  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
+  const tmp = join(dir, `${name}.${process.pid}.${Date.now()}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, join(dir, name));
+  return name;
+}
+
 async function readCachedMeta(dir: string): Promise<CachedMeta | undefined> {
   try {
     return JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CachedMeta;
@@ -116,12 +141,10 @@ async function writeCache(dir: string, files: [string, Uint8Array][], meta: Cach
   const tmp = `${dir}.${process.pid}.${Date.now()}.tmp`;
   await mkdir(tmp, { recursive: true });
   for (const [name, data] of files) {
-    const target = join(tmp, name === 'component.js' ? ENTRY : name);
+    const target = join(tmp, name);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, data);
   }
-  // The glue is an ES module with a .js suffix.
-  await writeFile(join(tmp, 'package.json'), '{"type":"module"}\n');
   await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta));
   try {
     await rename(tmp, dir);

@@ -3,7 +3,7 @@
 // (a compiled WebAssembly.Module crosses threads without a copy).
 
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ComponentArtifact } from '../service.js';
 import { capMemories } from './memory-cap.js';
 
@@ -15,7 +15,7 @@ export type CompiledModules = [name: string, module: WebAssembly.Module][];
  * fuel-instrumented twins (`fuel`, for inline instances).
  */
 export async function compileCoreModules(artifact: ComponentArtifact, memoryCapBytes: number, kind: 'plain' | 'fuel'): Promise<CompiledModules> {
-  const dir = dirname(artifact.entry);
+  const dir = artifact.dir;
   const files = kind === 'fuel' ? artifact.fuelModules : artifact.coreModules;
   if (!files) throw new Error('the component has no fuel-instrumented modules');
   return Promise.all(
