@@ -2,26 +2,10 @@
 // cluster workers, doing the same job as the Koa baseline and rt's calculator
 // (JSON body in, add, JSON out) with nothing in between.
 
-import cluster from 'node:cluster';
 import { createServer } from 'node:http';
+import { clustered } from './baseline-cluster.js';
 
-const port = Number(process.env.PORT);
-const workers = Number(process.env.WORKERS ?? 2);
-
-if (cluster.isPrimary) {
-  for (let i = 0; i < workers; i++) cluster.fork();
-  let online = 0;
-  cluster.on('listening', () => {
-    if (++online === workers) process.send?.('ready');
-  });
-  const shutdown = () => {
-    for (const w of Object.values(cluster.workers ?? {})) w?.kill();
-    process.exit(0);
-  };
-  process.on('SIGTERM', shutdown);
-  // The benchmark went away without stopping this server: go too.
-  process.on('disconnect', shutdown);
-} else {
+clustered((port) => {
   createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== '/add') {
       res.writeHead(404).end();
@@ -41,4 +25,4 @@ if (cluster.isPrimary) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer);
     });
   }).listen(port, '127.0.0.1');
-}
+});
