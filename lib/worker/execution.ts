@@ -79,17 +79,19 @@ export class Execution {
     const inline = this.#inline;
     if (inline) {
       const started = performance.now();
+      // A request that spent its time arriving (a slow body) is not the service's doing.
+      if (started >= deadline) return { status: 'timeout' };
       const outcome = await inline.call(index, args, Math.min(started + INLINE_BUDGET_MS, deadline));
       const now = performance.now();
       if (outcome.status !== 'interrupted') {
         this.#averageMs += (now - started - this.#averageMs) / 10;
-        if (this.#averageMs > INLINE_AVERAGE_MS && this.#inline) {
-          void this.#startThreads(`its calls took ${this.#averageMs.toFixed(1)} ms on average`, true);
-        }
+        if (this.#averageMs > INLINE_AVERAGE_MS) void this.#startThreads(`its calls took ${this.#averageMs.toFixed(1)} ms on average`, true);
         return outcome;
       }
+      const overran = now - started >= INLINE_BUDGET_MS;
       if (now >= deadline) {
-        void this.#startThreads('a call ran to its deadline', true);
+        // Cut off by its deadline: moved only if it also used the whole inline budget.
+        if (overran) void this.#startThreads('a call ran to its deadline', true);
         return { status: 'timeout' };
       }
       void this.#startThreads(`a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and is made again there`, true);

@@ -5,6 +5,7 @@
 // arrival, waiting calls are bounded per service, and a call made again never
 // repeats an effect. One worker, so every call meets the same instances.
 
+import { request } from 'node:http';
 import { expect } from 'chai';
 import { EFFECTFUL, examplesRepository, HOSTILE, repository, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
@@ -99,6 +100,28 @@ describe('execution model (e2e)', function () {
       expect(fast.status).to.equal(200);
       expect(fastElapsed).to.be.below(TIMEOUT_S * 1000 + 1000);
     });
+  });
+
+  it('answers 504 without running a call whose body arrived after its deadline, and keeps the service inline', async function () {
+    this.timeout(20_000);
+    const body = JSON.stringify({ a: 1, b: 2 });
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${rt.url}/api/services/example/calculator/invoke/add`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 3));
+      setTimeout(() => req.end(body.slice(3)), TIMEOUT_S * 1000 + 300);
+    });
+    expect(answer.status).to.equal(504);
+    expect(JSON.parse(answer.text)).to.include({ error: 'call timed out', service: 'example.calculator', method: 'add' });
+    expect(await instances('example/calculator')).to.include({ placement: 'inline' });
   });
 
   describe('the queue bound (sidecar max_queue)', () => {
