@@ -11,8 +11,8 @@ export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta
 
 const source = (file: string) => readFile(join(EXAMPLES_DIR, file), 'utf8');
 
-/** Files served beside the components: the greeter's configuration. */
-const COMPANIONS = ['greeter/greeter.config.json'];
+/** Files served beside the components: the greeter's configuration, the renderer's sidecar (its media type). */
+const COMPANIONS = ['greeter/greeter.config.json', 'mandelbrot/mandelbrot.toml'];
 
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {
@@ -22,6 +22,10 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
   {
     name: 'greeter',
     source: async () => ({ kind: 'js', wit: await source('greeter/greeter.wit'), js: await source('greeter/greeter.js'), world: 'greeter-world' }),
+  },
+  {
+    name: 'mandelbrot',
+    source: async () => ({ kind: 'js', wit: await source('mandelbrot/mandelbrot.wit'), js: await source('mandelbrot/mandelbrot.js'), world: 'mandelbrot' }),
   },
 ];
 

@@ -1,6 +1,7 @@
 // End to end: the real `rt start` serving real components over HTTP.
 
 import { expect } from 'chai';
+import { PNG } from 'pngjs';
 import { examplesRepository, FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
@@ -147,6 +148,41 @@ describe('invoke (e2e)', function () {
       const res = await call(`${rt.url}/api/nothing-here`, { method: 'GET' });
       expect(res.status).to.equal(404);
       expect(res.body.error).to.equal('not found');
+    });
+  });
+
+  describe('binary answers: the Mandelbrot example', () => {
+    it('answers a PNG that decodes, with the media type its sidecar declares and its length', async function () {
+      this.timeout(60_000);
+      const res = await fetch(`${rt.url}/api/services/example/mandelbrot/invoke/render`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ width: 90, height: 60, iterations: 40 }),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('image/png');
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(res.headers.get('content-length')).to.equal(String(bytes.length));
+      const image = PNG.sync.read(bytes);
+      expect([image.width, image.height]).to.deep.equal([90, 60]);
+      const pixel = (x: number, y: number) => [...image.data.subarray((y * image.width + x) * 4, (y * image.width + x) * 4 + 3)];
+      // The centre of the main cardioid is in the set (black); a corner is far outside it.
+      const cx = Math.round(90 * 0.65 - 0.25 / (3 / Math.min(90, 60 * 1.5)));
+      expect(pixel(cx, 30)).to.deep.equal([0, 0, 0]);
+      expect(pixel(0, 0)).to.not.deep.equal([0, 0, 0]);
+    });
+
+    it('answers JSON (base64) when asked to, and 500 with the reason for a size it refuses', async () => {
+      const json = await call(`${rt.url}/api/services/example/mandelbrot/invoke/render`, {
+        body: JSON.stringify([8, 8, 10]),
+        contentType: 'application/json',
+        headers: { accept: 'application/json' },
+      });
+      expect(json.status).to.equal(200);
+      expect(PNG.sync.read(Buffer.from(json.body.result as string, 'base64')).width).to.equal(8);
+      const refused = await invoke(rt, 'example/mandelbrot/invoke/render', [2000, 2000, 10]);
+      expect(refused.status).to.equal(500);
+      expect(refused.body).to.include({ error: 'method returned an error', details: 'at most 1000000 pixels, asked for 4000000' });
     });
   });
 
