@@ -2,7 +2,7 @@
 // that a `file://` repository can point at.
 
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildComponent, type ComponentSource, type Progress } from '../lib/build/components.js';
 
@@ -11,8 +11,18 @@ export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta
 
 const source = (file: string) => readFile(join(EXAMPLES_DIR, file), 'utf8');
 
-/** Files served beside the components: the greeter's configuration, the renderer's sidecar (its media type). */
-const COMPANIONS = ['greeter/greeter.config.json', 'mandelbrot/mandelbrot.toml'];
+/**
+ * Files served beside the components, as [source, place in the build]: the
+ * greeter's configuration, the renderer's sidecar (its media type), the
+ * library's sidecar and the directory it grants.
+ */
+const COMPANIONS: [string, string][] = [
+  ['greeter/greeter.config.json', 'greeter.config.json'],
+  ['mandelbrot/mandelbrot.toml', 'mandelbrot.toml'],
+  ['library/library.toml', 'library.toml'],
+  ['library/books/raven.txt', 'library-books/raven.txt'],
+  ['library/books/sonnet-18.txt', 'library-books/sonnet-18.txt'],
+];
 
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {
@@ -27,6 +37,15 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
     name: 'mandelbrot',
     source: async () => ({ kind: 'js', wit: await source('mandelbrot/mandelbrot.wit'), js: await source('mandelbrot/mandelbrot.js'), world: 'mandelbrot' }),
   },
+  {
+    name: 'library',
+    source: async () => ({
+      kind: 'js',
+      wit: `${await source('library/library.wit')}\n${await source('library/wasi.wit')}`,
+      js: await source('library/library.js'),
+      world: 'library',
+    }),
+  },
 ];
 
 /** Builds every example into `outDir/<name>.wasm`, reporting progress as `[i/n] ...`. */
@@ -36,5 +55,8 @@ export async function buildExamples(outDir: string, report: Progress = () => {})
     const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
     await writeFile(join(outDir, `${example.name}.wasm`), bytes);
   }
-  for (const file of COMPANIONS) await writeFile(join(outDir, file.split('/').pop()!), await source(file));
+  for (const [from, to] of COMPANIONS) {
+    await mkdir(dirname(join(outDir, to)), { recursive: true });
+    await writeFile(join(outDir, to), await source(from));
+  }
 }

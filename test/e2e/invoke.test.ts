@@ -186,6 +186,26 @@ describe('invoke (e2e)', function () {
     });
   });
 
+  describe('the sandbox: the library example', () => {
+    it('reads the directory its sidecar grants, and nothing outside it; the grant is read-only', async () => {
+      expect((await invoke(rt, 'example/library/invoke/titles', {})).body).to.deep.equal({ result: ['raven.txt', 'sonnet-18.txt'] });
+      const raven = await invoke(rt, 'example/library/invoke/read', { name: 'raven.txt' });
+      expect(raven.body.result).to.match(/^Once upon a midnight dreary/);
+      for (const [name, code] of [
+        ['../library.toml', 'not-permitted'],
+        ['/etc/passwd', 'not-permitted'],
+        ['missing.txt', 'no-entry'],
+      ]) {
+        const res = await invoke(rt, 'example/library/invoke/read', { name });
+        expect(res.status, name).to.equal(500);
+        expect(res.body, name).to.include({ error: 'method returned an error', details: code });
+      }
+      const write = await invoke(rt, 'example/library/invoke/write', { name: 'new.txt', text: 'graffiti' });
+      expect(write.body).to.include({ details: 'read-only' });
+      expect((await invoke(rt, 'example/library/invoke/titles', {})).body.result).to.not.include('new.txt');
+    });
+  });
+
   describe('listing', () => {
     it('lists services with methods and signatures, and the files it skipped', async () => {
       const res = await call(`${rt.url}/api/services`, { method: 'GET' });
