@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
 import { firstLine } from '../first-line.js';
 import { cacheDir } from '../paths.js';
-import { instrumentFuel } from './fuel.js';
+import { instrumentFuelOffThread } from './fuel-thread.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
@@ -76,7 +76,7 @@ export async function compileComponent(bytes: Uint8Array, onTranspile?: () => vo
   const files = Object.entries(output.files).filter(([name]) => name !== ENTRY);
   const glue = await writeGlue(join(root, GLUE_DIR), output.files[ENTRY]!);
   const coreModules = files.map(([name]) => name).filter((name) => name.endsWith('.wasm'));
-  const fuel = instrumentAll(files.filter(([name]) => name.endsWith('.wasm')));
+  const fuel = await instrumentAll(files.filter(([name]) => name.endsWith('.wasm')));
   const fresh: CachedMeta = {
     glue,
     coreModules,
@@ -106,10 +106,10 @@ function compiled(hash: string, root: string, dir: string, meta: CachedMeta): Co
 }
 
 /** Each core module's fuel-instrumented twin (`x.core.wasm` → `x.core.fuel.wasm`), or why one could not be made. */
-function instrumentAll(modules: [string, Uint8Array][]): { ok: true; files: [string, Uint8Array][] } | { ok: false; reason: string } {
+async function instrumentAll(modules: [string, Uint8Array][]): Promise<{ ok: true; files: [string, Uint8Array][] } | { ok: false; reason: string }> {
   const files: [string, Uint8Array][] = [];
   for (const [name, bytes] of modules) {
-    const outcome = instrumentFuel(bytes);
+    const outcome = await instrumentFuelOffThread(bytes);
     if (!outcome.ok) return { ok: false, reason: `${name}: ${outcome.reason}` };
     files.push([name.replace(/\.wasm$/, '.fuel.wasm'), outcome.bytes]);
   }

@@ -12,7 +12,8 @@
 // function inside the module instead of importing it: it decrements the
 // counter and calls the check when it reaches zero. Reading and writing the
 // module dominate (~3.5 s and ~350 MB for that core, once: the compiler caches
-// the result by the component's hash).
+// the result by the component's hash, and runs this on a thread of its own,
+// fuel-thread.ts, so the primary's event loop stays free).
 //
 // Refused: modules that use exception handling (a `catch_all` could swallow
 // the interrupt and go on running) and modules binaryen cannot read or that
