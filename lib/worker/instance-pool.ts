@@ -48,6 +48,8 @@ class InstanceThread {
   running: Call | undefined;
   startedAt = 0;
   readonly ready: Promise<void>;
+  /** Its instance exists: calls go to it only from then on, so one never counts as stuck while the thread starts. */
+  #started = false;
   #lost = false;
   /** When the thread last finished its work (for retiring idle overflow threads). */
   idleSince = performance.now();
@@ -57,7 +59,11 @@ class InstanceThread {
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
         if (Array.isArray(m)) return this.#answer(m);
-        if (m.type === 'ready') return resolve();
+        if (m.type === 'ready') {
+          this.#started = true;
+          resolve();
+          return pool.dispatch();
+        }
         if (m.type === 'output') return options.onOutput(m.stream, m.text, m.dropped);
         reject(new Error(m.error));
         this.#lose(`could not create a fresh instance: ${m.error}`);
@@ -76,7 +82,7 @@ class InstanceThread {
   }
 
   get free(): boolean {
-    return !this.#lost && this.running === undefined;
+    return this.#started && !this.#lost && this.running === undefined;
   }
 
   send(call: Call): void {
@@ -201,8 +207,8 @@ export class InstancePool {
         call.resolve({ status: 'timeout' });
         continue;
       }
-      const thread = this.#free() ?? this.#overflowIfAllStuck();
-      if (!thread) return;
+      const thread = this.#free();
+      if (!thread) return this.#addOverflowIfAllStuck();
       this.#queue.shift();
       thread.send(call);
     }
@@ -243,13 +249,14 @@ export class InstancePool {
     return undefined;
   }
 
-  /** A new overflow thread when every thread is held by a call that has run too long, and the bound allows. */
-  #overflowIfAllStuck(): InstanceThread | undefined {
+  /**
+   * A new overflow thread when every thread is held by a call that has run
+   * too long, and the bound allows. It takes waiting calls once it has started.
+   */
+  #addOverflowIfAllStuck(): void {
     const now = performance.now();
-    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now))) return undefined;
-    const thread = new InstanceThread(this.spec, this, this.options);
-    this.#overflow.push(thread);
-    return thread;
+    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now))) return;
+    this.#overflow.push(new InstanceThread(this.spec, this, this.options));
   }
 
   #retireIdle(): void {
