@@ -18,8 +18,8 @@ import type { ComponentInterface } from '../wit/types.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
 export const JCO_VERSION = '1.12.0';
-/** How entries are laid out (3: fuel-instrumented modules beside the core modules, glue apart by its hash); a change makes new entries. */
-const CACHE_LAYOUT = 3;
+/** How entries are laid out (4: fuel-instrumented modules, counters inlined, beside the core modules; glue apart by its hash); a change makes new entries. */
+const CACHE_LAYOUT = 4;
 
 const ENTRY = 'component.js';
 /**
