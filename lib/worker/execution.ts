@@ -23,8 +23,10 @@ import { InlineInstance } from './inline-instance.js';
 import { InstancePool } from './instance-pool.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
-/** How long one inline call may hold the main thread before it is moved to a thread. */
+/** How long one inline call may run on the main thread before it is moved to a thread. */
 export const INLINE_BUDGET_MS = 20;
+/** How long it may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
+const INLINE_HARD_MS = 4 * INLINE_BUDGET_MS;
 /** Average inline call time (moving average over ~10 calls) above which a service moves to threads. */
 export const INLINE_AVERAGE_MS = 1;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
@@ -81,7 +83,7 @@ export class Execution {
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
-      const outcome = await inline.call(index, args, Math.min(started + INLINE_BUDGET_MS, deadline));
+      const outcome = await inline.call(index, args, Math.min(started + INLINE_BUDGET_MS, deadline), Math.min(started + INLINE_HARD_MS, deadline));
       const now = performance.now();
       if (outcome.status !== 'interrupted') {
         this.#averageMs += (now - started - this.#averageMs) / 10;

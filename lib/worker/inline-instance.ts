@@ -12,6 +12,7 @@
 
 import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME } from '../fuel.js';
 import { ComponentInstance, errorText, type CallOutcome, type InstanceSpec } from './component-instance.js';
+import { FuelBudget } from './fuel-budget.js';
 import { capturing, OutputCapture, type CapturedText } from './output-capture.js';
 
 export type InlineOutcome = CallOutcome | { status: 'interrupted' };
@@ -21,26 +22,16 @@ class Interrupt extends Error {}
 const INTERRUPT = new Interrupt('the call ran past its inline budget');
 const isInterrupt = (e: unknown) => e === INTERRUPT;
 
-/** performance.now() past which the running inline call is interrupted. */
-let interruptAt = Infinity;
+/** The running inline call's bounds: the fuel check asks them whether it must stop. */
+const budget = new FuelBudget();
 
 const FUEL_IMPORTS: WebAssembly.Imports = {
   [FUEL_IMPORT_MODULE]: {
     [FUEL_IMPORT_NAME]: () => {
-      if (performance.now() >= interruptAt) throw INTERRUPT;
+      if (budget.exhausted()) throw INTERRUPT;
     },
   },
 };
-
-function within<T>(until: number, fn: () => T): T {
-  const outer = interruptAt;
-  interruptAt = until;
-  try {
-    return fn();
-  } finally {
-    interruptAt = outer;
-  }
-}
 
 export interface InlineOptions {
   /** Replace the instance after this many calls; 0 = never. */
@@ -62,7 +53,10 @@ export class InlineInstance {
     private readonly options: InlineOptions,
   ) {
     // Start functions and init run inside `bounded`: held to the start budget, their output captured.
-    const bounded = <T>(fn: () => T) => capturing(this.#output, () => within(performance.now() + options.startBudgetMs, fn));
+    const bounded = <T>(fn: () => T) => {
+      const end = performance.now() + options.startBudgetMs;
+      return capturing(this.#output, () => budget.within(end, end, fn));
+    };
     this.#spec = { ...spec, coreImports: FUEL_IMPORTS, isInterrupt, bounded };
   }
 
@@ -76,8 +70,8 @@ export class InlineInstance {
     return first === 'interrupted' ? undefined : inline;
   }
 
-  /** Calls method `index`, interrupting it at `until` (performance.now() time). */
-  async call(index: number, args: unknown[], until: number): Promise<InlineOutcome> {
+  /** Calls method `index`, interrupting it past `budget` if it runs, past `hard` in any case (performance.now() times). */
+  async call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome> {
     let instance = this.#instance;
     if (!instance) {
       try {
@@ -90,7 +84,7 @@ export class InlineInstance {
     }
     let outcome: CallOutcome;
     try {
-      outcome = capturing(this.#output, () => within(until, () => instance.call(index, args)));
+      outcome = capturing(this.#output, () => budget.within(budgetEnd, hardEnd, () => instance.call(index, args)));
     } catch (e) {
       if (!isInterrupt(e)) throw e;
       // Its output is dropped with it: the call is made again elsewhere, and logs it there.

@@ -1,0 +1,72 @@
+// When an inline call must stop (lib/worker/fuel-budget.ts), with clocks the
+// test moves: running calls stop at their budget, a worker that was not
+// scheduled gets more time, and the hard end holds whatever happened.
+
+import { expect } from 'chai';
+import { FuelBudget } from '../../lib/worker/fuel-budget.js';
+
+/** Wall and CPU clocks that advance only when told. */
+function clocks() {
+  const c = { wall: 1_000, cpu: 500 };
+  return {
+    c,
+    clocks: { now: () => c.wall, cpu: () => c.cpu },
+    /** `ms` pass; the process ran for `running` of them. */
+    pass(ms: number, running = ms) {
+      c.wall += ms;
+      c.cpu += running;
+    },
+  };
+}
+
+describe('inline call budget', () => {
+  it('lets a call run until its budget, then stops it when it was running all along', () => {
+    const { clocks: k, pass } = clocks();
+    const budget = new FuelBudget(k);
+    budget.within(1_020, 1_080, () => {
+      expect(budget.exhausted()).to.equal(false);
+      pass(19);
+      expect(budget.exhausted()).to.equal(false);
+      pass(2);
+      expect(budget.exhausted()).to.equal(true);
+    });
+  });
+
+  it('gives a call that was not scheduled another budget, and stops it once it has run for one', () => {
+    const { clocks: k, pass } = clocks();
+    const budget = new FuelBudget(k);
+    budget.within(1_020, 1_080, () => {
+      expect(budget.exhausted()).to.equal(false);
+      pass(30, 5); // the OS ran something else
+      expect(budget.exhausted()).to.equal(false);
+      pass(21); // now it really runs, past another 20 ms
+      expect(budget.exhausted()).to.equal(true);
+    });
+  });
+
+  it('stops a call at its hard end, scheduled or not', () => {
+    const { clocks: k, pass } = clocks();
+    const budget = new FuelBudget(k);
+    budget.within(1_020, 1_080, () => {
+      budget.exhausted();
+      pass(79, 0);
+      expect(budget.exhausted()).to.equal(false);
+      pass(1, 0);
+      expect(budget.exhausted()).to.equal(true);
+    });
+  });
+
+  it('restores the bounds outside a nested run, and has none outside any', () => {
+    const { clocks: k, pass } = clocks();
+    const budget = new FuelBudget(k);
+    budget.within(1_020, 1_080, () => {
+      budget.within(1_001, 1_001, () => {
+        pass(2);
+        expect(budget.exhausted()).to.equal(true);
+      });
+      expect(budget.exhausted()).to.equal(false);
+    });
+    pass(10_000);
+    expect(budget.exhausted()).to.equal(false);
+  });
+});
