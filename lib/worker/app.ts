@@ -5,7 +5,6 @@ import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
-import { tooLarge } from './body.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { apiRouter, type RouteDeps } from './routes.js';
@@ -15,8 +14,9 @@ export function createApp(deps: RouteDeps & { log: Logger; workerId: number }): 
   const app = new Koa<RequestState>();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  app.use(requestLog(config.log.requests ? log : undefined, requests, String(workerId)));
-  app.use(errorAnswers(config, log));
+  // A line costs only when written: pino's info() is a no-op below its level.
+  app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId)));
+  app.use(errorAnswers(log));
   if (config.http.cors.enabled) app.use(corsFor(config));
   const router = apiRouter(deps);
   app.use(emptyAnswers);
@@ -33,8 +33,6 @@ export function createApp(deps: RouteDeps & { log: Logger; workerId: number }): 
  * request's deadline counts from.
  */
 function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string) {
-  // A line costs only when written: pino's info() is a no-op below its level.
-  const logs = log !== undefined && log.isLevelEnabled('info');
   return async (ctx: RtContext, next: Next) => {
     const arrived = performance.now();
     ctx.state.arrived = arrived;
@@ -44,7 +42,7 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
     } finally {
       const seconds = (performance.now() - arrived) / 1000;
       const { service, method, series } = ctx.state;
-      if (logs) log!.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method }, 'request');
+      log?.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method }, 'request');
       (series ?? requests.series(service ?? '', method ?? '')).observe(ctx.status, seconds);
     }
   };
@@ -55,12 +53,12 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
  * status, naming the service and method whenever the route had found them
  * (a 413 from reading the body knows neither by itself).
  */
-function errorAnswers(config: Config, log: Logger) {
+function errorAnswers(log: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
     } catch (e) {
-      const error = asApiError(e, config);
+      const error = asApiError(e);
       if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
       const { service, method } = ctx.state as RequestState;
       ctx.status = error.status;
@@ -90,23 +88,15 @@ async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
   }
 }
 
-/** Errors thrown by Koa middleware (http-errors with a status) keep their status with our body. */
-function asApiError(e: unknown, config: Config): ApiError {
+/**
+ * rt's own failures are ApiErrors; an error from Koa or a middleware with a
+ * 4xx status (http-errors) keeps it, with our body; anything else is a 500.
+ */
+function asApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   const status = (e as { status?: unknown })?.status;
   const message = e instanceof Error ? e.message : String(e);
-  switch (status) {
-    case 400:
-      return new ApiError(400, 'invalid JSON', message);
-    case 413:
-      return tooLarge(config.http.max_body_bytes);
-    case 415:
-      return new ApiError(415, 'unsupported content type', message);
-    default:
-      return typeof status === 'number' && status >= 400 && status < 500
-        ? new ApiError(status, 'bad request', message)
-        : new ApiError(500, 'internal error', message);
-  }
+  return typeof status === 'number' && status >= 400 && status < 500 ? new ApiError(status, 'bad request', message) : new ApiError(500, 'internal error', message);
 }
 
 function corsFor(config: Config) {
