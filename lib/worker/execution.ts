@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { ServiceDescriptor } from '../service.js';
 import { compileCoreModules } from './component.js';
 import type { CallOutcome } from './component-instance.js';
-import { hostImports } from './host.js';
+import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
 import { InstancePool } from './instance-pool.js';
 import type { ThreadSpec } from './thread-protocol.js';
@@ -123,15 +123,7 @@ export class Execution {
     const { memoryCapBytes } = this.options;
     return compileCoreModules(d.artifact, memoryCapBytes, 'fuel').then((modules) =>
       InlineInstance.start(
-        {
-          entry: d.artifact.entry,
-          modules: new Map(modules),
-          imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)),
-          methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
-          init: d.init,
-          config: d.config?.bytes ?? new Uint8Array(),
-          memoryCapBytes,
-        },
+        { ...this.#instanceSpec(), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
         {
           recycleAfter: d.instances.recycleAfter,
           startBudgetMs: START_BUDGET_MS,
@@ -151,20 +143,13 @@ export class Execution {
     else log.debug({ reason }, 'service runs on instance threads');
     this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
       const spec: ThreadSpec = {
+        ...this.#instanceSpec(),
         service: this.options.service,
-        entry: d.artifact.entry,
         modules,
         importSpecifiers: d.artifact.importSpecifiers,
         imports: d.interface.imports,
-        methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
         recycleAfter: d.instances.recycleAfter,
-        memoryCapBytes: this.options.memoryCapBytes,
-        init: d.init,
-        config: d.config?.bytes ?? new Uint8Array(),
-        configEntries: d.config?.entries ?? [],
-        env: Object.entries(d.env),
-        paths: d.paths,
-        outboundHosts: d.outboundHosts,
+        grants: grants(d),
       };
       return (this.#pool = new InstancePool(spec, {
         size: d.instances.poolSize,
@@ -176,12 +161,24 @@ export class Execution {
     return this.#threads;
   }
 
+  /** What an instance is made from, wherever it runs. */
+  #instanceSpec() {
+    const d = this.descriptor;
+    return {
+      entry: d.artifact.entry,
+      methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+      init: d.init,
+      config: d.config?.bytes ?? new Uint8Array(),
+      memoryCapBytes: this.options.memoryCapBytes,
+    };
+  }
+
   #logOutput(stream: 'stdout' | 'stderr', text: string, dropped: number): void {
     this.options.log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   }
 }
 
-function grants(d: ServiceDescriptor) {
+function grants(d: ServiceDescriptor): Grants {
   return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
 }
 

@@ -41,6 +41,9 @@ export interface InlineOptions {
   onOutput: (output: CapturedText) => void;
 }
 
+/** What an inline instance is made from: the rest of InstanceSpec is this module's (fuel, bounds). */
+export type InlineSpec = Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>;
+
 export class InlineInstance {
   readonly #spec: InstanceSpec;
   #instance: ComponentInstance | undefined;
@@ -49,7 +52,7 @@ export class InlineInstance {
   readonly #output = new OutputCapture();
 
   private constructor(
-    spec: Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>,
+    spec: InlineSpec,
     private readonly options: InlineOptions,
   ) {
     // Start functions and init run inside `bounded`: held to the start budget, their output captured.
@@ -64,7 +67,7 @@ export class InlineInstance {
    * The first instance. Resolves to undefined when instantiating ran past the
    * start budget (the service belongs on threads); rejects when it failed.
    */
-  static async start(spec: Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>, options: InlineOptions): Promise<InlineInstance | undefined> {
+  static async start(spec: InlineSpec, options: InlineOptions): Promise<InlineInstance | undefined> {
     const inline = new InlineInstance(spec, options);
     const first = await inline.#replacement();
     return first === 'interrupted' ? undefined : inline;

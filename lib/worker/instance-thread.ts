@@ -27,7 +27,7 @@ function flushOutput(): void {
 const instanceSpec = {
   entry: spec.entry,
   modules: new Map(spec.modules),
-  imports: hostImports(spec.importSpecifiers, spec.imports, { env: spec.env, config: spec.configEntries, paths: spec.paths, outboundHosts: spec.outboundHosts }),
+  imports: hostImports(spec.importSpecifiers, spec.imports, spec.grants),
   methods: spec.methods,
   init: spec.init,
   config: spec.config,

@@ -2,9 +2,10 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
-import type { ExportLocation, PathGrant } from '../service.js';
+import type { ExportLocation } from '../service.js';
 import type { ImportedItem } from '../wit/types.js';
 import type { TrapKind } from './component-instance.js';
+import type { Grants } from './host.js';
 
 /** What an instance thread is started with (its `workerData`). */
 export interface ThreadSpec {
@@ -22,18 +23,12 @@ export interface ThreadSpec {
   recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
   memoryCapBytes: number;
-  /** Environment variables granted by the sidecar. */
-  env: [string, string][];
   /** The `init` export, called with `config` on every new instance before its first call. */
   init: ExportLocation | null;
   /** The configuration data (empty when the service has none). */
   config: Uint8Array;
-  /** Its flattened keys, served through wasi:config/store. */
-  configEntries: [string, string][];
-  /** Preopened directories granted by the sidecar. */
-  paths: PathGrant[];
-  /** Hosts the sidecar lets the component send HTTP requests to. */
-  outboundHosts: string[];
+  /** What the sidecar grants (environment, directories, outbound hosts) and the configuration's flattened keys. */
+  grants: Grants;
 }
 
 /** Main → thread: call method `index` with jco-shaped `args`. */
