@@ -86,14 +86,19 @@ export function instrumentFuel(core: Uint8Array): FuelOutcome {
     }
     if (module.getFunction(LOGGER) !== 0) return { ok: false, reason: `it already has a function named ${LOGGER}` };
     // Marks the module's own functions, before the counter exists: `inlining` inlines nothing of theirs.
-    withPassArgument('no-inline', '*', () => module.runPasses(['log-execution', 'no-inline']));
+    withSetting(
+      () => binaryen.getPassArgument('no-inline') ?? null,
+      (v) => binaryen.setPassArgument('no-inline', v),
+      '*',
+      () => module.runPasses(['log-execution', 'no-inline']),
+    );
     // The pass imports the logger even into a module without functions of its own: every output has the check import.
     dropFunctionEndTicks(module);
     defineCounter(module);
-    withInlineMaxSize(INLINE_MAX_SIZE, () => module.runPasses(['inlining']));
+    withSetting(binaryen.getAlwaysInlineMaxSize, binaryen.setAlwaysInlineMaxSize, INLINE_MAX_SIZE, () => module.runPasses(['inlining']));
     module.runPasses(['strip-dwarf', 'strip-target-features']);
     if (!quietly(() => module.validate())) return { ok: false, reason: 'the instrumented module does not validate' };
-    return { ok: true, bytes: withDebugInfo(() => module.emitBinary()) };
+    return { ok: true, bytes: withSetting(binaryen.getDebugInfo, binaryen.setDebugInfo, true, () => module.emitBinary()) };
   } catch (e) {
     return { ok: false, reason: `instrumenting failed: ${firstLine(e)}` };
   } finally {
@@ -162,33 +167,14 @@ function freshName(module: binaryen.Module, base: string): string {
 // Pass arguments, inlining limits and debug info are binaryen's process-wide
 // settings: each is set for one call, then put back.
 
-function withPassArgument<T>(key: string, value: string, fn: () => T): T {
-  const before = binaryen.getPassArgument(key);
-  binaryen.setPassArgument(key, value);
+/** Runs `fn` with one of binaryen's process-wide settings at `value`, then puts back what it was. */
+function withSetting<V, T>(get: () => V, set: (value: V) => void, value: V, fn: () => T): T {
+  const before = get();
+  set(value);
   try {
     return fn();
   } finally {
-    binaryen.setPassArgument(key, before ?? null);
-  }
-}
-
-function withInlineMaxSize<T>(size: number, fn: () => T): T {
-  const before = binaryen.getAlwaysInlineMaxSize();
-  binaryen.setAlwaysInlineMaxSize(size);
-  try {
-    return fn();
-  } finally {
-    binaryen.setAlwaysInlineMaxSize(before);
-  }
-}
-
-function withDebugInfo<T>(fn: () => T): T {
-  const before = binaryen.getDebugInfo();
-  binaryen.setDebugInfo(true);
-  try {
-    return fn();
-  } finally {
-    binaryen.setDebugInfo(before);
+    set(before);
   }
 }
 
