@@ -7,12 +7,13 @@
 
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
 import { cacheDir } from '../paths.js';
+import { writeAtomically } from '../write-atomically.js';
 
 export interface WatSource {
   kind: 'wat';
@@ -77,11 +78,8 @@ export async function buildComponent(source: ComponentSource, progress?: Progres
   if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 15 s)...`);
   const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await buildJs(source) : await buildC(source);
   progress?.(`built ${label} (${formatSize(bytes.length)}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  await mkdir(dir, { recursive: true });
-  // Write then rename: concurrent builders (parallel test runs) never see half a file.
-  const tmp = `${cached}.${process.pid}.tmp`;
-  await writeFile(tmp, bytes);
-  await rename(tmp, cached);
+  // Concurrent builders (parallel test runs) never see half a file.
+  await writeAtomically(cached, bytes);
   return bytes;
 }
 

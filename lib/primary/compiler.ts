@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
 import { firstLine } from '../first-line.js';
 import { cacheDir } from '../paths.js';
+import { writeAtomically } from '../write-atomically.js';
 import { instrumentFuelOffThread } from './fuel-thread.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
@@ -75,11 +76,11 @@ export async function compileComponent(bytes: Uint8Array, onTranspile?: () => vo
   }
   const files = Object.entries(output.files).filter(([name]) => name !== ENTRY);
   const glue = await writeGlue(join(root, GLUE_DIR), output.files[ENTRY]!);
-  const coreModules = files.map(([name]) => name).filter((name) => name.endsWith('.wasm'));
-  const fuel = await instrumentAll(files.filter(([name]) => name.endsWith('.wasm')));
+  const cores = files.filter(([name]) => name.endsWith('.wasm'));
+  const fuel = await instrumentAll(cores);
   const fresh: CachedMeta = {
     glue,
-    coreModules,
+    coreModules: cores.map(([name]) => name),
     fuelModules: fuel.ok ? fuel.files.map(([name]) => name) : null,
     ...(fuel.ok ? {} : { fuelRefusal: fuel.reason }),
     importSpecifiers: output.imports,
@@ -116,15 +117,12 @@ async function instrumentAll(modules: [string, Uint8Array][]): Promise<{ ok: tru
   return { ok: true, files };
 }
 
-/** Writes the glue as `<sha256>.js` into `dir` (unless it is there) and returns that name. */
+/** Writes the glue as `<sha256>.js` into `dir` and returns that name. */
 async function writeGlue(dir: string, text: Uint8Array): Promise<string> {
   const name = `${sha256(text)}.js`;
-  await mkdir(dir, { recursive: true });
   // The glue is an ES module with a .js suffix.
-  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
-  const tmp = join(dir, `${name}.${process.pid}.${Date.now()}.tmp`);
-  await writeFile(tmp, text);
-  await rename(tmp, join(dir, name));
+  await writeAtomically(join(dir, 'package.json'), '{"type":"module"}\n');
+  await writeAtomically(join(dir, name), text);
   return name;
 }
 

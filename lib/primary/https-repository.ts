@@ -7,12 +7,13 @@
 // hash (for conditional requests) and the last good component list, so that a
 // repository that cannot be reached keeps serving what it served before.
 
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { writeAtomically } from '../write-atomically.js';
 import { RepositoryError, type FoundComponent } from './repositories.js';
 
 export interface HttpsOptions {
@@ -271,17 +272,6 @@ async function writeState(dir: string, state: State): Promise<void> {
   await writeAtomically(join(dir, 'state.json'), Buffer.from(JSON.stringify(state, null, 2)));
 }
 
-/** A reader (or a crash) never sees half a file. */
-async function writeAtomically(path: string, bytes: Buffer): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${randomUUID()}.part`;
-  try {
-    await writeFile(temp, bytes);
-    await rename(temp, path);
-  } finally {
-    await rm(temp, { force: true });
-  }
-}
 
 // ---- HTTP ----
 

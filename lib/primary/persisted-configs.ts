@@ -2,9 +2,10 @@
 // apply again after the host restarts (contract §5.2), until a restart
 // without a body goes back to the repository's file.
 
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
+import { writeAtomically } from '../write-atomically.js';
 import { serviceConfig } from './service-config.js';
 
 interface Stored {
@@ -39,12 +40,9 @@ export class PersistedConfigs {
   }
 
   async save(id: ServiceId, config: ServiceConfig): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
     const stored: Stored = { content_type: config.contentType, data: Buffer.from(config.bytes).toString('base64') };
-    // Written aside and renamed: a crash mid-write leaves the previous file whole.
-    const temporary = `${this.#file(id)}.${process.pid}.tmp`;
-    await writeFile(temporary, JSON.stringify(stored));
-    await rename(temporary, this.#file(id));
+    // A crash mid-write leaves the previous file whole.
+    await writeAtomically(this.#file(id), JSON.stringify(stored));
   }
 
   async remove(id: ServiceId): Promise<void> {

@@ -1,0 +1,17 @@
+// Files written so that a reader, a concurrent writer or a crash never sees
+// half of one: written aside under a unique name, then renamed into place.
+
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export async function writeAtomically(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${randomUUID()}.part`;
+  try {
+    await writeFile(temp, data);
+    await rename(temp, path);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
