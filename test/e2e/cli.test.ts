@@ -191,6 +191,20 @@ describe('rt command line (e2e)', () => {
       expect(await rt.exited).to.equal(0);
     });
 
+    it('writes no request lines with log.requests = false, and still counts the requests', async () => {
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 1, env: { RT__LOG__REQUESTS: 'false' } });
+      try {
+        await rt.ready();
+        for (let i = 0; i < 3; i++) expect((await call(`${rt.url}/api/services/example/calculator/invoke/add`, { body: '[1, 2]', contentType: 'application/json' })).body).to.deep.equal({ result: 3 });
+        const metrics = await (await fetch(`${rt.url}/api/metrics`)).text();
+        expect(metrics).to.match(/^rt_http_requests_total\{service="example\.calculator",method="add",status="200"\} 3$/m);
+        await new Promise((r) => setTimeout(r, 300)); // lines are buffered up to 100 ms
+        expect(rt.logLines().filter((l) => l.msg === 'request')).to.deep.equal([]);
+      } finally {
+        await rt.stop();
+      }
+    });
+
     it('stops with an error naming the port when it is taken', async () => {
       const port = await freePort();
       const blocker = createServer().listen(port, '127.0.0.1');

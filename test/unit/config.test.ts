@@ -396,6 +396,12 @@ describe('config', () => {
       });
     }
 
+    it('reads log.requests, and reports a value that is not a boolean', () => {
+      expect(load({ env: { RT__LOG__REQUESTS: 'false' } }).log.requests).to.equal(false);
+      expect(loadError({ env: { RT__LOG__REQUESTS: 'quiet' } }).message).to.equal('RT__LOG__REQUESTS: log.requests: expected a boolean (true/false/1/0), got "quiet"');
+      expect(loadError({ configFile: extra('[log]\nrequests = "no"\n') }).message).to.equal('extra.toml: log.requests: expected a boolean (true or false), got "no"');
+    });
+
     it('reports a port out of range in a file', () => {
       project('[http]\nport = 70000\n');
       expect(loadError().message).to.equal('rt/config.toml: http.port: expected an integer between 1 and 65535, got 70000');
