@@ -2,8 +2,10 @@
 // invocable method, with the request and response schemas of its WIT types.
 
 import { serviceName, type ServiceDescriptor } from './service.js';
-import { errorValueSchema, requestSchema, responseSchema, type JsonSchema } from './wit/json-schema.js';
+import { errorValueSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
 import { printSignature } from './wit/print.js';
+import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
+import type { MethodDescriptor } from './service.js';
 
 const ERROR_BODY: JsonSchema = {
   type: 'object',
@@ -22,6 +24,31 @@ const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 
+/**
+ * A streaming method's 200 (contract §5.1.1): chunked, one entry per media
+ * type it may have. OpenAPI 3.1 has no item schemas, so the NDJSON and SSE
+ * entries describe one item in `schema` and say how items are framed.
+ */
+function streamedAnswer(method: MethodDescriptor): Record<string, unknown> {
+  const stream = method.stream!;
+  const item = typeSchema(stream.item, 'response');
+  const own = streamMediaType(stream.encoding, method.mediaType);
+  const ownEntry =
+    stream.encoding === 'ndjson'
+      ? { schema: item, description: 'One JSON value per line (NDJSON), each an item' }
+      : stream.encoding === 'text'
+        ? { schema: { type: 'string' }, description: 'The items (strings) as UTF-8 text, one after another' }
+        : { schema: { type: 'string', format: 'binary' }, description: 'The items (list<u8>) as raw bytes, one after another' };
+  return {
+    description: 'A stream of items, written as they come (chunked); a failure after the headers cuts the body short',
+    headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-cache' } } },
+    content: {
+      [own]: ownEntry,
+      [SSE_MEDIA_TYPE]: { schema: item, description: 'Asked for with Accept: text/event-stream: one `data: <JSON item>` event per item; a failure ends with `event: error`' },
+    },
+  };
+}
+
 export function openApiDocument(services: ServiceDescriptor[], version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const service of services) {
@@ -34,12 +61,13 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
           operationId: `${service.id.domain}.${service.id.service}.${method.name}`,
           tags: [serviceName(service.id)],
           summary: `${method.name}: ${printSignature(fn)}`,
+          ...(method.stream ? { 'x-rt-streaming': true } : {}),
           requestBody: {
             required: fn.params.length > 0,
             content: { 'application/json': { schema: requestSchema(fn) } },
           },
           responses: {
-            '200': { description: 'The result', content: { 'application/json': { schema: responseSchema(fn) } } },
+            '200': method.stream ? streamedAnswer(method) : { description: 'The result', content: { 'application/json': { schema: responseSchema(fn) } } },
             '400': errorResponse('The body does not fit the signature'),
             '404': errorResponse('Unknown service or method'),
             '413': errorResponse('The body is over http.max_body_bytes'),

@@ -3,6 +3,7 @@
 // plain data so it can cross the cluster IPC channel as-is.
 
 import { createHash } from 'node:crypto';
+import type { StreamSignature } from './wit/streaming.js';
 import type { ComponentInterface, WitFunction } from './wit/types.js';
 
 export interface ServiceId {
@@ -34,8 +35,10 @@ export interface MethodDescriptor {
   /** Where jco's glue puts the function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
   exportKey: string | null;
   jsName: string;
-  /** The media type of a list<u8> result, from the sidecar (default application/octet-stream). */
+  /** The media type of a list<u8> result or stream item, from the sidecar (default application/octet-stream). */
   mediaType?: string;
+  /** Present for a streaming method (contract §5.1.1): it returns a resource whose `next` gives the items. */
+  stream?: StreamSignature;
 }
 
 /** The output of compiling one component (primary side), enough for a worker to instantiate it. */

@@ -25,6 +25,7 @@ export interface Config {
     tls_cert?: string;
     tls_key?: string;
     request_timeout_seconds: number;
+    stream_timeout_seconds: number;
     max_body_bytes: number;
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
   };

@@ -58,6 +58,7 @@ const DECLARED = [
   { path: 'http.tls_cert', type: str, defaultText: 'none: a self-signed pair is generated, with a warning', description: 'TLS certificate file (PEM)' },
   { path: 'http.tls_key', type: str, defaultText: 'none: a self-signed pair is generated, with a warning', description: 'TLS private key file (PEM)' },
   { path: 'http.request_timeout_seconds', type: int(1, 86_400), default: 30, description: 'A call running longer is cut off with 504; also bounds the drain on shutdown and quiesce' },
+  { path: 'http.stream_timeout_seconds', type: int(1, 86_400), default: 300, description: 'A streamed answer (contract §5.1.1) lasting longer is ended; each `next` call is bounded by `http.request_timeout_seconds`' },
   { path: 'http.max_body_bytes', type: int(1), default: 10_485_760, description: 'Largest request body accepted; larger ones get 413' },
   { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
   { path: 'http.cors.allowed_origins', type: strings(), default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },

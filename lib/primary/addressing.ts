@@ -3,6 +3,7 @@
 
 import type { MethodDescriptor, ServiceId } from '../service.js';
 import { jsIdentifier } from '../wit/js-names.js';
+import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, type ComponentInterface, type WitFunction, type WitInterface } from '../wit/types.js';
 
 export interface AddressOverride {
@@ -37,13 +38,14 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
   return address;
 }
 
-/** Why a function cannot be called over HTTP, or undefined when it can. */
-function notInvocableReason(fn: WitFunction): string | undefined {
+/** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
+function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined): string | undefined {
   if (fn.name.startsWith('[')) return 'resource constructors and methods need a resource handle, which JSON cannot carry';
   if (fn.async) return 'async (component model async ABI) functions are not supported yet';
   const param = fn.params.find((p) => containsResource(p.type));
   if (param) return `parameter "${param.name}" holds a resource handle, which JSON cannot carry`;
-  if (fn.result && containsResource(fn.result)) return 'the result holds a resource handle, which JSON cannot carry';
+  if (typeof stream === 'string') return `the result holds a resource handle, which JSON cannot carry, and it is not a stream: ${stream}`;
+  if (fn.result && containsResource(fn.result) && !stream) return 'the result holds a resource handle, which JSON cannot carry';
   return undefined;
 }
 
@@ -64,7 +66,8 @@ export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
     const qualified = shortInterface ? `${shortInterface}.${fn.name}` : fn.name;
     const unique = count.get(fn.name) === 1;
     const aliases = unique && qualified !== fn.name ? [fn.name, qualified] : [qualified];
-    const reason = notInvocableReason(fn);
+    const stream = streamSignature(iface, fn);
+    const reason = notInvocableReason(fn, stream);
     const method: MethodDescriptor = {
       name: aliases[0]!,
       aliases,
@@ -75,6 +78,7 @@ export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
       jsName: jsIdentifier(fn.name),
     };
     if (reason !== undefined) method.reason = reason;
+    else if (typeof stream === 'object') method.stream = stream;
     return method;
   });
 }

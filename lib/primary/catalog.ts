@@ -106,7 +106,9 @@ function applyMediaTypes(methods: MethodDescriptor[], mediaTypes: Record<string,
   for (const [name, type] of Object.entries(mediaTypes)) {
     const method = methods.find((m) => m.aliases.includes(name));
     if (!method) throw new SidecarError(`${path}: media_types.${name}: the component has no method "${name}"`);
-    if (!bytesResult(method.function)) throw new SidecarError(`${path}: media_types.${name}: only a method returning list<u8> answers raw bytes`);
+    if (!bytesResult(method.function) && method.stream?.encoding !== 'bytes') {
+      throw new SidecarError(`${path}: media_types.${name}: only a method returning list<u8> (or streaming list<u8> items) answers raw bytes`);
+    }
     method.mediaType = type;
   }
 }

@@ -9,7 +9,7 @@ import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { apiRouter, type RouteDeps } from './routes.js';
 
-export function createApp(deps: RouteDeps & { log: Logger; workerId: number }): Koa<RequestState> {
+export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestState> {
   const { config, log, requests, workerId } = deps;
   const app = new Koa<RequestState>();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
@@ -41,8 +41,8 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
       await next();
     } finally {
       const seconds = (performance.now() - arrived) / 1000;
-      const { service, method, series } = ctx.state;
-      log?.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method }, 'request');
+      const { service, method, series, stream } = ctx.state;
+      log?.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
       (series ?? requests.series(service ?? '', method ?? '')).observe(ctx.status, seconds);
     }
   };

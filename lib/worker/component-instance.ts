@@ -45,6 +45,9 @@ export interface InstanceSpec {
   isInterrupt?: (e: unknown) => boolean;
 }
 
+// As jco's glue names it.
+const DISPOSE: typeof Symbol.dispose = Symbol.dispose ?? Symbol.for('dispose');
+
 const glues = new Map<string, Promise<{ instantiate: Instantiate }>>();
 
 function glue(entry: string): Promise<{ instantiate: Instantiate }> {
@@ -96,10 +99,26 @@ export class ComponentInstance {
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
   call(index: number, args: unknown[]): CallOutcome {
-    try {
-      const fn = this.functions[index];
+    const fn = this.functions[index];
+    return this.#run(() => {
       if (!fn) throw new Error('the component does not export this method where its type says');
-      return { status: 'ok', value: fn(...args) };
+      return fn(...args);
+    });
+  }
+
+  /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */
+  next(resource: unknown): CallOutcome {
+    return this.#run(() => (resource as { next(): unknown }).next());
+  }
+
+  /** Drops a resource the instance handed out: jco's glue runs the guest's destructor. */
+  drop(resource: unknown): CallOutcome {
+    return this.#run(() => (resource as { [DISPOSE](): void })[DISPOSE]());
+  }
+
+  #run(fn: () => unknown): CallOutcome {
+    try {
+      return { status: 'ok', value: fn() };
     } catch (e) {
       if (this.spec.isInterrupt?.(e)) throw e;
       if (isComponentError(e)) return { status: 'component-error', payload: e.payload };

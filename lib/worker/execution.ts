@@ -20,7 +20,7 @@ import { compileCoreModules } from './component.js';
 import type { CallOutcome } from './component-instance.js';
 import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
-import { InstancePool } from './instance-pool.js';
+import { InstancePool, type StreamOptions } from './instance-pool.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
 /** How long one inline call may run on the main thread before it is moved to a thread. */
@@ -105,6 +105,14 @@ export class Execution {
     return outcome;
   }
 
+  /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
+  async openStream(index: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
+    const pool = await this.#threads!;
+    const outcome = await pool.openStream(index, args, deadline, options);
+    if (this.#draining) void pool.drain();
+    return outcome;
+  }
+
   /** Resolves once the calls made so far have finished, then ends the instances. */
   async drain(): Promise<void> {
     this.#draining = true;
@@ -150,6 +158,7 @@ export class Execution {
         imports: d.interface.imports,
         recycleAfter: d.instances.recycleAfter,
         grants: grants(d),
+        streams: d.methods.map((m) => m.stream ?? null),
       };
       return (this.#pool = new InstancePool(spec, {
         size: d.instances.poolSize,
@@ -185,6 +194,7 @@ function grants(d: ServiceDescriptor): Grants {
 /** Why the service cannot run inline, if it cannot. */
 function inlineRefusal(d: ServiceDescriptor): string | undefined {
   if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
+  if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
   if (d.instances.poolSize > 1) return `its pool_size is ${d.instances.poolSize}: only threads run calls side by side`;
   if (d.paths.length > 0) return 'it is granted allowed_paths: a call made again after an interrupt could repeat its writes';
   if (d.outboundHosts.length > 0) return 'it is granted allowed_outbound_hosts: a call made again after an interrupt could repeat its requests';

@@ -7,9 +7,11 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
-import { CodecError, functionCodec, type FunctionCodec } from '../wit/codec.js';
+import { CodecError, functionCodec, typeCodec, type FunctionCodec } from '../wit/codec.js';
 import { bytesResult, isBytes } from '../wit/types.js';
+import type { CallOutcome } from './component-instance.js';
 import { Execution, type Placement } from './execution.js';
+import type { StreamFailure, StreamHandle, StreamOptions } from './instance-pool.js';
 
 /** What every hosted service gets from the worker's configuration. */
 export interface HostingOptions {
@@ -34,6 +36,8 @@ export interface Method {
   bytesParam: boolean;
   /** The result (or its ok case) is list<u8>: answered as raw bytes unless JSON is asked for. */
   bytesResult: boolean;
+  /** For a streaming method whose `next` returns result<option<T>, E>: E → JSON. */
+  streamError?: (payload: unknown) => unknown;
 }
 
 export class HostedService {
@@ -48,7 +52,12 @@ export class HostedService {
     descriptor.methods.forEach((m, index) => {
       const fn = m.function;
       const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
-      if (m.invocable) method.codec = functionCodec(m.function);
+      if (m.invocable && m.stream) {
+        // The result is the stream's resource, which stays in the instance: the codec takes the arguments only.
+        method.codec = functionCodec({ ...m.function, result: null });
+        const error = m.stream.error;
+        method.streamError = error ? typeCodec(error).encode : () => null;
+      } else if (m.invocable) method.codec = functionCodec(m.function);
       for (const alias of m.aliases) this.#methods.set(alias, method);
     });
   }
@@ -104,32 +113,61 @@ export class HostedService {
    * are thrown as the ApiError the contract answers with.
    */
   async invoke(method: Method, body: unknown, { rawBytes, deadline }: { rawBytes: boolean; deadline: number }): Promise<InvokeResult> {
-    const where = { service: this.name, method: method.descriptor.name };
+    const { execution, args, codec } = this.#prepare(method, body);
+    const outcome = await execution.call(method.index, args, deadline);
+    if (outcome.status !== 'ok') throw this.failure(method, outcome);
+    return rawBytes && method.bytesResult ? { kind: 'bytes', bytes: outcome.value as Uint8Array } : { kind: 'json', value: codec.encodeResult(outcome.value) };
+  }
+
+  /**
+   * Calls streaming `method` (contract §5.1.1): resolves once it has returned
+   * its resource, after which the items go to `options.sink`. A failure before
+   * that is thrown as the ApiError the contract answers with.
+   */
+  async openStream(method: Method, body: unknown, deadline: number, options: StreamOptions): Promise<StreamHandle> {
+    const { execution, args } = this.#prepare(method, body);
+    const outcome = await execution.openStream(method.index, args, deadline, options);
+    if (outcome.status !== 'ok') throw this.failure(method, outcome);
+    return outcome.value as StreamHandle;
+  }
+
+  /** The arguments checked and converted, and where the call will run; ApiErrors for a method that cannot be called now or a body that does not fit. */
+  #prepare(method: Method, body: unknown): { execution: Execution; args: unknown[]; codec: FunctionCodec } {
     const codec = method.codec;
-    if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', where);
+    if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', this.#where(method));
     const execution = this.#quiescing ? undefined : this.#execution;
-    if (!execution) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, where);
-    let args: unknown[];
+    if (!execution) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, this.#where(method));
     try {
-      args = codec.decodeArgs(body);
+      return { execution, args: codec.decodeArgs(body), codec };
     } catch (e) {
-      if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, where);
+      if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, this.#where(method));
       throw e;
     }
-    const outcome = await execution.call(method.index, args, deadline);
+  }
+
+  /** The contract's answer (§5.1, §5.5) to a call or a stream that did not succeed. */
+  failure(method: Method, outcome: Exclude<CallOutcome, { status: 'ok' }> | StreamFailure): ApiError {
+    const where = this.#where(method);
     switch (outcome.status) {
-      case 'ok':
-        return rawBytes && method.bytesResult ? { kind: 'bytes', bytes: outcome.value as Uint8Array } : { kind: 'json', value: codec.encodeResult(outcome.value) };
       case 'component-error': {
-        const payload = codec.encodeError(outcome.payload);
-        throw new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
+        const encode = method.descriptor.stream ? method.streamError! : method.codec!.encodeError;
+        const payload = encode(outcome.payload);
+        return new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
       }
       case 'trap':
-        throw new ApiError(500, outcome.kind, outcome.message, where);
+        return new ApiError(500, outcome.kind, outcome.message, where);
       case 'timeout':
-        throw new ApiError(504, 'call timed out', 'the call did not finish within http.request_timeout_seconds of the request\'s arrival and was cut off', where);
+        if ('what' in outcome && outcome.what === 'stream') {
+          return new ApiError(504, 'stream timed out', 'the stream did not end within http.stream_timeout_seconds of the request\'s arrival and was ended', where);
+        }
+        if ('what' in outcome) return new ApiError(504, 'call timed out', 'a next call of the stream did not return within http.request_timeout_seconds and was cut off', where);
+        return new ApiError(504, 'call timed out', 'the call did not finish within http.request_timeout_seconds of the request\'s arrival and was cut off', where);
       case 'overloaded':
-        throw new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+        return new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
+  }
+
+  #where(method: Method): { service: string; method: string } {
+    return { service: this.name, method: method.descriptor.name };
   }
 }

@@ -10,10 +10,15 @@
 // while an extra ("overflow") thread can take it, so one runaway call does
 // not stall its service until its deadline. Overflow threads end once they
 // have been idle for IDLE_MS.
+//
+// A streaming call holds its thread until the stream ends (instance-thread.ts):
+// its chunks go to the call's sink, and the credit its reader grants goes back
+// to the thread. Each `next` is bounded by the call timeout, the whole stream
+// by its own deadline.
 
 import { Worker } from 'node:worker_threads';
-import type { CallOutcome } from './component-instance.js';
-import { COMPONENT_ERROR, OK, TRAP, type CallAnswer, type CallRequest, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import type { CallOutcome, TrapKind } from './component-instance.js';
+import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -24,11 +29,53 @@ export interface PoolOptions {
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
 }
 
+/** How a stream that was open ended badly: `next` returned err or trapped, a deadline passed, or the instance went away. */
+export type StreamFailure =
+  | { status: 'component-error'; payload: unknown }
+  | { status: 'trap'; kind: TrapKind | 'instance lost'; message: string }
+  | { status: 'timeout'; what: 'next' | 'stream' };
+
+/** Where an open stream's framed items go. */
+export interface StreamSink {
+  /** `items` framed items, as one piece. */
+  chunk(bytes: Uint8Array, items: number): void;
+  /** The stream is over: its items all came (no failure), or it failed. Not called after `cancel`. */
+  end(failure?: StreamFailure): void;
+}
+
+export interface StreamOptions {
+  framing: Framing;
+  /** Bytes the thread may send ahead of what the sink's reader has taken. */
+  window: number;
+  /** performance.now() at which the whole stream is ended. */
+  streamDeadline: number;
+  sink: StreamSink;
+}
+
+/** What the caller of an open stream does with it; the `ok` value of `openStream`. */
+export interface StreamHandle {
+  /** `bytes` more may be sent: the reader took that many. */
+  grant(bytes: number): void;
+  /** Ends the stream early (the client went away): the thread drops its resource. */
+  cancel(): void;
+}
+
 interface Call {
   request: CallRequest;
   /** performance.now() past which the call is answered 504, waiting or running. */
   deadline: number;
   resolve: (outcome: CallOutcome) => void;
+  /** The call's work is over (answered, or its stream ended): the pool counts it no more. */
+  finish: () => void;
+  stream?: StreamState;
+}
+
+interface StreamState extends StreamOptions {
+  open: boolean;
+  /** Credit granted and not yet used, as the main thread counts it: above 0, the thread is calling `next`. */
+  outstanding: number;
+  /** When the `next` running now must have returned (while outstanding > 0). */
+  nextDeadline: number;
 }
 
 const THREAD_URL = new URL('./instance-thread.js', import.meta.url);
@@ -54,7 +101,11 @@ class InstanceThread {
   /** When the thread last finished its work (for retiring idle overflow threads). */
   idleSince = performance.now();
 
-  constructor(spec: ThreadSpec, private readonly pool: InstancePool, options: PoolOptions) {
+  constructor(
+    spec: ThreadSpec,
+    private readonly pool: InstancePool,
+    private readonly options: PoolOptions,
+  ) {
     this.worker = new Worker(THREAD_URL, { workerData: spec });
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
@@ -64,7 +115,7 @@ class InstanceThread {
           resolve();
           return pool.dispatch();
         }
-        if (m.type === 'output') return options.onOutput(m.stream, m.text, m.dropped);
+        if (m.type === 'output') return this.options.onOutput(m.stream, m.text, m.dropped);
         reject(new Error(m.error));
         this.#lose(`could not create a fresh instance: ${m.error}`);
       });
@@ -96,32 +147,68 @@ class InstanceThread {
     return this.running !== undefined && now - this.startedAt > STUCK_MS;
   }
 
-  /** Ends the thread; the running call is answered with `outcome`. */
-  end(outcome: CallOutcome): Promise<number> {
+  /** Ends the thread; the running call is answered with `outcome` (an open stream fails with it). */
+  end(outcome: CallOutcome | StreamFailure): Promise<number> {
     this.#lost = true;
     const call = this.running;
     this.running = undefined;
-    call?.resolve(outcome);
+    if (call) settle(call, outcome);
     return this.worker.terminate();
+  }
+
+  /** Sends an open stream's credit or cancel to the thread. */
+  control(message: StreamControl): void {
+    this.worker.postMessage(message);
+  }
+
+  /** The running call's work is over: the thread is free for the next. */
+  release(): void {
+    this.running = undefined;
+    this.idleSince = performance.now();
+    this.pool.dispatch();
   }
 
   #answer(answer: CallAnswer): void {
     const call = this.running;
     if (!call || call.request[0] !== answer[0]) return;
-    this.running = undefined;
-    this.idleSince = performance.now();
-    switch (answer[1]) {
-      case OK:
-        call.resolve({ status: 'ok', value: answer[2] });
-        break;
-      case COMPONENT_ERROR:
-        call.resolve({ status: 'component-error', payload: answer[2] });
-        break;
-      case TRAP:
-        call.resolve({ status: 'trap', kind: answer[2], message: answer[3] });
-        break;
+    const stream = call.stream;
+    if (stream?.open) return this.#streamAnswer(call, stream, answer);
+    if (stream && answer[1] === OK) {
+      stream.open = true;
+      stream.nextDeadline = performance.now() + this.options.timeoutMs;
+      return call.resolve({ status: 'ok', value: this.#handle(call, stream) });
     }
-    this.pool.dispatch();
+    this.release();
+    settle(call, outcomeOf(answer));
+  }
+
+  #streamAnswer(call: Call, stream: StreamState, answer: CallAnswer): void {
+    if (answer[1] === CHUNK) {
+      stream.outstanding -= answer[2].byteLength;
+      stream.nextDeadline = performance.now() + this.options.timeoutMs;
+      return stream.sink.chunk(answer[2], answer[3]);
+    }
+    this.release();
+    call.finish();
+    stream.sink.end(answer[1] === END ? undefined : (outcomeOf(answer) as StreamFailure));
+  }
+
+  #handle(call: Call, stream: StreamState): StreamHandle {
+    const id = call.request[0];
+    return {
+      grant: (bytes) => {
+        if (this.running !== call) return;
+        if (stream.outstanding <= 0 && stream.outstanding + bytes > 0) stream.nextDeadline = performance.now() + this.options.timeoutMs;
+        stream.outstanding += bytes;
+        this.control({ type: 'credit', id, bytes });
+      },
+      cancel: () => {
+        if (this.running !== call) return;
+        this.control({ type: 'cancel', id });
+        this.release();
+        call.finish();
+      },
+    };
   }
 
   /** The thread is gone or cannot make an instance: its call fails and the pool replaces it. */
@@ -178,22 +265,40 @@ export class InstancePool {
   }
 
   call(method: number, args: unknown[], deadline: number): Promise<CallOutcome> {
+    return this.#enqueue([++nextId, method, args], deadline);
+  }
+
+  /**
+   * Calls a streaming method: `ok` (its value a StreamHandle) once the method
+   * has returned its resource, and from then on its items go to `options.sink`
+   * until it ends. The thread stays with the stream until then.
+   */
+  openStream(method: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
+    const stream: StreamState = { ...options, open: false, outstanding: options.window, nextDeadline: deadline };
+    return this.#enqueue([++nextId, method, args, options.framing, options.window], deadline, stream);
+  }
+
+  #enqueue(request: CallRequest, deadline: number, stream?: StreamState): Promise<CallOutcome> {
     if (this.#closed) return Promise.resolve(UNLOADED);
     if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
     if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });
     return new Promise((resolve) => {
       this.#pending++;
-      const answered = (outcome: CallOutcome) => {
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
         if (--this.#pending === 0) {
           for (const wake of this.#idleWaiters.splice(0)) wake();
           clearInterval(this.#sweep);
           this.#sweep = undefined;
           if (this.#overflow.length > 0) setTimeout(() => this.#retireIdle(), IDLE_MS + SWEEP_MS).unref();
         }
-        resolve(outcome);
       };
       this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
-      this.#queue.push({ request: [++nextId, method, args], deadline, resolve: answered });
+      const call: Call = { request, deadline, resolve, finish };
+      if (stream) call.stream = stream;
+      this.#queue.push(call);
       this.dispatch();
     });
   }
@@ -204,7 +309,7 @@ export class InstancePool {
       const call = this.#queue[0]!;
       if (performance.now() >= call.deadline) {
         this.#queue.shift();
-        call.resolve({ status: 'timeout' });
+        settle(call, { status: 'timeout' });
         continue;
       }
       const thread = this.#free();
@@ -226,7 +331,7 @@ export class InstancePool {
   /** Ends every thread; calls still running or waiting are answered as lost. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const call of this.#queue.splice(0)) call.resolve(UNLOADED);
+    for (const call of this.#queue.splice(0)) settle(call, UNLOADED);
     await Promise.all([...this.#threads, ...this.#overflow].map((t) => t.end(UNLOADED)));
   }
 
@@ -259,6 +364,12 @@ export class InstancePool {
     this.#overflow.push(new InstanceThread(this.spec, this, this.options));
   }
 
+  /** Ends a thread whose call ran past its deadline; a fresh one takes its place. */
+  #cutOff(thread: InstanceThread, outcome: CallOutcome | StreamFailure): void {
+    void thread.end(outcome);
+    this.replace(thread);
+  }
+
   #retireIdle(): void {
     const now = performance.now();
     for (const thread of [...this.#overflow]) {
@@ -272,13 +383,60 @@ export class InstancePool {
   #checkDeadlines(): void {
     const now = performance.now();
     for (const thread of [...this.#threads, ...this.#overflow]) {
-      if (thread.running && now >= thread.running.deadline) {
-        void thread.end({ status: 'timeout' });
-        this.replace(thread);
+      const call = thread.running;
+      if (!call) continue;
+      const stream = call.stream;
+      if (!stream?.open) {
+        if (now >= call.deadline) this.#cutOff(thread, { status: 'timeout' });
+        continue;
+      }
+      // A stream whose thread is calling `next` is cut off like a call; one waiting for its reader ends gracefully.
+      const producing = stream.outstanding > 0;
+      if (producing && now >= stream.nextDeadline) this.#cutOff(thread, { status: 'timeout', what: 'next' });
+      else if (now >= stream.streamDeadline) {
+        if (producing) this.#cutOff(thread, { status: 'timeout', what: 'stream' });
+        else {
+          thread.control({ type: 'cancel', id: call.request[0] });
+          thread.release();
+          call.finish();
+          stream.sink.end({ status: 'timeout', what: 'stream' });
+        }
       }
     }
     this.#retireIdle();
     // Expires waiting calls, and moves them to overflow threads when the others are stuck.
     this.dispatch();
+  }
+}
+
+function outcomeOf(answer: CallAnswer): CallOutcome {
+  switch (answer[1]) {
+    case OK:
+      return { status: 'ok', value: answer[2] };
+    case COMPONENT_ERROR:
+      return { status: 'component-error', payload: answer[2] };
+    case TRAP:
+      return { status: 'trap', kind: answer[2], message: answer[3] };
+    default:
+      return { status: 'trap', kind: 'instance lost', message: `unexpected answer ${answer[1]}` };
+  }
+}
+
+/** Answers a call that did not run to its end with `outcome`; a stream already open fails with it instead. */
+function settle(call: Call, outcome: CallOutcome | StreamFailure): void {
+  call.finish();
+  if (call.stream?.open) call.stream.sink.end(asFailure(outcome));
+  else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome as CallOutcome));
+}
+
+function asFailure(outcome: CallOutcome | StreamFailure): StreamFailure {
+  switch (outcome.status) {
+    case 'timeout':
+      return 'what' in outcome ? outcome : { status: 'timeout', what: 'next' };
+    case 'trap':
+    case 'component-error':
+      return outcome;
+    default:
+      return { status: 'trap', kind: 'instance lost', message: `the stream ended unexpectedly (${outcome.status})` };
   }
 }

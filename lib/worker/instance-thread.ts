@@ -4,20 +4,26 @@
 // a runaway call then blocks only its thread, and the main thread cuts it off
 // by terminating the thread. Modules here are not fuel-instrumented, so
 // compute-heavy code runs at full speed.
+//
+// A streaming method's call holds the instance until its stream ends: the
+// thread keeps the resource and calls `next` while the main thread has
+// granted it credit (bytes it may send ahead of the client), so a slow reader
+// stops production instead of making anyone buffer (contract §5.1.1).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { hostImports } from './host.js';
 import { captureAll, OutputCapture } from './output-capture.js';
-import { COMPONENT_ERROR, OK, TRAP, type CallAnswer, type CallRequest, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { framer, type Framer } from './stream-framing.js';
+import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const spec = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
 
-function post(message: CallAnswer | ThreadEvent): void {
-  port.postMessage(message);
+function post(message: CallAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
+  port.postMessage(message, transfer);
 }
 
 function flushOutput(): void {
@@ -36,6 +42,28 @@ const instanceSpec = {
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;
 let callsOnInstance = 0;
+
+/** A stream being produced: the call that opened it holds the instance until it ends. */
+interface Stream {
+  id: number;
+  resource: unknown;
+  frame: Framer;
+  /** Bytes it may still send before the main thread grants more. */
+  credit: number;
+  /** Items framed and not yet sent, and their size. */
+  batch: Uint8Array[];
+  batchBytes: number;
+  /** No item sent yet: the first goes out at once. */
+  first: boolean;
+}
+let stream: Stream | undefined;
+let pumping = false;
+/** How long `next` is called in one go before the thread looks at its messages (credit, cancel); items wait at most this long in a batch. */
+const PUMP_SLICE_MS = 2;
+/** A `next` that took this long makes a producer slow enough that its items go out one by one. */
+const SLOW_NEXT_MS = 0.05;
+/** Items are sent in batches of about this size while `next` is quick: a message per item would cost more than the item. */
+const BATCH_BYTES = 16 * 1024;
 
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
 function replaceInstance(): void {
@@ -68,22 +96,104 @@ function answer(id: number, outcome: CallOutcome): CallAnswer {
 }
 
 function drain(): void {
-  while (instance && queue.length > 0) {
-    const [id, method, args] = queue.shift()!;
+  while (instance && !stream && queue.length > 0) {
+    const [id, method, args, framing, credit] = queue.shift()!;
     const outcome = instance.call(method, args);
     flushOutput();
-    post(answer(id, outcome));
-    if (outcome.status === 'trap' || (spec.recycleAfter > 0 && ++callsOnInstance >= spec.recycleAfter)) {
-      replaceInstance();
+    if (outcome.status === 'ok' && framing !== undefined) {
+      // The resource stays here; the main thread learns that the stream is open.
+      post([id, OK, null]);
+      stream = { id, resource: outcome.value, frame: framer(spec.streams[method]!, framing), credit: credit!, batch: [], batchBytes: 0, first: true };
+      pump();
       return;
     }
+    post(answer(id, outcome));
+    if (afterCall(outcome)) return;
   }
 }
 
-port.on('message', (request: CallRequest) => {
-  queue.push(request);
+/** Counts the call; replaces the instance after a trap or at the recycle count. Whether it did. */
+function afterCall(outcome: CallOutcome): boolean {
+  if (outcome.status === 'trap' || (spec.recycleAfter > 0 && ++callsOnInstance >= spec.recycleAfter)) {
+    replaceInstance();
+    return true;
+  }
+  return false;
+}
+
+/** Calls `next` while there is credit, for a slice of time, then yields so credit and cancel messages come in. */
+function pump(): void {
+  if (pumping) return;
+  pumping = true;
+  const sliceEnd = performance.now() + PUMP_SLICE_MS;
+  while (stream && stream.credit > 0) {
+    const current = stream;
+    const started = performance.now();
+    const outcome = instance!.next(current.resource);
+    const now = performance.now();
+    flushOutput();
+    if (outcome.status !== 'ok' || outcome.value === undefined || outcome.value === null) {
+      sendBatch(current);
+      post(outcome.status === 'ok' ? [current.id, END] : answer(current.id, outcome));
+      endStream(outcome);
+    } else {
+      const bytes = current.frame(outcome.value);
+      current.credit -= bytes.byteLength;
+      current.batch.push(bytes);
+      current.batchBytes += bytes.byteLength;
+      // Items a slow `next` makes go out one by one, as they come; quick ones in batches.
+      if (current.first || now - started >= SLOW_NEXT_MS || current.batchBytes >= BATCH_BYTES || current.credit <= 0 || now >= sliceEnd) sendBatch(current);
+      current.first = false;
+    }
+    if (performance.now() >= sliceEnd) {
+      setImmediate(() => {
+        pumping = false;
+        pump();
+      });
+      return;
+    }
+  }
+  pumping = false;
+}
+
+/** Sends the items framed so far as one chunk. */
+function sendBatch(current: Stream): void {
+  const { batch } = current;
+  if (batch.length === 0) return;
+  // One item jco copied into an ArrayBuffer of its own is sent as it is; otherwise a copy, so no view drags a larger buffer along.
+  const only = batch.length === 1 ? batch[0]! : undefined;
+  const bytes = only && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength ? only : Buffer.concat(batch, current.batchBytes);
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+  post([current.id, CHUNK, own, batch.length], [own.buffer as ArrayBuffer]);
+  current.batch = [];
+  current.batchBytes = 0;
+}
+
+/** The stream is over (ended, failed or cancelled): its resource is dropped, unless a trap took the instance with it. */
+function endStream(outcome: CallOutcome): void {
+  const ended = stream!;
+  stream = undefined;
+  let last = outcome;
+  if (outcome.status !== 'trap') {
+    const dropped = instance!.drop(ended.resource);
+    flushOutput();
+    if (dropped.status === 'trap') last = dropped;
+  }
+  if (!afterCall(last)) drain();
+}
+
+port.on('message', (message: CallRequest | StreamControl) => {
+  if (!Array.isArray(message)) return control(message);
+  queue.push(message);
   drain();
 });
+
+function control(message: StreamControl): void {
+  if (stream?.id !== message.id) return;
+  if (message.type === 'cancel') return endStream({ status: 'ok', value: undefined });
+  stream.credit += message.bytes;
+  pump();
+}
 
 try {
   instance = await ComponentInstance.create(instanceSpec);

@@ -4,7 +4,9 @@
 // koa-body), the request's metric series is resolved once per method, and
 // the call runs inline when its service allows (execution.ts).
 
+import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { streamMediaType } from '../wit/streaming.js';
 import { ApiError } from '../api-error.js';
 import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
 import type { Method } from './hosted-service.js';
@@ -12,17 +14,21 @@ import { findMethod, findService, type WorkerState } from './lookup.js';
 import type { ServiceRegistry } from './registry.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RtContext } from './request-state.js';
+import { framingFor } from './stream-framing.js';
+import { answerWithStream } from './stream-response.js';
 
 export interface InvokeDeps {
   config: Config;
   registry: ServiceRegistry;
   state: WorkerState;
   requests: RequestStats;
+  log: Logger;
 }
 
-export function invokeRoute({ config, registry, state, requests }: InvokeDeps) {
+export function invokeRoute({ config, registry, state, requests, log }: InvokeDeps) {
   const maxBytes = config.http.max_body_bytes;
   const timeoutMs = config.http.request_timeout_seconds * 1000;
+  const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
   const seriesOf = new WeakMap<Method, Series>();
 
   return async (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
@@ -38,9 +44,23 @@ export function invokeRoute({ config, registry, state, requests }: InvokeDeps) {
     // A reload or restart may have replaced the service while the body
     // arrived; the replaced one is draining, so call the one serving now.
     const { hosted, method } = findMethod(findService(registry, state, domain, service), name);
+    const deadline = ctx.state.arrived + timeoutMs;
+    const stream = method.descriptor.stream;
+    if (stream) {
+      const framing = framingFor(stream, ctx.get('Accept'));
+      const streamDeadline = ctx.state.arrived + streamTimeoutMs;
+      return answerWithStream(ctx, {
+        mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
+        framing,
+        series,
+        log: log.child({ service: hosted.name, method: method.descriptor.name }),
+        failure: (failure) => hosted.failure(method, failure),
+        open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink }),
+      });
+    }
     // A list<u8> result is raw bytes unless the client asks for JSON (contract §5.1).
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
-    const result = await hosted.invoke(method, args, { rawBytes, deadline: ctx.state.arrived + timeoutMs });
+    const result = await hosted.invoke(method, args, { rawBytes, deadline });
     if (result.kind === 'bytes') {
       ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
       ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);

@@ -2,7 +2,7 @@
 // typed once for all of them.
 
 import type { ParameterizedContext } from 'koa';
-import type { Series } from './request-stats.js';
+import type { Series, StreamOutcome } from './request-stats.js';
 
 export interface RequestState {
   /** When the request arrived (performance.now()): its deadline counts from here (contract §5.1). */
@@ -12,6 +12,8 @@ export interface RequestState {
   method?: string;
   /** Where the request is counted, when the route resolved it already (the invoke route does, once per method). */
   series?: Series;
+  /** A streamed answer, once it has ended: what it carried and how it ended (for the log line). */
+  stream?: { items: number; bytes: number; outcome: StreamOutcome };
 }
 
 export type RtContext = ParameterizedContext<RequestState>;

@@ -13,6 +13,13 @@ export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
 
 export const REQUESTS_METRIC = 'rt_http_requests_total';
 export const DURATION_METRIC = 'rt_http_request_duration_seconds';
+export const STREAMS_OPEN_METRIC = 'rt_streams_open';
+export const STREAMS_METRIC = 'rt_streams_total';
+export const STREAM_ITEMS_METRIC = 'rt_stream_items_total';
+export const STREAM_BYTES_METRIC = 'rt_stream_bytes_total';
+
+/** How a streamed answer ended: all its items written, failed (err, trap, timeout), or its client went away. */
+export type StreamOutcome = 'completed' | 'failed' | 'client closed';
 
 /** One service and method's requests (both empty for routes that name neither). */
 export class Series {
@@ -22,6 +29,11 @@ export class Series {
   readonly buckets = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);
   sum = 0;
   count = 0;
+  /** Streamed answers (contract §5.1.1): open now, ended by outcome, and what they carried. */
+  streamsOpen = 0;
+  readonly streamsEnded = new Map<StreamOutcome, number>();
+  streamItems = 0;
+  streamBytes = 0;
 
   constructor(
     readonly service: string,
@@ -35,6 +47,11 @@ export class Series {
     this.buckets[bucket]!++;
     this.sum += seconds;
     this.count++;
+  }
+
+  streamEnded(outcome: StreamOutcome): void {
+    this.streamsOpen--;
+    this.streamsEnded.set(outcome, (this.streamsEnded.get(outcome) ?? 0) + 1);
   }
 }
 
@@ -53,8 +70,15 @@ export class RequestStats {
   metrics(): MetricsSnapshot {
     const requests: MetricValue[] = [];
     const durations: MetricValue[] = [];
+    const [open, ended, items, bytes]: MetricValue[][] = [[], [], [], []];
     for (const s of this.#series.values()) {
       const labels = { service: s.service, method: s.method };
+      if (s.streamsEnded.size > 0 || s.streamsOpen > 0) {
+        open.push({ value: s.streamsOpen, labels });
+        for (const [outcome, value] of s.streamsEnded) ended.push({ value, labels: { ...labels, outcome } });
+        items.push({ value: s.streamItems, labels });
+        bytes.push({ value: s.streamBytes, labels });
+      }
       for (const [status, value] of s.statuses) requests.push({ value, labels: { ...labels, status } });
       let cumulative = 0;
       s.buckets.forEach((n, i) => {
@@ -72,7 +96,11 @@ export class RequestStats {
         values: requests,
         aggregator: 'sum',
       },
-      { name: DURATION_METRIC, help: 'Time to answer an HTTP request, by service and method.', type: 'histogram', values: durations, aggregator: 'sum' },
+      { name: DURATION_METRIC, help: 'Time to answer an HTTP request, by service and method (a streamed answer: until its end).', type: 'histogram', values: durations, aggregator: 'sum' },
+      { name: STREAMS_OPEN_METRIC, help: 'Streamed answers being written now, by service and method.', type: 'gauge', values: open, aggregator: 'sum' },
+      { name: STREAMS_METRIC, help: 'Streamed answers ended, by service, method and outcome (completed, failed, client closed).', type: 'counter', values: ended, aggregator: 'sum' },
+      { name: STREAM_ITEMS_METRIC, help: 'Items written in streamed answers, by service and method.', type: 'counter', values: items, aggregator: 'sum' },
+      { name: STREAM_BYTES_METRIC, help: 'Bytes written in streamed answers (framing included), by service and method.', type: 'counter', values: bytes, aggregator: 'sum' },
     ] satisfies MetricJson[] as unknown as MetricsSnapshot;
   }
 }
@@ -88,7 +116,7 @@ interface MetricValue {
 interface MetricJson {
   name: string;
   help: string;
-  type: 'counter' | 'histogram';
+  type: 'counter' | 'histogram' | 'gauge';
   values: MetricValue[];
   aggregator: 'sum';
 }

@@ -2,11 +2,14 @@
 
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { Logger } from 'pino';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { ControlAnswer, ControlRequest } from '../ipc.js';
 import { openApiDocument } from '../openapi.js';
-import { errorValueSchema, requestSchema, responseSchema } from '../wit/json-schema.js';
+import type { MethodDescriptor } from '../service.js';
+import { errorValueSchema, requestSchema, responseSchema, typeSchema } from '../wit/json-schema.js';
+import { SSE_MEDIA_TYPE, streamMediaType } from '../wit/streaming.js';
 import { printComponentWit, printSignature } from '../wit/print.js';
 import { bodyLength, readBody } from './body.js';
 import type { HostedService } from './hosted-service.js';
@@ -25,9 +28,10 @@ export interface RouteDeps {
   requests: RequestStats;
   /** Has the primary carry out a control operation on every worker. */
   control: (request: ControlRequest) => Promise<ControlAnswer>;
+  log: Logger;
 }
 
-export function apiRouter({ version, config, registry, state, control, requests }: RouteDeps): Router {
+export function apiRouter({ version, config, registry, state, control, requests, log }: RouteDeps): Router {
   const router = new Router({ prefix: '/api' });
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -55,7 +59,7 @@ export function apiRouter({ version, config, registry, state, control, requests 
     ctx.body = openapi.document;
   });
 
-  router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests }));
+  router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
 
   router.post('/services/:domain/:service/restart', async (ctx) => {
     const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
@@ -84,6 +88,12 @@ export function apiRouter({ version, config, registry, state, control, requests 
   return router;
 }
 
+/** For a streaming method: that it streams, and the media types its answer may have (its items', or SSE). */
+function streaming(m: MethodDescriptor): { streaming: true; media_types: string[] } | Record<string, never> {
+  if (!m.stream) return {};
+  return { streaming: true, media_types: [streamMediaType(m.stream.encoding, m.mediaType), SSE_MEDIA_TYPE] };
+}
+
 function answer(ctx: Context, { status, body, contentType }: ControlAnswer): void {
   ctx.status = status;
   ctx.body = body;
@@ -105,6 +115,7 @@ function summary(hosted: HostedService) {
       signature: printSignature(m.function),
       invocable: m.invocable,
       ...(m.reason ? { reason: m.reason } : {}),
+      ...streaming(m),
     })),
     unsatisfied_imports: d.unsatisfiedImports,
     instances: {
@@ -127,10 +138,12 @@ function description(hosted: HostedService) {
     wit: printComponentWit(d.interface, d.id.service),
     methods: d.methods.map((m) => {
       const fn = m.function;
-      const schemas = m.invocable
-        ? { request_schema: requestSchema(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) }
-        : {};
-      return { name: m.name, aliases: m.aliases, interface: m.interface, signature: printSignature(fn), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}), ...schemas };
+      const schemas = !m.invocable
+        ? {}
+        : m.stream
+          ? { request_schema: requestSchema(fn), item_schema: typeSchema(m.stream.item, 'response'), ...(m.stream.fallible ? { error_schema: m.stream.error ? typeSchema(m.stream.error, 'response') : { type: 'null' } } : {}) }
+          : { request_schema: requestSchema(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) };
+      return { name: m.name, aliases: m.aliases, interface: m.interface, signature: printSignature(fn), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}), ...streaming(m), ...schemas };
     }),
   };
 }

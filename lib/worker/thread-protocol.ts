@@ -3,6 +3,7 @@
 // cross the thread boundary on every invocation, and arrays clone faster.
 
 import type { ExportLocation } from '../service.js';
+import type { StreamSignature } from '../wit/streaming.js';
 import type { ImportedItem } from '../wit/types.js';
 import type { TrapKind } from './component-instance.js';
 import type { Grants } from './host.js';
@@ -19,6 +20,8 @@ export interface ThreadSpec {
   imports: ImportedItem[];
   /** Where each method lives in jco's exports, in method order. */
   methods: ExportLocation[];
+  /** What each method streams, in method order; null for a method that does not. */
+  streams: (StreamSignature | null)[];
   /** Replace the instance after this many calls; 0 = never (contract: instances are reused). */
   recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
@@ -31,19 +34,41 @@ export interface ThreadSpec {
   grants: Grants;
 }
 
-/** Main → thread: call method `index` with jco-shaped `args`. */
-export type CallRequest = [id: number, method: number, args: unknown[]];
+/**
+ * How a stream's items are written: `raw` (list<u8> items as they are,
+ * strings as UTF-8), `ndjson` (one JSON value per line) or `sse`
+ * (`data: <json>` events). The thread frames them, so the main thread only
+ * writes bytes.
+ */
+export type Framing = 'raw' | 'ndjson' | 'sse';
+
+/**
+ * Main → thread: call method `index` with jco-shaped `args`. With a framing,
+ * the method returns a stream: the thread keeps its resource, answers OK
+ * (value null) and then calls `next` while it has `credit` (bytes), sending
+ * each framed item as a CHUNK, until END or FAILED.
+ */
+export type CallRequest = [id: number, method: number, args: unknown[]] | [id: number, method: number, args: unknown[], framing: Framing, credit: number];
+
+/** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */
+export type StreamControl = { type: 'credit'; id: number; bytes: number } | { type: 'cancel'; id: number };
 
 export const OK = 0;
 export const COMPONENT_ERROR = 1;
 export const TRAP = 2;
+/** A stream's next framed items. */
+export const CHUNK = 3;
+/** A stream's next returned none; its resource is dropped. */
+export const END = 4;
 
-/** Thread → main, one per call, in call order. */
+/** Thread → main: one answer per call, in call order; then, for a stream, its chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). */
 export type CallAnswer =
   | [id: number, status: typeof OK, value: unknown]
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
-  | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string];
+  | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string]
+  | [id: number, status: typeof CHUNK, bytes: Uint8Array, items: number]
+  | [id: number, status: typeof END];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =

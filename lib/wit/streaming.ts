@@ -1,0 +1,71 @@
+// Streaming methods (contract §5.1.1): a function whose result is an owned
+// resource, exported by the component, with `next: func() -> option<T>` or
+// `next: func() -> result<option<T>, E>`. rt calls the function, then `next`
+// until none, and writes each item as it comes. This module recognises the
+// convention in a component's interface; nothing here runs anything.
+
+import { containsResource, isBytes, type ComponentInterface, type WitFunction, type WitType } from './types.js';
+
+/** How items go on the wire when the client does not ask for Server-Sent Events. */
+export type ItemEncoding = 'bytes' | 'text' | 'ndjson';
+
+export interface StreamSignature {
+  /** The resource the function returns. */
+  resource: string;
+  /** T of `next`'s option<T>. */
+  item: WitType;
+  /** E of `next`'s result<option<T>, E>, or null when `next` cannot fail (or fails with `_`). */
+  error: WitType | null;
+  /** Whether `next` returns a result (jco throws its err). */
+  fallible: boolean;
+  encoding: ItemEncoding;
+}
+
+/**
+ * The stream `fn` returns, when it follows the convention; a string saying
+ * why not when its result is an owned resource that does not (so the method
+ * listing can explain); undefined when its result is no owned resource.
+ */
+export function streamSignature(iface: ComponentInterface, fn: WitFunction): StreamSignature | string | undefined {
+  const result = fn.result;
+  if (result?.kind !== 'own') return undefined;
+  const resource = result.resource;
+  // The resource's methods are exported beside the function that returns it (its own interface first).
+  const lists = [iface.functions, ...iface.interfaces.map((i) => i.functions)];
+  lists.sort((a, b) => Number(b.includes(fn)) - Number(a.includes(fn)));
+  const next = lists.map((list) => list.find((f) => f.name === `[method]${resource}.next`)).find((f) => f !== undefined);
+  if (!next) return `it returns the resource ${resource}, which has no exported next method to stream its items`;
+  if (next.params.length !== 1) return `${resource}.next takes parameters; a streaming next takes none`;
+  let option = next.result;
+  let error: WitType | null = null;
+  const fallible = option?.kind === 'result';
+  if (option?.kind === 'result') {
+    error = option.err;
+    option = option.ok;
+  }
+  if (option?.kind !== 'option') return `${resource}.next returns no option<T> (or result<option<T>, E>), so it cannot end a stream`;
+  const item = option.inner;
+  if (item.kind === 'option') return `${resource}.next returns an option of an option: none would be ambiguous`;
+  if (containsResource(item) || (error && containsResource(error))) return `the items of ${resource}.next hold a resource handle, which JSON cannot carry`;
+  return { resource, item, error, fallible, encoding: itemEncoding(item) };
+}
+
+function itemEncoding(item: WitType): ItemEncoding {
+  if (isBytes(item)) return 'bytes';
+  if (item.kind === 'primitive' && item.name === 'string') return 'text';
+  return 'ndjson';
+}
+
+export const SSE_MEDIA_TYPE = 'text/event-stream';
+
+/** The media type of a stream's items as written without SSE; `declared` is the sidecar's, for byte items. */
+export function streamMediaType(encoding: ItemEncoding, declared?: string): string {
+  switch (encoding) {
+    case 'bytes':
+      return declared ?? 'application/octet-stream';
+    case 'text':
+      return 'text/plain; charset=utf-8';
+    case 'ndjson':
+      return 'application/x-ndjson';
+  }
+}
