@@ -37,8 +37,8 @@ export type StreamFailure =
 
 /** Where an open stream's framed items go. */
 export interface StreamSink {
-  /** `items` framed items, as one piece. */
-  chunk(bytes: Uint8Array, items: number): void;
+  /** The next framed item. */
+  chunk(bytes: Uint8Array): void;
   /** The stream is over: its items all came (no failure), or it failed. Not called after `cancel`. */
   end(failure?: StreamFailure): void;
 }
@@ -72,6 +72,8 @@ interface Call {
 
 interface StreamState extends StreamOptions {
   open: boolean;
+  /** Cancelled (the client left, or the stream's deadline passed): the thread still holds the instance until it has dropped the resource. */
+  cancelled: boolean;
   /** Credit granted and not yet used, as the main thread counts it: above 0, the thread is calling `next`. */
   outstanding: number;
   /** When the `next` running now must have returned (while outstanding > 0). */
@@ -186,28 +188,39 @@ class InstanceThread {
     if (answer[1] === CHUNK) {
       stream.outstanding -= answer[2].byteLength;
       stream.nextDeadline = performance.now() + this.options.timeoutMs;
-      return stream.sink.chunk(answer[2], answer[3]);
+      if (!stream.cancelled) stream.sink.chunk(answer[2]);
+      return;
     }
     this.release();
     call.finish();
-    stream.sink.end(answer[1] === END ? undefined : (outcomeOf(answer) as StreamFailure));
+    if (!stream.cancelled) stream.sink.end(answer[1] === END ? undefined : (outcomeOf(answer) as StreamFailure));
+  }
+
+  /**
+   * Ends an open stream early: the thread drops the resource once its
+   * current `next` returns (still bounded by its deadline), and acknowledges
+   * with END; the sink hears nothing more.
+   */
+  cancel(call: Call): void {
+    const stream = call.stream!;
+    if (this.running !== call || stream.cancelled) return;
+    stream.cancelled = true;
+    if (stream.outstanding <= 0) stream.nextDeadline = performance.now() + this.options.timeoutMs;
+    // Counted as producing until the acknowledgement, so a `next` that never returns is still cut off.
+    stream.outstanding = Math.max(stream.outstanding, 1);
+    this.control({ type: 'cancel', id: call.request[0] });
   }
 
   #handle(call: Call, stream: StreamState): StreamHandle {
     const id = call.request[0];
     return {
       grant: (bytes) => {
-        if (this.running !== call) return;
+        if (this.running !== call || stream.cancelled) return;
         if (stream.outstanding <= 0 && stream.outstanding + bytes > 0) stream.nextDeadline = performance.now() + this.options.timeoutMs;
         stream.outstanding += bytes;
         this.control({ type: 'credit', id, bytes });
       },
-      cancel: () => {
-        if (this.running !== call) return;
-        this.control({ type: 'cancel', id });
-        this.release();
-        call.finish();
-      },
+      cancel: () => this.cancel(call),
     };
   }
 
@@ -274,7 +287,7 @@ export class InstancePool {
    * until it ends. The thread stays with the stream until then.
    */
   openStream(method: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
-    const stream: StreamState = { ...options, open: false, outstanding: options.window, nextDeadline: deadline };
+    const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
     return this.#enqueue([++nextId, method, args, options.framing, options.window], deadline, stream);
   }
 
@@ -390,17 +403,12 @@ export class InstancePool {
         if (now >= call.deadline) this.#cutOff(thread, { status: 'timeout' });
         continue;
       }
-      // A stream whose thread is calling `next` is cut off like a call; one waiting for its reader ends gracefully.
+      // A `next` that runs too long is cut off like a call; at the stream's deadline the stream is cancelled (its resource dropped).
       const producing = stream.outstanding > 0;
       if (producing && now >= stream.nextDeadline) this.#cutOff(thread, { status: 'timeout', what: 'next' });
-      else if (now >= stream.streamDeadline) {
-        if (producing) this.#cutOff(thread, { status: 'timeout', what: 'stream' });
-        else {
-          thread.control({ type: 'cancel', id: call.request[0] });
-          thread.release();
-          call.finish();
-          stream.sink.end({ status: 'timeout', what: 'stream' });
-        }
+      else if (now >= stream.streamDeadline && !stream.cancelled) {
+        stream.sink.end({ status: 'timeout', what: 'stream' });
+        thread.cancel(call);
       }
     }
     this.#retireIdle();
@@ -425,8 +433,9 @@ function outcomeOf(answer: CallAnswer): CallOutcome {
 /** Answers a call that did not run to its end with `outcome`; a stream already open fails with it instead. */
 function settle(call: Call, outcome: CallOutcome | StreamFailure): void {
   call.finish();
-  if (call.stream?.open) call.stream.sink.end(asFailure(outcome));
-  else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome as CallOutcome));
+  if (call.stream?.open) {
+    if (!call.stream.cancelled) call.stream.sink.end(asFailure(outcome));
+  } else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome as CallOutcome));
 }
 
 function asFailure(outcome: CallOutcome | StreamFailure): StreamFailure {

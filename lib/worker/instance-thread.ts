@@ -50,20 +50,11 @@ interface Stream {
   frame: Framer;
   /** Bytes it may still send before the main thread grants more. */
   credit: number;
-  /** Items framed and not yet sent, and their size. */
-  batch: Uint8Array[];
-  batchBytes: number;
-  /** No item sent yet: the first goes out at once. */
-  first: boolean;
 }
 let stream: Stream | undefined;
 let pumping = false;
-/** How long `next` is called in one go before the thread looks at its messages (credit, cancel); items wait at most this long in a batch. */
+/** How long `next` is called in one go before the thread looks at its messages (credit, cancel). */
 const PUMP_SLICE_MS = 2;
-/** A `next` that took this long makes a producer slow enough that its items go out one by one. */
-const SLOW_NEXT_MS = 0.05;
-/** Items are sent in batches of about this size while `next` is quick: a message per item would cost more than the item. */
-const BATCH_BYTES = 16 * 1024;
 
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
 function replaceInstance(): void {
@@ -103,7 +94,7 @@ function drain(): void {
     if (outcome.status === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
-      stream = { id, resource: outcome.value, frame: framer(spec.streams[method]!, framing), credit: credit!, batch: [], batchBytes: 0, first: true };
+      stream = { id, resource: outcome.value, frame: framer(spec.streams[method]!, framing), credit: credit! };
       pump();
       return;
     }
@@ -128,22 +119,18 @@ function pump(): void {
   const sliceEnd = performance.now() + PUMP_SLICE_MS;
   while (stream && stream.credit > 0) {
     const current = stream;
-    const started = performance.now();
     const outcome = instance!.next(current.resource);
-    const now = performance.now();
     flushOutput();
     if (outcome.status !== 'ok' || outcome.value === undefined || outcome.value === null) {
-      sendBatch(current);
       post(outcome.status === 'ok' ? [current.id, END] : answer(current.id, outcome));
       endStream(outcome);
     } else {
+      // Each item goes out as soon as it exists: the next `next` may take long (a tail waiting for a line), or never return.
       const bytes = current.frame(outcome.value);
       current.credit -= bytes.byteLength;
-      current.batch.push(bytes);
-      current.batchBytes += bytes.byteLength;
-      // Items a slow `next` makes go out one by one, as they come; quick ones in batches.
-      if (current.first || now - started >= SLOW_NEXT_MS || current.batchBytes >= BATCH_BYTES || current.credit <= 0 || now >= sliceEnd) sendBatch(current);
-      current.first = false;
+      // jco copies a list<u8> into an ArrayBuffer of its own; anything else is a view that must not drag its whole buffer along.
+      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+      post([current.id, CHUNK, own], [own.buffer as ArrayBuffer]);
     }
     if (performance.now() >= sliceEnd) {
       setImmediate(() => {
@@ -154,19 +141,6 @@ function pump(): void {
     }
   }
   pumping = false;
-}
-
-/** Sends the items framed so far as one chunk. */
-function sendBatch(current: Stream): void {
-  const { batch } = current;
-  if (batch.length === 0) return;
-  // One item jco copied into an ArrayBuffer of its own is sent as it is; otherwise a copy, so no view drags a larger buffer along.
-  const only = batch.length === 1 ? batch[0]! : undefined;
-  const bytes = only && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength ? only : Buffer.concat(batch, current.batchBytes);
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-  post([current.id, CHUNK, own, batch.length], [own.buffer as ArrayBuffer]);
-  current.batch = [];
-  current.batchBytes = 0;
 }
 
 /** The stream is over (ended, failed or cancelled): its resource is dropped, unless a trap took the instance with it. */
@@ -190,7 +164,12 @@ port.on('message', (message: CallRequest | StreamControl) => {
 
 function control(message: StreamControl): void {
   if (stream?.id !== message.id) return;
-  if (message.type === 'cancel') return endStream({ status: 'ok', value: undefined });
+  if (message.type === 'cancel') {
+    // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
+    const id = stream.id;
+    endStream({ status: 'ok', value: undefined });
+    return post([id, END]);
+  }
   stream.credit += message.bytes;
   pump();
 }

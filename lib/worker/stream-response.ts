@@ -40,6 +40,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   /** Whether the headers went out, and the stream is counted as open. */
   let started = false;
   let returned = 0;
+  let corked = false;
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
   const stats = { items: 0, bytes: 0 };
@@ -64,14 +65,23 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
     return true;
   };
   const sink: StreamSink = {
-    chunk(bytes, items) {
+    chunk(bytes) {
       if (outcome) return;
       writeHeaders();
-      stats.items += items;
+      stats.items++;
       stats.bytes += bytes.byteLength;
-      series.streamItems += items;
+      series.streamItems++;
       series.streamBytes += bytes.byteLength;
       const n = bytes.byteLength;
+      // Items that arrive together leave together: one write to the socket per turn of the event loop.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
       res.write(bytes, (error) => {
         if (error || outcome) return;
         returned += n;

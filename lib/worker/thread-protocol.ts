@@ -56,9 +56,9 @@ export type StreamControl = { type: 'credit'; id: number; bytes: number } | { ty
 export const OK = 0;
 export const COMPONENT_ERROR = 1;
 export const TRAP = 2;
-/** A stream's next framed items. */
+/** A stream's next framed item. */
 export const CHUNK = 3;
-/** A stream's next returned none; its resource is dropped. */
+/** A stream's next returned none, or it was cancelled; its resource is dropped. */
 export const END = 4;
 
 /** Thread → main: one answer per call, in call order; then, for a stream, its chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). */
@@ -67,7 +67,7 @@ export type CallAnswer =
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
   | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string]
-  | [id: number, status: typeof CHUNK, bytes: Uint8Array, items: number]
+  | [id: number, status: typeof CHUNK, bytes: Uint8Array]
   | [id: number, status: typeof END];
 
 /** Thread → main, besides answers. */
