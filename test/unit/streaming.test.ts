@@ -1,0 +1,109 @@
+// Which functions are streaming methods (contract §5.1.1), and how their
+// items are framed on the wire.
+
+import { expect } from 'chai';
+import { serviceMethods } from '../../lib/primary/addressing.js';
+import { framer, framingFor, sseError } from '../../lib/worker/stream-framing.js';
+import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
+import type { ComponentInterface, WitFunction, WitType } from '../../lib/wit/types.js';
+
+const p = (name: 'u8' | 'u32' | 'u64' | 'string'): WitType => ({ kind: 'primitive', name });
+const bytes: WitType = { kind: 'list', element: p('u8') };
+const own = (resource: string): WitType => ({ kind: 'own', resource });
+const self = (resource: string) => ({ name: 'self', type: { kind: 'borrow', resource } as WitType });
+const option = (inner: WitType): WitType => ({ kind: 'option', inner });
+const next = (resource: string, result: WitType | null, params = [self(resource)]): WitFunction => ({ name: `[method]${resource}.next`, params, result });
+const returning = (name: string, resource: string): WitFunction => ({ name, params: [{ name: 'n', type: p('u32') }], result: own(resource) });
+
+function component(functions: WitFunction[]): ComponentInterface {
+  return {
+    imports: [],
+    functions: [],
+    types: [],
+    interfaces: [{ name: 'acme:logs/logs@1.0.0', interfaceName: 'logs', package: { namespace: 'acme', name: 'logs', version: '1.0.0' }, types: [], functions }],
+  };
+}
+
+function signature(fn: WitFunction, others: WitFunction[]): StreamSignature | string | undefined {
+  return streamSignature(component([fn, ...others]), fn);
+}
+
+describe('streaming methods', () => {
+  describe('recognising them', () => {
+    it('takes a resource whose next returns option<T>, with T encoded by its type', () => {
+      expect(signature(returning('tail', 'lines'), [next('lines', option(p('string')))])).to.deep.equal({
+        resource: 'lines',
+        item: p('string'),
+        error: null,
+        fallible: false,
+        encoding: 'text',
+      });
+      expect((signature(returning('raw', 'chunks'), [next('chunks', option(bytes))]) as StreamSignature).encoding).to.equal('bytes');
+      expect((signature(returning('nums', 'n'), [next('n', option(p('u64')))]) as StreamSignature).encoding).to.equal('ndjson');
+    });
+
+    it('takes next returning result<option<T>, E>, keeping E', () => {
+      const fallible = next('lines', { kind: 'result', ok: option(p('string')), err: p('u32') });
+      expect(signature(returning('tail', 'lines'), [fallible])).to.include({ fallible: true }).and.to.have.deep.property('error', p('u32'));
+    });
+
+    it('says why a returned resource is no stream', () => {
+      expect(signature(returning('open', 'blob'), [])).to.match(/resource blob, which has no exported next method/);
+      expect(signature(returning('open', 'blob'), [next('blob', p('string'))])).to.match(/blob\.next returns no option<T>/);
+      expect(signature(returning('open', 'blob'), [next('blob', option(p('string')), [self('blob'), { name: 'n', type: p('u32') }])])).to.match(/takes parameters/);
+      expect(signature(returning('open', 'blob'), [next('blob', option(option(p('u8'))))])).to.match(/option of an option/);
+      expect(signature(returning('open', 'blob'), [next('blob', option(own('other')))])).to.match(/hold a resource handle/);
+    });
+
+    it('leaves functions that return no owned resource alone', () => {
+      expect(signature({ name: 'f', params: [], result: p('string') }, [])).to.equal(undefined);
+      expect(signature({ name: 'f', params: [], result: null }, [])).to.equal(undefined);
+    });
+
+    it('makes streaming methods invocable and explains the rest', () => {
+      const methods = serviceMethods(component([returning('tail', 'lines'), next('lines', option(p('string'))), returning('open', 'blob')]));
+      const byName = new Map(methods.map((m) => [m.name, m]));
+      expect(byName.get('tail')).to.include({ invocable: true }).and.to.have.nested.property('stream.resource', 'lines');
+      expect(byName.get('open')).to.include({ invocable: false });
+      expect(byName.get('open')!.reason).to.match(/it is not a stream: .*no exported next method/);
+      expect(byName.get('[method]lines.next')).to.include({ invocable: false });
+    });
+  });
+
+  describe('media types', () => {
+    it('are the sidecar\'s for bytes, UTF-8 text for strings, NDJSON for the rest', () => {
+      expect(streamMediaType('bytes')).to.equal('application/octet-stream');
+      expect(streamMediaType('bytes', 'video/mp2t')).to.equal('video/mp2t');
+      expect(streamMediaType('text', 'ignored/for-text')).to.equal('text/plain; charset=utf-8');
+      expect(streamMediaType('ndjson')).to.equal('application/x-ndjson');
+    });
+  });
+
+  describe('framing', () => {
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding });
+    const record: WitType = { kind: 'record', fields: [{ name: 'seq-no', type: p('u64') }, { name: 'text', type: p('string') }] };
+
+    it('writes bytes and text raw, and other items as NDJSON lines through the codec', () => {
+      const raw = new Uint8Array([0, 1, 255]);
+      expect(framer(stream(bytes, 'bytes'), 'raw')(raw)).to.equal(raw);
+      expect(text(framer(stream(p('string'), 'text'), 'raw')('héllo\n'))).to.equal('héllo\n');
+      expect(text(framer(stream(record, 'ndjson'), 'ndjson')({ seqNo: 2n ** 60n, text: 'a\nb' }))).to.equal('{"seq-no":"1152921504606846976","text":"a\\nb"}\n');
+    });
+
+    it('writes one SSE event per item, its data the item as JSON on one line', () => {
+      expect(text(framer(stream(p('string'), 'text'), 'sse')('two\nlines'))).to.equal('data: "two\\nlines"\n\n');
+      expect(text(framer(stream(bytes, 'bytes'), 'sse')(new Uint8Array([1, 2, 3])))).to.equal('data: "AQID"\n\n');
+      expect(text(sseError({ error: 'call timed out', details: 'x' }))).to.equal('event: error\ndata: {"error":"call timed out","details":"x"}\n\n');
+    });
+
+    it('answers SSE to clients that accept text/event-stream, the items\' encoding to the rest', () => {
+      const s = stream(p('string'), 'text');
+      expect(framingFor(s, 'text/event-stream')).to.equal('sse');
+      expect(framingFor(s, 'application/json, text/event-stream;q=0.5')).to.equal('sse');
+      expect(framingFor(s, '*/*')).to.equal('raw');
+      expect(framingFor(s, undefined)).to.equal('raw');
+      expect(framingFor(stream(record, 'ndjson'), undefined)).to.equal('ndjson');
+    });
+  });
+});
