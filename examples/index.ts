@@ -13,12 +13,13 @@ const source = (file: string) => readFile(join(EXAMPLES_DIR, file), 'utf8');
 
 /**
  * Files served beside the components, as [source, place in the build]: the
- * greeter's configuration, the renderer's sidecar (its media type), the
- * library's sidecar and the directory it grants.
+ * greeter's configuration, the renderer's and the digits' sidecars (their
+ * media types), the library's sidecar and the directory it grants.
  */
 const COMPANIONS: [string, string][] = [
   ['greeter/greeter.config.json', 'greeter.config.json'],
   ['mandelbrot/mandelbrot.toml', 'mandelbrot.toml'],
+  ['digits/digits.toml', 'digits.toml'],
   ['library/library.toml', 'library.toml'],
   ['library/books/raven.txt', 'library-books/raven.txt'],
   ['library/books/sonnet-18.txt', 'library-books/sonnet-18.txt'],
@@ -45,6 +46,21 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
       js: await source('library/library.js'),
       world: 'library',
     }),
+  },
+  {
+    name: 'ticker',
+    source: async () => ({
+      kind: 'js',
+      wit: `${await source('ticker/ticker.wit')}\n${await source('ticker/wasi.wit')}`,
+      js: await source('ticker/ticker.js'),
+      world: 'ticker',
+      // Its sleeps need the monotonic clock: without the feature componentize-js puts a trapping stub in its place.
+      disableFeatures: ['stdio', 'random', 'http', 'fetch-event'],
+    }),
+  },
+  {
+    name: 'digits',
+    source: async () => ({ kind: 'wat', wit: await source('digits/digits.wit'), wat: await source('digits/digits.wat'), world: 'digits' }),
   },
 ];
 
