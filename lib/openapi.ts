@@ -27,25 +27,24 @@ const errorResponse = (description: string) => ({
 /**
  * A streaming method's 200 (contract §5.1.1): chunked, one entry per media
  * type it may have. OpenAPI 3.1 has no item schemas, so the NDJSON and SSE
- * entries describe one item in `schema` and say how items are framed.
+ * entries give one item's schema, and the description says how items are framed.
  */
 function streamedAnswer(method: MethodDescriptor): Record<string, unknown> {
   const stream = method.stream!;
   const item = typeSchema(stream.item, 'response');
   const own = streamMediaType(stream.encoding, method.mediaType);
-  const ownEntry =
+  const [schema, framing] =
     stream.encoding === 'ndjson'
-      ? { schema: item, description: 'One JSON value per line (NDJSON), each an item' }
+      ? [item, 'one JSON value per line (NDJSON)']
       : stream.encoding === 'text'
-        ? { schema: { type: 'string' }, description: 'The items (strings) as UTF-8 text, one after another' }
-        : { schema: { type: 'string', format: 'binary' }, description: 'The items (list<u8>) as raw bytes, one after another' };
+        ? [{ type: 'string' }, 'the strings as UTF-8 text, one after another']
+        : [{ type: 'string', format: 'binary' }, 'the bytes, one item after another'];
   return {
-    description: 'A stream of items, written as they come (chunked); a failure after the headers cuts the body short',
+    description:
+      `A stream of items written as they come (chunked): ${own}, ${framing}; or, with Accept: text/event-stream, ` +
+      'one `data: <JSON item>` event per item. A failure after the headers cuts the body short (SSE: `event: error` first).',
     headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-cache' } } },
-    content: {
-      [own]: ownEntry,
-      [SSE_MEDIA_TYPE]: { schema: item, description: 'Asked for with Accept: text/event-stream: one `data: <JSON item>` event per item; a failure ends with `event: error`' },
-    },
+    content: { [own]: { schema }, [SSE_MEDIA_TYPE]: { schema: item } },
   };
 }
 

@@ -209,9 +209,10 @@ export class ControlPlane {
     if (!current) return unknownService(id);
     // First in the catalog, so a worker started meanwhile comes up quiesced too.
     this.#replace({ ...current, quiesced: true });
-    // Calls end by their deadline, streams by theirs (contract §5.3: quiesce waits for both).
+    // Calls end by their deadline; a service with streaming methods may hold streams until theirs.
     const { request_timeout_seconds, stream_timeout_seconds } = this.#opts.config.http;
-    const drainMs = (Math.max(request_timeout_seconds, stream_timeout_seconds) + 5) * 1000;
+    const streams = current.methods.some((m) => m.stream);
+    const drainMs = ((streams ? Math.max(request_timeout_seconds, stream_timeout_seconds) : request_timeout_seconds) + 5) * 1000;
     await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id }, drainMs)));
     this.#log.info({ service: serviceName(id) }, 'quiesced');
     return { status: 200, body: { status: 'quiesced', service: serviceName(id) } };

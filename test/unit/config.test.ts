@@ -16,6 +16,7 @@ const CONTRACT_KEYS = [
   'http.tls_cert',
   'http.tls_key',
   'http.request_timeout_seconds',
+  'http.stream_timeout_seconds',
   'http.max_body_bytes',
   'http.cors.enabled',
   'http.cors.allowed_origins',
@@ -423,10 +424,14 @@ describe('config', () => {
       expect(loadError({ configFile: extra('workers = 0\n') }).message).to.equal('extra.toml: workers: expected an integer between 1 and 1024, got 0');
     });
 
-    it('reports the other bounds: timeout, body size', () => {
+    it('reports the other bounds: timeouts, body size', () => {
       expect(loadError({ configFile: extra('[http]\nrequest_timeout_seconds = 86401\n') }).message).to.equal(
         'extra.toml: http.request_timeout_seconds: expected an integer between 1 and 86400, got 86401',
       );
+      expect(loadError({ env: { RT__HTTP__STREAM_TIMEOUT_SECONDS: '0' } }).message).to.equal(
+        'RT__HTTP__STREAM_TIMEOUT_SECONDS: http.stream_timeout_seconds: expected an integer between 1 and 86400, got 0',
+      );
+      expect(loadError({ configFile: extra('[http]\nstream_timeout_seconds = "5m"\n') }).message).to.match(/^extra\.toml: http\.stream_timeout_seconds: expected an integer between 1 and 86400, got "5m"/);
       expect(loadError({ env: { RT__HTTP__MAX_BODY_BYTES: '0' } }).message).to.equal(
         'RT__HTTP__MAX_BODY_BYTES: http.max_body_bytes: expected an integer of at least 1, got 0',
       );
