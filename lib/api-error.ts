@@ -27,3 +27,10 @@ export class ApiError extends Error {
     return { error: this.error, details: this.details, ...this.context };
   }
 }
+
+/**
+ * The status rt logs and counts for a client that went away before its answer
+ * (nginx's 499): a client abort is neither a server error nor a bad request
+ * (contract §5.5). Nobody receives it.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;

@@ -10,7 +10,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
-import { ApiError } from '../api-error.js';
+import { ApiError, CLIENT_CLOSED_REQUEST } from '../api-error.js';
 
 export function tooLarge(maxBytes: number): ApiError {
   return new ApiError(413, 'request body too large', `the body exceeds http.max_body_bytes (${maxBytes} bytes)`);
@@ -93,6 +93,6 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: 
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
     source.once('error', (e: Error) => fail(source === req ? new ApiError(400, 'invalid body', e.message) : new ApiError(400, 'invalid body', `the body does not decode as its Content-Encoding says: ${e.message}`)));
-    req.once('aborted', () => fail(new ApiError(400, 'client aborted', 'the client closed the connection before its body arrived')));
+    req.once('aborted', () => fail(new ApiError(CLIENT_CLOSED_REQUEST, 'client closed request', 'the client closed the connection before its body arrived')));
   });
 }

@@ -8,7 +8,7 @@
 // final chunk, so no client takes a broken stream for a whole one.
 
 import type { Logger } from 'pino';
-import type { ApiError } from '../api-error.js';
+import { CLIENT_CLOSED_REQUEST, type ApiError } from '../api-error.js';
 import type { StreamFailure, StreamHandle, StreamSink } from './instance-pool.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
@@ -109,14 +109,13 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   });
   handle = await answer.open(sink, WINDOW_BYTES);
   if (outcome === 'client closed' && !started) {
-    // Gone while its call waited or ran: nobody to answer (499, as nginx counts it: apart from server errors).
+    // Gone while its call waited or ran: nobody to answer.
     handle.cancel();
     ctx.respond = false;
-    ctx.status = CLIENT_CLOSED;
+    ctx.status = CLIENT_CLOSED_REQUEST;
     return;
   }
   writeHeaders();
   await done;
 }
 
-const CLIENT_CLOSED = 499;

@@ -47,6 +47,19 @@ describe('request bodies', () => {
 
   const text = Buffer.from(JSON.stringify({ greeting: 'hello'.repeat(20) }));
 
+  it('reports a client that hangs up mid-body as a closed request (499), not as a bad request or a server error', async () => {
+    const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
+    req.on('error', () => {});
+    req.write(Buffer.alloc(10));
+    await new Promise((r) => setTimeout(r, 50));
+    const read = seen;
+    req.destroy();
+    const { error } = await read;
+    expect(error).to.be.instanceOf(ApiError);
+    expect(error!.status).to.equal(499);
+    expect(error!.body()).to.deep.equal({ error: 'client closed request', details: 'the client closed the connection before its body arrived' });
+  });
+
   it('reads a plain body, and one compressed with gzip, deflate or br', async () => {
     expect((await send(text)).bytes).to.deep.equal(text);
     expect((await send(gzipSync(text), { 'content-encoding': 'gzip' })).bytes).to.deep.equal(text);
