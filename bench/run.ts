@@ -7,6 +7,9 @@
 // http     throughput in interleaved rounds: Koa, raw node:http, rt with log
 //          levels warn and info, the componentize-js greeter (http.ts)
 // compute  spin(1,000,000) in a WAT component, directly vs over HTTP (compute.ts)
+// streams  streamed answers, rt (1 worker) vs bare node:http writing the same
+//          items: raw-bytes MiB/s by chunk size, items/s for small items,
+//          time to first byte vs a JSON invoke (streams.ts)
 // startup  start-up with 1 and 100 components, and memory per worker (startup.ts)
 // reload   memory over many reloads of a changed component (reload.ts)
 //
@@ -24,6 +27,7 @@ const run: Record<Section, () => Promise<void>> = {
   calls: async () => (await import('./per-call.js')).perCall(),
   http: async () => (await import('./http.js')).overHttp(),
   compute: async () => (await import('./compute.js')).compute(),
+  streams: async () => (await import('./streams.js')).streams(),
   startup: async () => (await import('./startup.js')).startupAndMemory(),
   reload: async () => (await import('./reload.js')).reloadMemory(),
 };

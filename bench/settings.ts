@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'startup', 'reload'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export const settings = {
@@ -27,6 +27,14 @@ export const settings = {
   computeN: Math.round(num('BENCH_COMPUTE_N', 1_000_000)),
   computeCalls: Math.max(1, Math.round(num('BENCH_COMPUTE_CALLS', 50))),
   computeWarmup: Math.round(num('BENCH_COMPUTE_WARMUP', 10)),
+  /** Interleaved rounds of the streams section (every variant once a round). */
+  streamRounds: Math.max(1, Math.round(num('BENCH_STREAM_ROUNDS', 5))),
+  /** MiB of each raw-bytes stream. */
+  streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 64))),
+  /** Items of each small-item stream (words, count, ticks). */
+  streamItems: Math.max(1, Math.round(num('BENCH_STREAM_ITEMS', 200_000))),
+  /** Requests per variant for time to first byte, spread over the rounds. */
+  streamTtfbRequests: Math.max(1, Math.round(num('BENCH_STREAM_TTFB', 200))),
   /** Components in the large start-up case. */
   startupComponents: Math.max(1, Math.round(num('BENCH_STARTUP_COMPONENTS', 100))),
   startupRuns: Math.max(1, Math.round(num('BENCH_STARTUP_RUNS', 3))),
@@ -55,6 +63,10 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(
     `  compute: spin(${settings.computeN}) (BENCH_COMPUTE_N), ${settings.computeCalls} calls (BENCH_COMPUTE_CALLS) after ${settings.computeWarmup} warm-up calls (BENCH_COMPUTE_WARMUP)`,
+  );
+  console.log(
+    `  streams: ${settings.streamRounds} round(s) (BENCH_STREAM_ROUNDS), ${settings.streamMiB} MiB per byte stream (BENCH_STREAM_MIB), ` +
+      `${settings.streamItems} items per item stream (BENCH_STREAM_ITEMS), ${settings.streamTtfbRequests} requests per first-byte variant (BENCH_STREAM_TTFB), 1 worker`,
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
