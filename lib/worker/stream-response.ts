@@ -74,10 +74,11 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
       series.streamBytes += bytes.byteLength;
       const n = bytes.byteLength;
       // Items that arrive together leave together: one write to the socket per turn of the event loop.
+      // (Not on nextTick: Node runs that queue after every port message, so it would uncork after each item.)
       if (!corked) {
         corked = true;
         res.cork();
-        process.nextTick(() => {
+        setImmediate(() => {
           corked = false;
           res.uncork();
         });
@@ -98,8 +99,10 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
       const error = answer.failure(failure);
       answer.log.warn({ error: error.error, details: error.details, items: stats.items }, 'stream failed after its headers were sent');
       // Without the final chunk, the client sees the body cut short; SSE clients get told why first.
-      if (framing === 'sse') res.write(sseError(error.body()), () => res.destroy());
-      else res.destroy();
+      // The items written (and corked) before the failure still go out: the socket ends once they have left.
+      if (corked) res.uncork();
+      if (framing === 'sse') res.write(sseError(error.body()));
+      res.socket?.end();
     },
   };
 
