@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../api-error.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, typeCodec, type FunctionCodec } from '../wit/codec.js';
+import type { StreamSignature } from '../wit/streaming.js';
 import { bytesResult, isBytes } from '../wit/types.js';
 import type { CallOutcome } from './component-instance.js';
 import { Execution, type Placement } from './execution.js';
@@ -23,6 +24,13 @@ export interface HostingOptions {
 /** A call's answer: the result's JSON value, or its raw bytes (a list<u8> result, unless JSON was asked for). */
 export type InvokeResult = { kind: 'json'; value: unknown } | { kind: 'bytes'; bytes: Uint8Array };
 
+/** The 504 of a call, of one `next` of a stream, and of a whole stream. */
+const TIMEOUTS = {
+  call: ['call timed out', "the call did not finish within http.request_timeout_seconds of the request's arrival and was cut off"],
+  next: ['call timed out', 'a next call of the stream did not return within http.request_timeout_seconds and was cut off'],
+  stream: ['stream timed out', "the stream did not end within http.stream_timeout_seconds of the request's arrival and was ended"],
+} as const;
+
 /** Seconds a client refused for a full queue is asked to wait. */
 const RETRY_AFTER_SECONDS = 1;
 
@@ -36,8 +44,6 @@ export interface Method {
   bytesParam: boolean;
   /** The result (or its ok case) is list<u8>: answered as raw bytes unless JSON is asked for. */
   bytesResult: boolean;
-  /** For a streaming method whose `next` returns result<option<T>, E>: E → JSON. */
-  streamError?: (payload: unknown) => unknown;
 }
 
 export class HostedService {
@@ -52,12 +58,7 @@ export class HostedService {
     descriptor.methods.forEach((m, index) => {
       const fn = m.function;
       const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
-      if (m.invocable && m.stream) {
-        // The result is the stream's resource, which stays in the instance: the codec takes the arguments only.
-        method.codec = functionCodec({ ...m.function, result: null });
-        const error = m.stream.error;
-        method.streamError = error ? typeCodec(error).encode : () => null;
-      } else if (m.invocable) method.codec = functionCodec(m.function);
+      if (m.invocable) method.codec = m.stream ? streamCodec(m.function, m.stream) : functionCodec(m.function);
       for (const alias of m.aliases) this.#methods.set(alias, method);
     });
   }
@@ -150,18 +151,15 @@ export class HostedService {
     const where = this.#where(method);
     switch (outcome.status) {
       case 'component-error': {
-        const encode = method.descriptor.stream ? method.streamError! : method.codec!.encodeError;
-        const payload = encode(outcome.payload);
+        const payload = method.codec!.encodeError(outcome.payload);
         return new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
       }
       case 'trap':
         return new ApiError(500, outcome.kind, outcome.message, where);
-      case 'timeout':
-        if ('what' in outcome && outcome.what === 'stream') {
-          return new ApiError(504, 'stream timed out', 'the stream did not end within http.stream_timeout_seconds of the request\'s arrival and was ended', where);
-        }
-        if ('what' in outcome) return new ApiError(504, 'call timed out', 'a next call of the stream did not return within http.request_timeout_seconds and was cut off', where);
-        return new ApiError(504, 'call timed out', 'the call did not finish within http.request_timeout_seconds of the request\'s arrival and was cut off', where);
+      case 'timeout': {
+        const [error, details] = TIMEOUTS['what' in outcome ? outcome.what : 'call'];
+        return new ApiError(504, error, details, where);
+      }
       case 'overloaded':
         return new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
@@ -170,4 +168,14 @@ export class HostedService {
   #where(method: Method): { service: string; method: string } {
     return { service: this.name, method: method.descriptor.name };
   }
+}
+
+/**
+ * A streaming method's codec: its arguments as any method's; its result is
+ * the resource, which stays in the instance; its errors are E of `next`'s
+ * result<option<T>, E>, as they come from the stream.
+ */
+function streamCodec(fn: MethodDescriptor['function'], stream: StreamSignature): FunctionCodec {
+  const encodeError = stream.error ? typeCodec(stream.error).encode : () => null;
+  return { ...functionCodec({ ...fn, result: null }), encodeError };
 }
