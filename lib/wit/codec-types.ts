@@ -32,6 +32,7 @@ import {
   smallIntDecoder,
   type NumericName,
 } from './json-numbers.js';
+import { typedArray, type TypedArrayClass } from './typed-arena.js';
 import type { Case, Field, PrimitiveName, WitType } from './types.js';
 
 export type Decode = (json: unknown) => unknown;
@@ -190,7 +191,7 @@ function mapArray(items: ArrayLike<unknown>, f: Encode): unknown[] {
 
 /** `list<T>` of a numeric T other than u8: a JSON array in, the typed array jco wants (and returns). */
 function numericList(expected: string, name: Exclude<NumericName, 'u8'>): Codec {
-  const TypedArray = TYPED_ARRAYS[name];
+  const TypedArray: TypedArrayClass<Record<number, unknown>> = TYPED_ARRAYS[name];
   const item = primitive(name);
   const itemDecode = item.decode;
   const itemEncode = item.encode;
@@ -198,7 +199,7 @@ function numericList(expected: string, name: Exclude<NumericName, 'u8'>): Codec 
     decode(json) {
       if (!Array.isArray(json)) throw mismatch(expected, json);
       const n = json.length;
-      const out = new TypedArray(n) as unknown as unknown[];
+      const out = typedArray(TypedArray, n);
       let i = 0;
       try {
         for (; i < n; i++) out[i] = itemDecode(json[i]);

@@ -7,6 +7,7 @@ import { CodecError, Mismatch, preview } from './codec-errors.js';
 import { expectedName } from './codec-names.js';
 import { printType } from './print.js';
 import { build, keyCount, ownReader, payload, unknownKey } from './codec-types.js';
+import { closeArena, openArena } from './typed-arena.js';
 import type { WitFunction, WitType } from './types.js';
 
 export { CodecError } from './codec-errors.js';
@@ -92,7 +93,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
     return new CodecError(names[i]!, expected[i]!, `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i]!.type)})`);
   };
 
-  return (body) => {
+  const decode = (body: unknown): unknown[] => {
     if (Array.isArray(body)) {
       if (body.length !== n) throw new CodecError('', arity, `expected ${arity}, got ${body.length}`);
       const args = new Array<unknown>(n);
@@ -111,5 +112,13 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
     }
     if (body === undefined && n === 0) return [];
     throw new CodecError('', bodyShape, `expected ${bodyShape}, got ${preview(body)}`);
+  };
+  return (body) => {
+    openArena();
+    try {
+      return decode(body);
+    } finally {
+      closeArena();
+    }
   };
 }
