@@ -18,6 +18,7 @@ export interface FunctionCodec {
    * parameter names (unknown/missing → CodecError naming the parameter), or an
    * array of the arguments in order (wrong length → CodecError), or undefined
    * (empty body) / {} / [] for a function without parameters.
+   * Takes `body` over: its arrays may hold the decoded values afterwards.
    */
   decodeArgs(body: unknown): unknown[];
   /** The jco return value → a JSON-ready value. For a top-level result<T, E>, encodes T; null for a function without result. */
@@ -29,7 +30,7 @@ export interface FunctionCodec {
 }
 
 export interface TypeCodec {
-  /** JSON → jco value; throws CodecError whose path starts with `path`. */
+  /** JSON → jco value; throws CodecError whose path starts with `path`. Takes `json` over: its arrays may hold the decoded values afterwards. */
   decode(json: unknown, path: string): unknown;
   /** jco value → JSON-ready value (no BigInt, no typed arrays, no undefined). */
   encode(value: unknown): unknown;
