@@ -18,7 +18,8 @@
 
 import { Worker } from 'node:worker_threads';
 import type { CallOutcome, TrapKind } from './component-instance.js';
-import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { LargeJsonBody, type Arguments } from './large-body.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -141,7 +142,9 @@ class InstanceThread {
   send(call: Call): void {
     this.running = call;
     this.startedAt = performance.now();
-    this.worker.postMessage(call.request);
+    const args = call.request[2];
+    // A large JSON body moves to the thread rather than being copied.
+    this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : undefined);
   }
 
   /** Whether its running call has run so long that nothing should wait behind it. */
@@ -277,8 +280,8 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  call(method: number, args: unknown[], deadline: number): Promise<CallOutcome> {
-    return this.#enqueue([++nextId, method, args], deadline);
+  call(method: number, args: Arguments, deadline: number): Promise<CallOutcome> {
+    return this.#enqueue([++nextId, method, forThread(args)], deadline);
   }
 
   /**
@@ -286,9 +289,9 @@ export class InstancePool {
    * has returned its resource, and from then on its items go to `options.sink`
    * until it ends. The thread stays with the stream until then.
    */
-  openStream(method: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
+  openStream(method: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
     const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
-    return this.#enqueue([++nextId, method, args, options.framing, options.window], deadline, stream);
+    return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, stream);
   }
 
   #enqueue(request: CallRequest, deadline: number, stream?: StreamState): Promise<CallOutcome> {
@@ -417,6 +420,11 @@ export class InstancePool {
   }
 }
 
+/** Arguments as a call request carries them: a large JSON body as its bytes. */
+function forThread(args: Arguments): unknown[] | Uint8Array<ArrayBuffer> {
+  return args instanceof LargeJsonBody ? args.bytes : args;
+}
+
 function outcomeOf(answer: CallAnswer): CallOutcome {
   switch (answer[1]) {
     case OK:
@@ -425,6 +433,8 @@ function outcomeOf(answer: CallAnswer): CallOutcome {
       return { status: 'component-error', payload: answer[2] };
     case TRAP:
       return { status: 'trap', kind: answer[2], message: answer[3] };
+    case BAD_ARGUMENTS:
+      return { status: 'bad-arguments', error: answer[2], details: answer[3] };
     default:
       return { status: 'trap', kind: 'instance lost', message: `unexpected answer ${answer[1]}` };
   }

@@ -15,7 +15,9 @@ import { ComponentInstance, errorText, type CallOutcome } from './component-inst
 import { hostImports } from './host.js';
 import { captureAll, OutputCapture } from './output-capture.js';
 import { framer, type Framer } from './stream-framing.js';
-import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { functionCodec, type FunctionCodec } from '../wit/codec.js';
+import { decodeJsonBody } from './large-body.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const spec = workerData as ThreadSpec;
@@ -86,9 +88,17 @@ function answer(id: number, outcome: CallOutcome): CallAnswer {
   }
 }
 
+/** Each method's codec, made when a large JSON body first needs it. */
+const codecs: (FunctionCodec | undefined)[] = [];
+
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
-    const [id, method, args, framing, credit] = queue.shift()!;
+    const [id, method, body, framing, credit] = queue.shift()!;
+    const args = body instanceof Uint8Array ? decodeJsonBody((codecs[method] ??= functionCodec({ ...spec.signatures[method]!, result: null })), body) : body;
+    if (!Array.isArray(args)) {
+      post([id, BAD_ARGUMENTS, args.error, args.details]);
+      continue;
+    }
     const outcome = instance.call(method, args);
     flushOutput();
     if (outcome.status === 'ok' && framing !== undefined) {
