@@ -42,6 +42,8 @@ export interface ExecutionOptions {
   service: string;
   timeoutMs: number;
   memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
   log: Logger;
 }
 
@@ -171,6 +173,7 @@ export class Execution {
         size: d.instances.poolSize,
         maxQueue: d.instances.maxQueue,
         timeoutMs: this.options.timeoutMs,
+        heapMb: this.options.threadHeapMb,
         onOutput: (stream, text, dropped) => this.#logOutput(stream, text, dropped),
       }));
     });

@@ -19,6 +19,8 @@ import { invalidArguments, LargeJsonBody, type Arguments } from './large-body.js
 export interface HostingOptions {
   timeoutMs: number;
   memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
   log: Logger;
 }
 

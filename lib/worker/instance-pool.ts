@@ -27,6 +27,8 @@ export interface PoolOptions {
   maxQueue: number;
   /** Bounds the start of an instance (a start function or init that never ends). */
   timeoutMs: number;
+  /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
+  heapMb: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
 }
 
@@ -109,7 +111,7 @@ class InstanceThread {
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    this.worker = new Worker(THREAD_URL, { workerData: spec });
+    this.worker = new Worker(THREAD_URL, { workerData: spec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
         if (Array.isArray(m)) return this.#answer(m);
@@ -122,9 +124,9 @@ class InstanceThread {
         reject(new Error(m.error));
         this.#lose(`could not create a fresh instance: ${m.error}`);
       });
-      this.worker.on('error', (e) => {
+      this.worker.on('error', (e: NodeJS.ErrnoException) => {
         reject(e);
-        this.#lose(`its thread failed: ${e.message}`);
+        this.#lose(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `its thread reached its JS heap limit (runtime.max_thread_heap_mb: ${options.heapMb} MiB) during this call` : `its thread failed: ${e.message}`);
       });
       this.worker.on('exit', (code) => {
         reject(new Error(`the instance thread exited (${code}) before it was ready`));

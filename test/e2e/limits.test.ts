@@ -1,6 +1,7 @@
 // End to end: big request bodies neither hold a worker's main thread nor take
 // its memory (issue 12, item 4). JSON bodies over 64 KiB are parsed and decoded
-// on the instance thread that makes the call. One worker, so the health probes
+// on the instance thread that makes the call, and instance threads have a JS
+// heap limit (runtime.max_thread_heap_mb). One worker, so the health probes
 // and the calls share one event loop.
 
 import { expect } from 'chai';
@@ -154,5 +155,44 @@ describe('limits: big request bodies (e2e)', function () {
     });
     expect(res.status).to.equal(200);
     expect(await res.text()).to.equal('0\n1\n2\n');
+  });
+});
+
+describe('limits: the JS heap of instance threads (e2e)', function () {
+  this.timeout(300_000);
+  let rt: RtProcess;
+
+  before(async function () {
+    const repo = await repository({ 'pooled.wasm': NESTED, 'pooled.toml': { raw: 'service = "pooled"\npool_size = 2\n' } });
+    rt = await RtProcess.start({
+      workers: 1,
+      configToml: `repo_urls = ["file://${repo}"]`,
+      env: { RT__LOG__REQUESTS: 'false', RT__RUNTIME__MAX_THREAD_HEAP_MB: '64' },
+    });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('a thread past its heap limit answers its call 500, and the service keeps serving the others', async () => {
+    const { text } = body('[1]', 3.5 * MB);
+    const big = post(rt, 'pooled/invoke/lists', text);
+    // Calls made meanwhile are all answered.
+    const small: Promise<JsonResponse>[] = [];
+    for (let i = 0; i < 20; i++) {
+      small.push(post(rt, 'pooled/invoke/ok', ''));
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const lost = await big;
+    expect(lost.status, lost.text.slice(0, 300)).to.equal(500);
+    expect(lost.body).to.include({ error: 'instance lost', service: 'acme.pooled', method: 'lists' });
+    expect(lost.body.details).to.equal('the instance was lost: its thread reached its JS heap limit (runtime.max_thread_heap_mb: 64 MiB) during this call');
+    for (const res of await Promise.all(small)) expect(res.body).to.deep.equal({ result: 1 });
+    // A fresh thread took the lost one's place.
+    expect((await post(rt, 'pooled/invoke/ok', '')).body).to.deep.equal({ result: 1 });
+    const listing = (await call(`${rt.url}/api/services/acme/pooled`, { method: 'GET' })).body as { instances: { live: number } };
+    expect(listing.instances.live).to.equal(2);
   });
 });
