@@ -9,6 +9,8 @@ import { typedArray } from './typed-arena.js';
 // Standard or URL-safe alphabet (not mixed), padding optional.
 const BASE64 = /^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$/;
 
+const EQUALS = 0x3d;
+
 /** The bytes of a base64 text, or undefined when it is not base64. */
 export function fromBase64(text: string): Uint8Array | undefined {
   if (!BASE64.test(text)) return undefined;
@@ -20,8 +22,6 @@ export function fromBase64(text: string): Uint8Array | undefined {
   if (bytes.length > 0) Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).write(text, 'base64');
   return bytes;
 }
-
-const EQUALS = 0x3d;
 
 export function toBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');

@@ -14,9 +14,9 @@
 // start small and double, so a call with one short list clones a few hundred
 // bytes, and at most half of a call's chunk memory is unused.
 
-type TypedArrayOf<T> = new (buffer: ArrayBuffer, byteOffset: number, length: number) => T;
-export interface TypedArrayClass<T> extends TypedArrayOf<T> {
+export interface TypedArrayClass<T> {
   new (length: number): T;
+  new (buffer: ArrayBuffer, byteOffset: number, length: number): T;
   readonly BYTES_PER_ELEMENT: number;
 }
 
