@@ -4,6 +4,7 @@
 // heap limit (runtime.max_thread_heap_mb). One worker, so the health probes
 // and the calls share one event loop.
 
+import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { ComponentSource } from '../../lib/build/components.js';
 import { repository } from '../support/fixtures.js';
@@ -85,9 +86,10 @@ async function healthMs(rt: RtProcess): Promise<number> {
 describe('limits: big request bodies (e2e)', function () {
   this.timeout(300_000);
   let rt: RtProcess;
+  let repo: string;
 
   before(async function () {
-    const repo = await repository({
+    repo = await repository({
       nested: NESTED,
       'pooled.wasm': NESTED,
       'pooled.toml': { raw: 'service = "pooled"\npool_size = 2\n' },
@@ -99,6 +101,7 @@ describe('limits: big request bodies (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    for (const dir of [rt?.cwd, repo]) if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('the worker answers its health check at once while big nested bodies are decoded', async () => {
@@ -151,8 +154,10 @@ describe('limits: the JS heap of instance threads (e2e)', function () {
   this.timeout(300_000);
   let rt: RtProcess;
 
+  let repo: string;
+
   before(async function () {
-    const repo = await repository({ 'pooled.wasm': NESTED, 'pooled.toml': { raw: 'service = "pooled"\npool_size = 2\n' } });
+    repo = await repository({ 'pooled.wasm': NESTED, 'pooled.toml': { raw: 'service = "pooled"\npool_size = 2\n' } });
     rt = await RtProcess.start({
       workers: 1,
       configToml: `repo_urls = ["file://${repo}"]`,
@@ -163,6 +168,7 @@ describe('limits: the JS heap of instance threads (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    for (const dir of [rt?.cwd, repo]) if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('a thread past its heap limit answers its call 500, and the service keeps serving the others', async () => {
