@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   const registry = new ServiceRegistry({
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
+    threadHeapMb: config.runtime.max_thread_heap_mb,
     log,
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
