@@ -10,8 +10,9 @@
 //   kubectl get endpointslices -l kubernetes.io/service-name=rt -o json | rt-reload-all --endpoints -
 //   rt-reload-all --service rt        (in a pod whose service account may list endpointslices)
 //
-// The control token (http.control.token) comes from RT_CONTROL_TOKEN and is
-// sent as `Authorization: Bearer <token>`. Exit codes: 0 every pod reloaded
+// The control token (http.control.token) comes from RT_CONTROL_TOKEN, else
+// from RT__HTTP__CONTROL__TOKEN (set in an rt pod), and is sent as
+// `Authorization: Bearer <token>`. Exit codes: 0 every pod reloaded
 // and serves every component; 1 a pod could not be reloaded; 2 bad usage or
 // no pod addresses; 3 every pod reloaded, but components failed to load.
 
@@ -38,7 +39,8 @@ Options:
   --api-server URL      with --service (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --service-account-dir DIR  with --service (default: /var/run/secrets/kubernetes.io/serviceaccount)
 Environment:
-  RT_CONTROL_TOKEN      sent as Authorization: Bearer <token> (rt's http.control.token)`;
+  RT_CONTROL_TOKEN      sent as Authorization: Bearer <token> (rt's http.control.token);
+                        default: RT__HTTP__CONTROL__TOKEN, which an rt pod has`;
 
 class UsageError extends Error {}
 
@@ -233,7 +235,7 @@ async function main(argv) {
   if (ready.length === 0) throw new UsageError(`no ready pod address found${notReady.length ? ` (${notReady.length} not ready)` : ''}`);
 
   const concurrency = opts.concurrency === undefined ? ready.length : number('concurrency', opts.concurrency, 1);
-  const results = await pooled(ready, concurrency, (t) => reload(t, process.env.RT_CONTROL_TOKEN, timeoutMs));
+  const results = await pooled(ready, concurrency, (t) => reload(t, process.env.RT_CONTROL_TOKEN ?? process.env.RT__HTTP__CONTROL__TOKEN, timeoutMs));
   const code = results.some((r) => !r.ok) ? 1 : results.some((r) => r.failed.length) ? 3 : 0;
   if (opts.json) console.log(JSON.stringify({ ok: code === 0, pods: results, not_ready: notReady }, null, 2));
   else printReport(results, notReady);

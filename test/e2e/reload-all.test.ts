@@ -28,7 +28,7 @@ interface Run {
 /** Runs the script (asynchronously: the rt processes and servers it calls live in this process's event loop). */
 async function reloadAll(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'RT_CONTROL_TOKEN') env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'RT_CONTROL_TOKEN' && k !== 'RT__HTTP__CONTROL__TOKEN') env[k] = v;
   const child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -153,14 +153,14 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
       for (const p of pods) p.server.close();
     });
 
-    it('sends RT_CONTROL_TOKEN as a bearer token, and no Authorization header without it', async () => {
+    it("sends RT_CONTROL_TOKEN (else an rt pod's RT__HTTP__CONTROL__TOKEN) as a bearer token, and no Authorization header without either", async () => {
       const targets = pods.map((p) => `127.0.0.1:${p.port}`).join(',');
-      expect((await reloadAll(['--targets', targets], { env: { RT_CONTROL_TOKEN: 's3cret' } })).code).to.equal(0);
+      expect((await reloadAll(['--targets', targets], { env: { RT_CONTROL_TOKEN: 's3cret', RT__HTTP__CONTROL__TOKEN: 'pod' } })).code).to.equal(0);
+      expect((await reloadAll(['--targets', targets], { env: { RT__HTTP__CONTROL__TOKEN: 'pod' } })).code).to.equal(0);
       expect((await reloadAll(['--targets', targets])).code).to.equal(0);
       for (const p of pods) {
-        expect(p.seen.map((s) => `${s.method} ${s.url}`)).to.deep.equal(['POST /api/reload', 'POST /api/reload']);
-        expect(p.seen[0]!.headers.authorization).to.equal('Bearer s3cret');
-        expect(p.seen[1]!.headers).to.not.have.property('authorization');
+        expect(p.seen.map((s) => `${s.method} ${s.url}`)).to.deep.equal(['POST /api/reload', 'POST /api/reload', 'POST /api/reload']);
+        expect(p.seen.map((s) => s.headers.authorization)).to.deep.equal(['Bearer s3cret', 'Bearer pod', undefined]);
       }
     });
 
