@@ -38,6 +38,7 @@ Options:
   --json                print the report as JSON
   --api-server URL      with --service (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --service-account-dir DIR  with --service (default: /var/run/secrets/kubernetes.io/serviceaccount)
+  --help                this text
 Environment:
   RT_CONTROL_TOKEN      sent as Authorization: Bearer <token> (rt's http.control.token);
                         default: RT__HTTP__CONTROL__TOKEN, which an rt pod has`;

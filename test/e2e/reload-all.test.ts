@@ -5,7 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -229,6 +229,15 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
         api.close();
         await rm(account, { recursive: true, force: true });
       }
+    });
+
+    it("the README's reload section uses only options the script has", async () => {
+      const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+      const section = readme.slice(readme.indexOf('**A reload on every pod.**'), readme.indexOf('### The control token'));
+      const used = new Set(section.match(/--[a-z][a-z-]*/g));
+      expect(used.size, 'options found in the README').to.be.at.least(5);
+      const { stdout } = await reloadAll(['--help']);
+      for (const option of used) expect(stdout, option).to.match(new RegExp(`^\\s+${option}\\b`, 'm'));
     });
 
     it('exits 2 with the usage on bad arguments, and when no pod is ready', async () => {
