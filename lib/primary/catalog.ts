@@ -42,9 +42,10 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
 
 async function describe(component: FoundComponent, log: Logger): Promise<ServiceDescriptor> {
   const bytes = new Uint8Array(await readFile(component.path));
-  const { artifact, interface: iface } = await compileComponent(bytes, () =>
-    log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
-  );
+  const { artifact, interface: iface } = await compileComponent(bytes, {
+    transpiling: () => log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
+    rebuilding: (entry, problem) => log.warn({ source: component.path, entry }, `the compile cache entry ${entry} is damaged (${problem}); building it anew`),
+  });
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);
   const exported = serviceMethods(iface);
