@@ -68,6 +68,8 @@ export interface ServiceDescriptor {
   version?: string;
   /** Where the component came from: its repository URL or file path. */
   source: string;
+  /** The repository URL it was found through. */
+  repository: string;
   artifact: ComponentArtifact;
   interface: ComponentInterface;
   methods: MethodDescriptor[];

@@ -19,13 +19,20 @@ export interface Catalog {
   failures: LoadFailure[];
 }
 
-export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<Catalog> {
+/** A catalog as the repositories give it, and which of them could not be read at all. */
+export interface ScannedCatalog extends Catalog {
+  unreadable: string[];
+}
+
+export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];
+  const unreadable: string[] = [];
   for (const url of repoUrls) {
     const scan = await scanRepository(url, cwd, download);
     found.push(...scan.components);
     for (const error of scan.errors) failures.push({ source: url, error });
+    if (scan.unreadable) unreadable.push(url);
   }
   const candidates: ServiceDescriptor[] = [];
   for (const component of found) {
@@ -37,7 +44,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
   }
   const services = settleConflicts(candidates, failures);
   for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
-  return { services, failures };
+  return { services, failures, unreadable };
 }
 
 async function describe(component: FoundComponent, log: Logger): Promise<ServiceDescriptor> {
@@ -56,6 +63,7 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
     id: address.id,
     source: component.path,
+    repository: component.repository,
     artifact,
     interface: iface,
     methods,

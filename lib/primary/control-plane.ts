@@ -138,10 +138,14 @@ export class ControlPlane {
       const before = previous?.services.find((s) => serviceKey(s.id) === serviceKey(found.id));
       services.push(revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false }));
     }
-    // A component that fails to load never takes down the version that was serving.
-    for (const failure of scanned.failures) {
-      const serving = previous?.services.find((s) => s.source === failure.source);
-      if (serving && !services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
+    // A component that fails to load never takes down the version that was
+    // serving, nor does a repository that cannot be read (a missing file:
+    // root), quiesced or not, while one that lists nothing removes its services.
+    const failed = new Set(scanned.failures.map((f) => f.source));
+    const unreadable = new Set(scanned.unreadable);
+    for (const serving of previous?.services ?? []) {
+      if (!failed.has(serving.source) && !unreadable.has(serving.repository)) continue;
+      if (!services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
     }
     return { services, failures: scanned.failures };
   }

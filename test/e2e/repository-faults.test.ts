@@ -88,4 +88,33 @@ describe('repository faults (e2e)', function () {
       expect(after.body).to.deep.equal({ result: 1 });
     });
   });
+
+  describe('a file repository that disappears', () => {
+    it('keeps serving its services (quiesced ones quiesced), reports it failed, and serves it again when it is back', async () => {
+      const gone = await repository({ alpha: versioned(1, 'alpha'), beta: versioned(2, 'beta') });
+      const emptied = await repository({ gamma: versioned(3, 'gamma') });
+      cleanup.push(gone, `${gone}.gone`, emptied);
+      rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${gone}", "file://${emptied}"]` });
+      await rt.ready();
+      expect((await call(`${rt.url}/api/services/acme/beta/quiesce`, { method: 'PUT' })).status).to.equal(200);
+
+      await rename(gone, `${gone}.gone`);
+      // A directory that exists but is empty is a real removal.
+      await rm(join(emptied, 'gamma.wasm'));
+      const res = await reload(rt);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.deep.include({ added: [], updated: [], removed: ['acme.gamma'] });
+      expect(res.body.failed).to.deep.equal([{ source: `file://${gone}`, error: `file://${gone}: ${gone} does not exist` }]);
+      expect(await rt.logged((l) => l.level === 40 && l.source === `file://${gone}`)).to.equal(true);
+      expect((await invoke(rt, 'acme/alpha/invoke/version')).body).to.deep.equal({ result: 1 });
+      expect((await invoke(rt, 'acme/beta/invoke/version')).status).to.equal(503);
+      expect((await invoke(rt, 'acme/gamma/invoke/version')).status).to.equal(404);
+
+      await rename(`${gone}.gone`, gone);
+      const back = await reload(rt);
+      expect(back.body).to.deep.include({ added: [], updated: [], removed: [], failed: [] });
+      expect((await invoke(rt, 'acme/alpha/invoke/version')).body).to.deep.equal({ result: 1 });
+      expect((await invoke(rt, 'acme/beta/invoke/version')).status).to.equal(503);
+    });
+  });
 });
