@@ -5,7 +5,8 @@
 import { readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { repository, versioned } from '../support/fixtures.js';
+import { buildComponent } from '../../lib/build/components.js';
+import { ENDLESS_START, repository, versioned } from '../support/fixtures.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
 
 /** Every file below `dir`. */
@@ -15,6 +16,21 @@ async function files(dir: string): Promise<string[]> {
 }
 
 const reload = (rt: RtProcess) => call(`${rt.url}/api/reload`);
+
+/** A component exporting only the standard wasi:cli/run. */
+const CLI_TOOL = {
+  kind: 'wat',
+  world: 'tool',
+  wit: `package wasi:cli@0.2.0;
+interface run { run: func() -> result; }
+world tool { export run; }`,
+  wat: `(module (func (export "wasi:cli/run@0.2.0#run") (result i32) (i32.const 0)) (memory (export "memory") 1))`,
+} as const;
+
+interface Listing {
+  services: { domain: string; service: string }[];
+  failed: { source: string; error: string }[];
+}
 
 describe('repository faults (e2e)', function () {
   this.timeout(120_000);
@@ -115,6 +131,65 @@ describe('repository faults (e2e)', function () {
       expect(back.body).to.deep.include({ added: [], updated: [], removed: [], failed: [] });
       expect((await invoke(rt, 'acme/alpha/invoke/version')).body).to.deep.equal({ result: 1 });
       expect((await invoke(rt, 'acme/beta/invoke/version')).status).to.equal(503);
+    });
+  });
+
+  describe('a component whose start function never ends', () => {
+    const TIMEOUT_S = 4;
+    let repo: string;
+    const metric = async (name: string) => {
+      const text = (await call(`${rt!.url}/api/metrics`, { method: 'GET' })).text;
+      return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
+    const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
+      const started = performance.now();
+      const out = await f();
+      return [out, (performance.now() - started) / 1000];
+    };
+
+    it('is tried once per version: reloads do not wait for it again, and it is not counted as served', async () => {
+      repo = await repository({ 'endless-start': ENDLESS_START, ok: versioned(1, 'ok') });
+      cleanup.push(repo);
+      rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]`, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S) } });
+      const [, startS] = await timed(() => rt!.ready());
+      expect(startS, 'start-up waits for the first attempt').to.be.greaterThan(TIMEOUT_S);
+      const error = `failed to instantiate: the instance was not ready within ${TIMEOUT_S} s (http.request_timeout_seconds): its start function or init ran too long`;
+      const failure = { source: join(repo, 'endless-start.wasm'), error };
+      expect(await metric('rt_services')).to.equal(1);
+      for (let i = 0; i < 4; i++) {
+        const listing = (await call(`${rt.url}/api/services`, { method: 'GET' })).body as unknown as Listing;
+        expect(listing.services.map((s) => s.service)).to.deep.equal(['ok']);
+        expect(listing.failed).to.deep.equal([failure]);
+      }
+
+      for (let i = 0; i < 2; i++) {
+        // Bound generously below the instantiation bound the first attempt took.
+        const [res, seconds] = await timed(() => reload(rt!));
+        expect(res.status, res.text).to.equal(200);
+        expect(seconds, 'a reload that does not try it again').to.be.lessThan(3);
+        expect(res.body).to.deep.include({ added: [], updated: [], removed: [], failed: [failure] });
+      }
+      expect(await metric('rt_services')).to.equal(1);
+
+
+      // A new version is tried.
+      await writeFile(join(repo, 'endless-start.wasm'), await buildComponent(versioned(7, 'endless-start')));
+      const fixed = await reload(rt);
+      expect(fixed.body).to.deep.include({ added: ['acme.endless-start'], updated: [], removed: [], failed: [] });
+      expect((await invoke(rt, 'acme/endless-start/invoke/version')).body).to.deep.equal({ result: 7 });
+      expect(await metric('rt_services')).to.equal(2);
+    });
+  });
+
+  describe('components exporting only standard wasi: packages', () => {
+    it('are addressed default/<stem>, each its own service', async () => {
+      const repo = await repository({ 'tool-a': CLI_TOOL, 'tool-b': CLI_TOOL, 'tool-c': CLI_TOOL, 'tool-c.toml': { raw: 'domain = "ops"\n' } });
+      cleanup.push(repo);
+      rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
+      await rt.ready();
+      const listing = (await call(`${rt.url}/api/services`, { method: 'GET' })).body as unknown as Listing;
+      expect(listing.services.map((s) => `${s.domain}/${s.service}`).sort()).to.deep.equal(['default/tool-a', 'default/tool-b', 'ops/tool-c']);
+      expect(listing.failed).to.deep.equal([]);
     });
   });
 });
