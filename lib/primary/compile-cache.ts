@@ -78,14 +78,14 @@ export class CompileCache {
 
   /** The first file that is missing or differs from what was written, or undefined when none does. */
   async #verify(dir: string, meta: EntryMeta): Promise<string | undefined> {
-    if (typeof meta.files !== 'object' || meta.files === null || typeof meta.glue !== 'string') return 'meta.json: not this layout';
+    if (typeof meta.files !== 'object' || meta.files === null || typeof meta.glue !== 'string' || !Array.isArray(meta.coreModules)) return 'meta.json: not this layout';
     const modules = [...meta.coreModules, ...(meta.fuelModules ?? [])];
-    const expected: [path: string, name: string, hash: string | undefined][] = [
-      ...modules.map((name): [string, string, string | undefined] => [join(dir, name), name, meta.files[name]]),
-      [this.glue(meta), `${GLUE_DIR}/${meta.glue}`, meta.glue.replace(/\.js$/, '')],
-      [join(this.root, GLUE_DIR, 'package.json'), `${GLUE_DIR}/package.json`, sha256(GLUE_PACKAGE)],
+    const expected: { path: string; name: string; hash: string | undefined }[] = [
+      ...modules.map((name) => ({ path: join(dir, name), name, hash: meta.files[name] })),
+      { path: this.glue(meta), name: `${GLUE_DIR}/${meta.glue}`, hash: meta.glue.replace(/\.js$/, '') },
+      { path: join(this.root, GLUE_DIR, 'package.json'), name: `${GLUE_DIR}/package.json`, hash: sha256(GLUE_PACKAGE) },
     ];
-    for (const [path, name, hash] of expected) {
+    for (const { path, name, hash } of expected) {
       try {
         const before = await stat(path);
         const stamp = `${before.size}:${before.mtimeMs}:${before.ino}`;

@@ -77,10 +77,9 @@ export class ControlPlane {
    */
   start(): Promise<void> {
     return this.#exclusive(async () => {
-      const previous = this.#catalog;
       this.#catalog = await this.#scan(undefined);
       const [canary] = this.#opts.fleet.workers();
-      if (canary) await this.#tryOnCanary(canary, previous);
+      if (canary) await this.#tryOnCanary(canary, { services: [], failures: [] });
     });
   }
 
@@ -195,9 +194,10 @@ export class ControlPlane {
     if (reply?.type !== 'loaded' || reply.failures.length === 0) return;
     for (const failure of reply.failures) {
       const tried = this.#catalog.services.find((s) => s.source === failure.source);
-      const serving = previous.services.find((s) => tried && serviceKey(s.id) === serviceKey(tried.id));
-      // A version that served already failed on this worker alone (a new one): it stays, and is tried again.
-      if (tried && serving?.revision !== tried.revision) this.#unstartable.set(serviceKey(tried.id), { revision: tried.revision, failure });
+      if (!tried) continue;
+      const serving = previous.services.find((s) => serviceKey(s.id) === serviceKey(tried.id));
+      // A version that was serving and failed on this worker alone (a new one) stays, and is tried again.
+      if (serving?.revision !== tried.revision) this.#unstartable.set(serviceKey(tried.id), { revision: tried.revision, failure });
     }
     this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
   }
