@@ -24,10 +24,13 @@ export interface Fleet {
   workers(): Worker[];
   /**
    * Sends `request` to `worker` (once it listens; a function makes the request
-   * then) and waits for its reply. A worker that does not answer within
-   * `timeoutMs`, or dies, is replaced: the answer is then undefined.
+   * then) and waits for its reply: undefined when the worker dies first (its
+   * replacement loads the catalog as it is then) or `timeoutMs` passes.
+   * Without `timeoutMs` it waits as long as the worker is alive: a worker
+   * bounds its own work (instantiation by the request timeout, a drain by
+   * its calls' deadlines), and one that stops sending heartbeats is replaced.
    */
-  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs: number): Promise<WorkerReply | undefined>;
+  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs?: number): Promise<WorkerReply | undefined>;
 }
 
 export interface ControlPlaneOptions {
@@ -38,10 +41,8 @@ export interface ControlPlaneOptions {
   persisted: PersistedConfigs;
 }
 
-/** Creating instances (compiling, starting threads, init) on a worker: generous, it is not a request's budget. */
-const INSTANTIATE_TIMEOUT_MS = 120_000;
-/** Swapping or dropping instances that already exist; sending a metrics snapshot. */
-const SWAP_TIMEOUT_MS = 10_000;
+/** A metrics scrape does not wait longer for a worker's snapshot (it is left out). */
+const METRICS_TIMEOUT_MS = 10_000;
 
 export class ControlPlane {
   readonly #opts: ControlPlaneOptions;
@@ -107,10 +108,10 @@ export class ControlPlane {
     );
   }
 
-  /** Not an operation: it runs beside them, and a worker that does not send its snapshot is left out (and replaced). */
+  /** Not an operation: it runs beside them, and a worker that does not send its snapshot in time is left out. */
   async #collectMetrics(): Promise<ControlAnswer> {
     const { fleet } = this.#opts;
-    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, SWAP_TIMEOUT_MS)));
+    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, METRICS_TIMEOUT_MS)));
     const snapshots = replies.flatMap((r) => (r?.type === 'metrics' ? [r.snapshot] : []));
     return { status: 200, body: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
   }
@@ -203,7 +204,7 @@ export class ControlPlane {
   }
 
   #load(worker: Worker): Promise<WorkerReply | undefined> {
-    return this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures }, INSTANTIATE_TIMEOUT_MS);
+    return this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures });
   }
 
   /** Builds the new instances on every worker, then switches all of them; if any cannot be built, none switches. */
@@ -219,18 +220,18 @@ export class ControlPlane {
     }
     const next = revise(current, { config, quiesced: false });
     const workers = this.#opts.fleet.workers();
-    const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next }, INSTANTIATE_TIMEOUT_MS)));
+    const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next })));
     let error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
     // Kept before any worker switches: a configuration that would not survive a host restart is refused.
     if (error === undefined) error = await this.#persist(id, body ? config : null);
     if (error !== undefined) {
-      await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id }, SWAP_TIMEOUT_MS)));
+      await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id })));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
       return failure(500, 'restart failed', error, id, { status: 'restart failed' });
     }
     // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
-    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id }, SWAP_TIMEOUT_MS)));
+    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id })));
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
     return { status: 200, body: { status: 'restarted', service: serviceName(id) } };
   }
@@ -252,11 +253,9 @@ export class ControlPlane {
     if (!current) return unknownService(id);
     // First in the catalog, so a worker started meanwhile comes up quiesced too.
     this.#replace({ ...current, quiesced: true });
-    // Calls end by their deadline; a service with streaming methods may hold streams until theirs.
-    const { request_timeout_seconds, stream_timeout_seconds } = this.#opts.config.http;
-    const streams = current.methods.some((m) => m.stream);
-    const drainMs = ((streams ? Math.max(request_timeout_seconds, stream_timeout_seconds) : request_timeout_seconds) + 5) * 1000;
-    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id }, drainMs)));
+    // No bound of ours: each call (or stream) ends by its own deadline, and
+    // however many are queued, a worker that drains is alive and left to it.
+    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id })));
     this.#log.info({ service: serviceName(id) }, 'quiesced');
     return { status: 200, body: { status: 'quiesced', service: serviceName(id) } };
   }
