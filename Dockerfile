@@ -8,11 +8,13 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY lib lib
+COPY console console
 COPY bin bin
 COPY examples examples
 COPY test test
 COPY bench bench
-# npm ci runs `prepare` (tsc); the examples need componentize-js, a dev dependency.
+# npm ci runs `prepare` (tsc, and the console's bundle into dist/console); the
+# examples need componentize-js, a dev dependency.
 RUN npm ci && node dist/examples/build.js
 
 # --- runtime: production dependencies only ---------------------------------------
@@ -23,6 +25,7 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would run tsc, which is a dev dependency; dist/ comes from the build stage.
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist/lib dist/lib
+COPY --from=build /app/dist/console dist/console
 COPY --from=build /app/examples/build examples/build
 COPY bin bin
 COPY rt rt
