@@ -19,8 +19,11 @@ import type { ComponentInterface } from '../wit/types.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
 export const JCO_VERSION = '1.12.0';
-/** How entries are laid out (4: fuel-instrumented modules, counters inlined, beside the core modules; glue apart by its hash); a change makes new entries. */
-const CACHE_LAYOUT = 4;
+/**
+ * How entries are laid out (4: fuel-instrumented modules, counters inlined, beside the core modules; glue apart by its hash); a change makes new entries.
+ * 5: the same, made again: entries of 4 may record a fuel refusal that came from the instrumentation thread ending as the work came (fuel-thread.ts), not from the module.
+ */
+const CACHE_LAYOUT = 5;
 
 const ENTRY = 'component.js';
 /**
