@@ -109,8 +109,11 @@ export class RtProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Resolves once /api/ready answers 200; rejects with the process output if it exits or takes too long. */
-  async ready(timeoutMs = 90_000): Promise<void> {
+  /**
+   * Resolves once /api/ready answers 200; rejects with the process output if it exits or takes too long.
+   * With a cold cache rt transpiles every componentize-js component first (~20 s each on a busy 2-core machine).
+   */
+  async ready(timeoutMs = 240_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let exited = false;
     void this.exited.then(() => (exited = true));
