@@ -29,7 +29,7 @@ export interface Config {
     max_body_bytes: number;
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
   };
-  runtime: { max_memory_mb: number };
+  runtime: { max_memory_mb: number; max_thread_heap_mb: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };
   log: { level: LogLevel; requests: boolean };
 }

@@ -22,6 +22,7 @@ const CONTRACT_KEYS = [
   'http.cors.allowed_origins',
   'http.cors.allowed_methods',
   'runtime.max_memory_mb',
+  'runtime.max_thread_heap_mb',
   'repositories.ca_file',
   'repositories.download_timeout_seconds',
   'repositories.max_download_bytes',
@@ -42,7 +43,7 @@ const DEFAULTS: Config = {
     max_body_bytes: 10485760,
     cors: { enabled: true, allowed_origins: ['*'], allowed_methods: ['GET', 'POST', 'PUT', 'DELETE'] },
   },
-  runtime: { max_memory_mb: 256 },
+  runtime: { max_memory_mb: 256, max_thread_heap_mb: 512 },
   repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
   log: { level: 'info', requests: true },
 };
@@ -500,7 +501,7 @@ describe('config', () => {
         max_body_bytes: 2 ** 40,
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
       },
-      runtime: { max_memory_mb: 4096 },
+      runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048 },
       repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
       log: { level: 'trace', requests: false },
     };
