@@ -21,8 +21,11 @@ import { instrumentFuelOffThread } from './fuel-thread.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
 export const JCO_VERSION = '1.12.0';
-/** How entries are laid out (5: every file's hash recorded, no interface; glue apart by its hash); a change makes new entries. */
-const CACHE_LAYOUT = 5;
+/**
+ * How entries are laid out (every file's hash recorded, no interface; glue apart by its hash); a change makes new entries.
+ * 6 rather than 5: entries of 5 may record a fuel refusal that came from the instrumentation thread ending as the work came (fuel-thread.ts), not from the module.
+ */
+const CACHE_LAYOUT = 6;
 
 const ENTRY = 'component.js';
 
