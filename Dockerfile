@@ -14,12 +14,16 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.image.json ./
 COPY lib lib
+COPY console console
 COPY bin bin
 COPY examples examples
-# tsconfig.image.json: lib/ and examples/ only. The examples are built with
-# lib/build (componentize-js, a dev dependency), which package.json's `files`
-# leave out of the package, as they leave out everything but the runtime.
+# tsconfig.image.json: lib/ and examples/ only; build:console bundles the
+# console into dist/console (esbuild, a dev dependency). The examples are
+# built with lib/build (componentize-js, a dev dependency), which
+# package.json's `files` leave out of the package, as they leave out
+# everything but the runtime.
 RUN npx tsc -p tsconfig.image.json \
+ && npm run build:console \
  && node dist/examples/build.js \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mv /tmp/rt-*.tgz /tmp/rt.tgz

@@ -46,6 +46,7 @@ export async function perCall(): Promise<void> {
     {
       id: serviceAddress(iface, 'calculator').id,
       source: 'bench',
+      repository: 'bench',
       artifact,
       interface: iface,
       methods: serviceMethods(iface),

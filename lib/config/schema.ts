@@ -70,6 +70,7 @@ const DECLARED = [
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
   { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost about a tenth of the throughput: docs/performance.md)' },
+  { path: 'console.enabled', type: bool, default: true, description: 'Serve the web console at `/console/` (`/` redirects there); `false`: both answer 404' },
 ] as const satisfies readonly KeySpec[];
 
 /** Every key path, as a type: `index.ts` checks that `Config` has exactly these fields. */

@@ -52,6 +52,12 @@ export class ControlPlane {
   #serial: Promise<unknown> = Promise.resolve();
   #reloadRunning: Promise<ControlAnswer> | undefined;
   #reloadNext: Promise<ControlAnswer> | undefined;
+  /**
+   * Versions the canary could not instantiate, by service key: out of the
+   * catalog and not tried again until their revision changes (a start
+   * function that loops would hold every reload for the instantiation bound).
+   */
+  #unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
   readonly #metrics: PrimaryMetrics;
 
   constructor(opts: ControlPlaneOptions) {
@@ -65,10 +71,16 @@ export class ControlPlane {
     return this.#catalog;
   }
 
-  /** The first scan, at start-up; control requests wait for it. */
+  /**
+   * The first scan, at start-up, tried on the canary: the other workers get
+   * the catalog once it settles, without what the canary could not
+   * instantiate. Control requests wait for it.
+   */
   start(): Promise<void> {
     return this.#exclusive(async () => {
       this.#catalog = await this.#scan(undefined);
+      const [canary] = this.#opts.fleet.workers();
+      if (canary) await this.#tryOnCanary(canary, { services: [], failures: [] });
     });
   }
 
@@ -134,34 +146,65 @@ export class ControlPlane {
     const { config, cwd, log, persisted } = this.#opts;
     const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), log);
     const services: ServiceDescriptor[] = [];
+    const unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
     for (const found of scanned.services) {
       const stored = await persisted.load(found.id, (message) => log.warn({ service: serviceName(found.id) }, `ignoring the saved restart configuration: ${message}`));
       const before = previous?.services.find((s) => serviceKey(s.id) === serviceKey(found.id));
-      services.push(revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false }));
+      const revised = revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false });
+      const known = this.#unstartable.get(serviceKey(found.id));
+      if (known?.revision === revised.revision) {
+        unstartable.set(serviceKey(found.id), known);
+        scanned.failures.push(known.failure);
+      } else {
+        services.push(revised);
+      }
     }
-    // A component that fails to load never takes down the version that was serving.
-    for (const failure of scanned.failures) {
-      const serving = previous?.services.find((s) => s.source === failure.source);
-      if (serving && !services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
+    this.#unstartable = unstartable;
+    // A component that fails to load never takes down the version that was
+    // serving, nor does a repository that cannot be read (a missing file:
+    // root), quiesced or not, while one that lists nothing removes its services.
+    const failed = new Set(scanned.failures.map((f) => f.source));
+    const unreadable = new Set(scanned.unreadable);
+    for (const serving of previous?.services ?? []) {
+      if (!failed.has(serving.source) && !unreadable.has(serving.repository)) continue;
+      if (!services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
     }
     return { services, failures: scanned.failures };
   }
 
   async #reloadOnce(): Promise<ControlAnswer> {
     const previous = this.#catalog;
-    const next = await this.#scan(previous);
-    this.#catalog = next;
+    this.#catalog = await this.#scan(previous);
     // One worker at a time, each swapping services only once their new
     // instances exist: the others serve meanwhile, so no request is refused.
-    // The first worker is the canary: a service it cannot instantiate keeps
-    // its previous version, and the others are not asked to try it.
-    for (const [index, worker] of this.#opts.fleet.workers().entries()) {
-      const reply = await this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures });
-      if (index === 0 && reply?.type === 'loaded' && reply.failures.length > 0) this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
-    }
+    const [canary, ...others] = this.#opts.fleet.workers();
+    if (canary) await this.#tryOnCanary(canary, previous);
+    for (const worker of others) await this.#load(worker);
     const { added, updated, removed } = diff(previous.services, this.#catalog.services);
     this.#log.info({ added, updated, removed, failed: this.#catalog.failures.length }, 'reloaded');
     return { status: 200, body: { status: 'reloaded', added, updated, removed, failed: this.#catalog.failures } };
+  }
+
+  /**
+   * Loads the catalog on the first worker, the canary: a service it cannot
+   * instantiate goes back to its `previous` version (or out, when new), so
+   * the others are not asked to try it, and that version is set aside.
+   */
+  async #tryOnCanary(canary: Worker, previous: Catalog): Promise<void> {
+    const reply = await this.#load(canary);
+    if (reply?.type !== 'loaded' || reply.failures.length === 0) return;
+    for (const failure of reply.failures) {
+      const tried = this.#catalog.services.find((s) => s.source === failure.source);
+      if (!tried) continue;
+      const serving = previous.services.find((s) => serviceKey(s.id) === serviceKey(tried.id));
+      // A version that was serving and failed on this worker alone (a new one) stays, and is tried again.
+      if (serving?.revision !== tried.revision) this.#unstartable.set(serviceKey(tried.id), { revision: tried.revision, failure });
+    }
+    this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
+  }
+
+  #load(worker: Worker): Promise<WorkerReply | undefined> {
+    return this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures });
   }
 
   /** Builds the new instances on every worker, then switches all of them; if any cannot be built, none switches. */

@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
+import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
 
 export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestState> {
@@ -22,6 +23,8 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
   app.use(emptyAnswers);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // After the API routes, so the invoke path never passes through it.
+  if (config.console.enabled) app.use(consoleFiles(readConsoleFiles()));
   return app;
 }
 

@@ -2,10 +2,12 @@
 // Dockerfile's runtime stage is replayed in a temporary directory — the
 // project packed as the build stage packs it, installed by the same
 // docker/install-runtime.sh (production dependencies only, from the npm
-// registry or npm's cache), started with the stage's CMD, ENV and nothing
-// else but a port — and it must serve a bundled example and pass its
-// HEALTHCHECK. The first start transpiles the JavaScript examples with a
-// fresh cache, as a new container does: about 70 s in all on a 2-core machine.
+// registry, through an npm cache kept with the shared test cache), started
+// with the stage's CMD, ENV and nothing else but a port — and it must serve a
+// bundled example and the console, and pass its HEALTHCHECK. The first start
+// transpiles the JavaScript examples with a fresh cache, as a new container
+// does: about 50-80 s in all on a 2-core machine (plus the download of the
+// production dependencies, ~70 MB, on a run that finds no npm cache).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
@@ -14,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { buildExamples } from '../../examples/index.js';
 import { argsOf, envOf, execForm, onlyArgs, parseDockerfile, type Stage } from '../support/dockerfile.js';
-import { call, freePort, tempDir } from '../support/rt-process.js';
+import { call, freePort, tempDir, TEST_CACHE_DIR } from '../support/rt-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const INSTALL_SCRIPT = 'docker/install-runtime.sh';
@@ -40,9 +42,15 @@ function installArgs(runtime: Stage): string[] {
   return install[0]!.slice(install[0]![0] === 'sh' ? 2 : 1);
 }
 
-/** npm's own settings would leak into the nested npm when this runs under `npm test`. */
-function withoutNpmSettings(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !/^npm_/i.test(e[0])));
+/**
+ * The environment of the npm commands: this process's, without the npm
+ * settings `npm test` puts there; an npm cache kept across runs beside the
+ * component builds (the install is quick once it has the packages), and no
+ * log files.
+ */
+function npmEnv(): Record<string, string> {
+  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^npm_/i.test(e[0])));
+  return { ...env, npm_config_cache: join(TEST_CACHE_DIR, 'npm'), npm_config_prefer_offline: 'true', npm_config_logs_max: '0', npm_config_update_notifier: 'false' };
 }
 
 /** Every file under `dir` with its size and modification time: to see that nothing was written there. */
@@ -123,13 +131,14 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
     before(async function () {
       this.timeout(300_000);
       dir = await tempDir('rt-production-');
-      // The build stage's sources: the compiled dist/ (npm test compiled it; all of it, so that
-      // the package's `files` have test and bench output to leave out) and the examples, built.
+      // The build stage's sources: the compiled dist/ (npm test compiled it and bundled the
+      // console; all of it, so that the package's `files` have test and bench output to leave
+      // out) and the examples, built.
       const project = join(dir, 'project');
       await mkdir(project);
       for (const entry of ['package.json', 'README.md', 'bin', 'dist', 'lib', 'test', 'bench']) await cp(join(ROOT, entry), join(project, entry), { recursive: true });
       await buildExamples(join(project, 'examples', 'build'));
-      const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: project, encoding: 'utf8', env: withoutNpmSettings(process.env) });
+      const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: project, encoding: 'utf8', env: npmEnv() });
       expect(pack.status, pack.stderr).to.equal(0);
       const [{ filename, files }] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
       packed = files.map((f) => f.path);
@@ -139,8 +148,7 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       for (const [image, here] of [[app!, 'app'], [components!, 'components'], [env.RT_CACHE_DIR!, 'cache'], [env.RT_DATA_DIR!, 'data']] as const) local.set(image, join(dir, here));
       const install = spawnSync('sh', [join(ROOT, INSTALL_SCRIPT), join(dir, filename), join(ROOT, 'package-lock.json'), inImage(app!), inImage(components!)], {
         encoding: 'utf8',
-        // npm's cache makes the install quick; no log files outside the temporary directory.
-        env: { ...withoutNpmSettings(process.env), npm_config_prefer_offline: 'true', npm_config_logs_max: '0', npm_config_update_notifier: 'false' },
+        env: npmEnv(),
       });
       expect(install.status, `${install.stdout}\n${install.stderr}`).to.equal(0);
     });
@@ -150,9 +158,10 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    it('packs the runtime only: bin/, dist/lib/ without the component builder or source maps, and the built examples', () => {
-      expect(packed).to.include.members(['bin/rt.js', 'bin/healthcheck.js', 'bin/rt-reload-all.js', 'dist/lib/cli.js', 'dist/lib/worker/main.js', 'examples/build/greeter.wasm']);
-      const outside = packed.filter((p) => !/^(package\.json|README\.md|bin\/[^/]+\.js|dist\/lib\/.*\.js|examples\/build\/.+)$/.test(p) || p.startsWith('dist/lib/build/'));
+    it('packs the runtime only: bin/, dist/lib/ without the component builder or source maps, the console, and the built examples', () => {
+      expect(packed).to.include.members(['bin/rt.js', 'bin/healthcheck.js', 'bin/rt-reload-all.js', 'dist/lib/cli.js', 'dist/lib/worker/main.js', 'dist/console/index.html', 'examples/build/greeter.wasm']);
+      const shipped = /^(package\.json|README\.md|bin\/[^/]+\.js|dist\/lib\/.*\.js|dist\/console\/[^/]+|examples\/build\/.+)$/;
+      const outside = packed.filter((p) => !shipped.test(p) || p.startsWith('dist/lib/build/'));
       expect(outside).to.deep.equal([]);
     });
 
@@ -164,7 +173,7 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       for (const name of ['typescript', 'mocha', 'chai', 'autocannon', 'kubernetes-models']) expect(await has(name), name).to.equal(false);
     });
 
-    it('starts with the image settings alone, serves the bundled examples, passes its health check, and writes only to its volumes', async function () {
+    it('starts with the image settings alone, serves the bundled examples and the console, passes its health check, and writes only to its volumes', async function () {
       this.timeout(300_000);
       const app = local.get(onlyArgs(runtime, 'WORKDIR'))!;
       const components = join(dir, 'components');
@@ -196,6 +205,9 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       expect(add.body, add.text).to.deep.equal({ result: 42 });
       const greet = await call(`${url}/api/services/example/greeter/invoke/greet`, { body: '{"name":"World"}', contentType: 'application/json' });
       expect(greet.body, greet.text).to.deep.equal({ result: 'Hello, World!' });
+      const page = await fetch(`${url}/console/`);
+      expect(page.status).to.equal(200);
+      expect(page.headers.get('content-type')).to.match(/^text\/html/);
       const health = healthcheck();
       expect(health.status, health.stderr).to.equal(0);
 

@@ -28,6 +28,7 @@ const CONTRACT_KEYS = [
   'repositories.max_download_bytes',
   'log.level',
   'log.requests',
+  'console.enabled',
 ];
 
 const DEFAULTS: Config = {
@@ -46,6 +47,7 @@ const DEFAULTS: Config = {
   runtime: { max_memory_mb: 256, max_thread_heap_mb: 512 },
   repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
   log: { level: 'info', requests: true },
+  console: { enabled: true },
 };
 
 describe('config', () => {
@@ -504,6 +506,7 @@ describe('config', () => {
       runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048 },
       repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
       log: { level: 'trace', requests: false },
+      console: { enabled: false },
     };
 
     for (const format of ['toml', 'json'] as const) {
@@ -546,7 +549,7 @@ describe('config', () => {
 
     it('writes JSON in schema order', () => {
       const text = formatConfig(DEFAULTS, 'json');
-      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'runtime', 'repositories', 'log']);
+      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'runtime', 'repositories', 'log', 'console']);
       expect(text.endsWith('}\n')).to.equal(true);
     });
   });
