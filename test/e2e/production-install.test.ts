@@ -81,7 +81,7 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
   });
 
   describe('the Dockerfile', () => {
-    it('builds from lib/, bin/ and examples/ only, with a tsconfig that leaves the tests and benchmarks out', async () => {
+    it('builds without the tests and benchmarks: its COPYs leave them out, its tsconfig compiles lib/ and examples/ only', async () => {
       const copied = argsOf(build, 'COPY').flatMap((a) => a.split(/\s+/).slice(0, -1));
       expect(copied).to.not.include.members(['test', 'bench', '.']);
       const compile = argsOf(build, 'RUN').find((r) => r.includes('tsc -p'));
