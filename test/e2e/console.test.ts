@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { get } from 'node:http';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { examplesRepository } from '../support/fixtures.js';
-import { RtProcess } from '../support/rt-process.js';
+import { RtProcess, tempDir } from '../support/rt-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -26,7 +26,10 @@ describe('console (e2e, Chromium)', function () {
     if (!existsSync(CHROMIUM)) throw new Error(`the console tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}"]`, workers: 2 });
     await rt.ready();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    // Chromium keeps a profile and caches under HOME: give it a home of its own, which the run removes.
+    const home = await tempDir('rt-chromium-');
+    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` } as Record<string, string>;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], env });
     page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') pageErrors.push(m.text());

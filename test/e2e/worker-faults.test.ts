@@ -57,7 +57,11 @@ describe('worker faults (e2e)', function () {
     await load;
     expect(quiesce).to.deep.equal({ status: 200, body: { status: 'quiesced', service: 'acme.runaway' } });
     const answers = await Promise.all(calls);
-    expect(answers.filter((a) => a.status !== 504)).to.deep.equal([]);
+    // A call in before the quiesce ends at its deadline (504); one that arrived
+    // after it (a loaded machine is slow to send forty) is refused (503). Nothing else.
+    const drained = answers.filter((a) => a.status === 504).length;
+    expect(answers.filter((a) => a.status !== 504 && !(a.status === 503 && a.body.error === 'service quiesced'))).to.deep.equal([]);
+    expect(drained).to.be.at.least(2);
     expect(unrelated.length).to.be.greaterThan(10);
     expect(unrelated.filter((a) => a.status !== 200)).to.deep.equal([]);
     expect(rt.workerPids()).to.deep.equal(workers);
@@ -106,7 +110,8 @@ describe('worker faults (e2e)', function () {
     }
     const started = performance.now();
     const call = fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', JSON.stringify({ n }));
-    await new Promise((r) => setTimeout(r, 300));
+    // Well into the call (about 2.5 s): it is running on the worker when the primary goes.
+    await new Promise((r) => setTimeout(r, 1_000));
     process.kill(rt.child.pid!, 'SIGKILL');
     try {
       expect(await call).to.deep.equal({ status: 200, body: { result: n } });
