@@ -27,6 +27,7 @@ export interface Config {
     request_timeout_seconds: number;
     stream_timeout_seconds: number;
     max_body_bytes: number;
+    max_connections: number;
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
   };
   runtime: { max_memory_mb: number };

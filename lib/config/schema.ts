@@ -60,6 +60,7 @@ const DECLARED = [
   { path: 'http.request_timeout_seconds', type: int(1, 86_400), default: 30, description: 'A call running longer is cut off with 504; also bounds the drain on shutdown and quiesce' },
   { path: 'http.stream_timeout_seconds', type: int(1, 86_400), default: 300, description: 'A streamed answer (contract §5.1.1) lasting longer is ended; each `next` call is bounded by `http.request_timeout_seconds`' },
   { path: 'http.max_body_bytes', type: int(1), default: 10_485_760, description: 'Largest request body accepted; larger ones get 413' },
+  { path: 'http.max_connections', type: int(1, 1_000_000), default: 1000, description: 'Open connections per worker; a request on a connection past them gets 503 (with `Retry-After`) and the connection closes; past twice as many, new connections are closed unanswered' },
   { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
   { path: 'http.cors.allowed_origins', type: strings(), default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
   { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },

@@ -16,6 +16,7 @@ import type { HostedService } from './hosted-service.js';
 import { invokeRoute } from './invoke.js';
 import { findService, type WorkerState } from './lookup.js';
 import type { ServiceRegistry } from './registry.js';
+import type { RequestState } from './request-state.js';
 import type { RequestStats } from './request-stats.js';
 
 export interface RouteDeps {
@@ -61,11 +62,14 @@ export function apiRouter({ version, config, registry, state, control, requests,
 
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
 
+  const timeoutMs = config.http.request_timeout_seconds * 1000;
+
   router.post('/services/:domain/:service/restart', async (ctx) => {
     const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
     ctx.state.service = hosted.name;
     // The body is the new configuration, whatever its format: it goes to the component as it is.
-    const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes) : undefined;
+    const deadline = (ctx.state as RequestState).arrived + timeoutMs;
+    const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes, deadline) : undefined;
     const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
     if (bytes && bytes.length > 0) request.config = { bytes, contentType: ctx.request.type || 'application/octet-stream' };
     answer(ctx, await control(request));
