@@ -29,6 +29,7 @@ export interface Config {
     max_body_bytes: number;
     max_connections: number;
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
+    control: { allowed_origins: string[]; token?: string };
   };
   runtime: { max_memory_mb: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };

@@ -64,6 +64,8 @@ const DECLARED = [
   { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
   { path: 'http.cors.allowed_origins', type: strings(), default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
   { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },
+  { path: 'http.control.allowed_origins', type: strings(), default: [], description: "Browser origins, besides rt's own, whose pages may restart, quiesce and reload (`https://admin.example`; `*`: any); other origins get 403 (contract §5.6)" },
+  { path: 'http.control.token', type: str, defaultText: 'none: no token needed', description: 'When set, restart, quiesce and reload need `Authorization: Bearer <token>` (401 without it)' },
   { path: 'runtime.max_memory_mb', type: int(1, 65_536), default: 256, description: 'Largest linear memory one component instance may grow to; past it the call traps' },
   { path: 'repositories.ca_file', type: str, defaultText: 'none: the system CAs', description: 'Extra CA certificate (PEM) trusted for `https:` repositories' },
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },

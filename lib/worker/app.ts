@@ -6,6 +6,7 @@ import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
+import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
@@ -20,7 +21,7 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
   // A line costs only when written: pino's info() is a no-op below its level.
   app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId)));
   app.use(errorAnswers(log));
-  if (config.http.cors.enabled) app.use(corsFor(config));
+  if (config.http.cors.enabled) app.use(corsFor(config, controlPolicy(config.http.control)));
   app.use(connectionCap(config.http.max_connections));
   const router = apiRouter(deps);
   app.use(emptyAnswers);
@@ -109,12 +110,14 @@ function asApiError(e: unknown): ApiError {
 }
 
 /**
- * CORS per `http.cors.*`. Pages may read the request id of an answer. A
- * request without an Origin is not a browser's
+ * CORS per `http.cors.*`, except on the control routes: there only the
+ * origins that may make control requests (contract §5.6) are granted, so a
+ * preflight never invites a foreign page to send one. Pages may read the
+ * request id of an answer. A request without an Origin is not a browser's
  * cross-origin request: its answer gets no CORS headers, whose cost showed
  * on the invoke path (measured: ~2 µs a request for two headers).
  */
-function corsFor(config: Config) {
+function corsFor(config: Config, control: ControlPolicy) {
   const { allowed_origins, allowed_methods } = config.http.cors;
   const options = { allowMethods: allowed_methods, exposeHeaders: [REQUEST_ID_HEADER] };
   const general = cors({
@@ -122,7 +125,9 @@ function corsFor(config: Config) {
     // A list of origins: echo the request's origin when listed, else send no CORS headers.
     origin: allowed_origins.includes('*') ? '*' : (ctx: Context) => (allowed_origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
   });
+  const controlRoutes = cors({ ...options, origin: (ctx: Context) => (controlOriginAllowed(ctx.get('Origin'), ctx.get('Host'), control) ? ctx.get('Origin') : '') });
   return (ctx: Context, next: Next) => {
+    if (isControlPath(ctx.path)) return controlRoutes(ctx, next);
     if (ctx.get('Origin')) return general(ctx, next);
     // Caches must still tell this answer from one to a browser.
     ctx.vary('Origin');
