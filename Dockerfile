@@ -1,36 +1,59 @@
-# rt in a container: `docker build -t rt . && docker run -p 9481:9481 rt`
-# Override any setting with RT__* variables, e.g. `-e RT__HTTP__PORT=8123 -p 8123:8123`.
-# Serve your own components by mounting them and pointing RT__REPO_URLS at them:
-#   docker run -v $PWD/components:/components -e RT__REPO_URLS=file:///components -p 9481:9481 rt
+# rt in a container: `docker build -t rt . && docker run -p 9481:9481 rt`.
+# README.md, "Running in production", has the rest: your own components in
+# /components, RT__* settings, the cache and data volumes, the health check.
+#
+# test/e2e/production-install.test.ts runs this file's runtime stage outside
+# Docker (docker/install-runtime.sh, its ENV, CMD and HEALTHCHECK): keep the
+# two in step.
 
-# --- build: compile TypeScript and the bundled examples ---------------------------
+# --- build: compile what ships, build the bundled examples, pack ------------------
 FROM node:20-bookworm-slim AS build
-WORKDIR /app
-COPY package.json package-lock.json tsconfig.json ./
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would compile the tests and benchmarks too.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.image.json ./
 COPY lib lib
+COPY console console
 COPY bin bin
 COPY examples examples
-COPY test test
-COPY bench bench
-# npm ci runs `prepare` (tsc); the examples need componentize-js, a dev dependency.
-RUN npm ci && node dist/examples/build.js
+# tsconfig.image.json: lib/ and examples/ only; build:console bundles the
+# console into dist/console (esbuild, a dev dependency). The examples are
+# built with lib/build (componentize-js, a dev dependency), which
+# package.json's `files` leave out of the package, as they leave out
+# everything but the runtime.
+RUN npx tsc -p tsconfig.image.json \
+ && npm run build:console \
+ && node dist/examples/build.js \
+ && npm pack --ignore-scripts --pack-destination /tmp \
+ && mv /tmp/rt-*.tgz /tmp/rt.tgz
 
-# --- runtime: production dependencies only ---------------------------------------
+# --- runtime: the package and its production dependencies --------------------------
 FROM node:20-bookworm-slim
-WORKDIR /app
 ENV NODE_ENV=production
-COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` would run tsc, which is a dev dependency; dist/ comes from the build stage.
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-COPY --from=build /app/dist/lib dist/lib
-COPY --from=build /app/examples/build examples/build
-COPY bin bin
-COPY rt rt
-# Transpiled components are cached here; mount a volume to keep them across containers.
-ENV XDG_CACHE_HOME=/var/cache
-# Configurations sent in restart bodies are kept here (and the generated TLS pair):
-# mount a volume for them to outlive the container.
-ENV XDG_DATA_HOME=/var/lib
+COPY --from=build /tmp/rt.tgz /tmp/rt.tgz
+COPY package-lock.json docker/install-runtime.sh /tmp/
+# The app and the components belong to root (read-only to rt); the cache and
+# data directories to the user rt runs as.
+RUN sh /tmp/install-runtime.sh /tmp/rt.tgz /tmp/package-lock.json /app /components \
+ && npm cache clean --force \
+ && rm /tmp/rt.tgz /tmp/package-lock.json /tmp/install-runtime.sh \
+ && mkdir -p /var/cache/rt /var/lib/rt \
+ && chown node:node /var/cache/rt /var/lib/rt
+WORKDIR /app
+# Configuration only through RT__* variables (no rt/config.toml in /app). The
+# bundled examples are in /components: mount your own components over it, or
+# point RT__REPO_URLS elsewhere.
+ENV RT__REPO_URLS=file:///components
+# Transpiled components (cached by content hash), and restart configurations
+# with the generated TLS pair: volumes, to outlive the container.
+ENV RT_CACHE_DIR=/var/cache/rt
+ENV RT_DATA_DIR=/var/lib/rt
+VOLUME ["/var/cache/rt", "/var/lib/rt"]
+USER node
 EXPOSE 9481
+# Liveness: /api/health answers while the components compile (the first start
+# transpiles each JavaScript component, ~10 s each); readiness is /api/ready.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "bin/healthcheck.js"]
 # The primary forwards SIGTERM to the workers and exits 0 once they drained.
 CMD ["node", "bin/rt.js", "start"]

@@ -46,6 +46,7 @@ export async function perCall(): Promise<void> {
     {
       id: serviceAddress(iface, 'calculator').id,
       source: 'bench',
+      repository: 'bench',
       artifact,
       interface: iface,
       methods: serviceMethods(iface),
@@ -60,7 +61,7 @@ export async function perCall(): Promise<void> {
       paths: [],
       outboundHosts: [],
     },
-    { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, log: pino({ level: 'silent' }) },
+    { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, threadHeapMb: 512, log: pino({ level: 'silent' }) },
   );
   const add = service.method('add')!;
   const body = { a: 20, b: 22 };

@@ -12,6 +12,8 @@
 //          time to first byte vs a JSON invoke (streams.ts)
 // startup  start-up with 1 and 100 components, and memory per worker (startup.ts)
 // reload   memory over many reloads of a changed component (reload.ts)
+// workers  req/s of one rt with 1 and 2 workers (a WAT and a componentize-js
+//          call), and RSS per process after the load (workers.ts)
 //
 // Settings (BENCH_SECONDS, BENCH_ROUNDS, ...) are listed in settings.ts and
 // printed in the header.
@@ -30,6 +32,7 @@ const run: Record<Section, () => Promise<void>> = {
   streams: async () => (await import('./streams.js')).streams(),
   startup: async () => (await import('./startup.js')).startupAndMemory(),
   reload: async () => (await import('./reload.js')).reloadMemory(),
+  workers: async () => (await import('./workers.js')).workersScaling(),
 };
 
 const failed: Section[] = [];

@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export const settings = {
@@ -70,4 +70,5 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
+  console.log(`  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, RSS per process`);
 }

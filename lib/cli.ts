@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import sade from 'sade';
 import { ConfigError, formatConfig, loadConfig, type Config } from './config/index.js';
 import { createLogger } from './log.js';
+import { StartupError } from './startup-error.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -15,7 +16,7 @@ export const LOGO = String.raw`
   |_|   \__|
 `;
 
-/** Exit code for any bad configuration or usage (contract §2). */
+/** Exit code for any bad configuration or usage (contract §2), and for what rt was started with that it cannot use (StartupError). */
 const EXIT_USAGE = 2;
 
 function fail(message: string): never {
@@ -51,6 +52,11 @@ export function cli(argv: string[]): void {
       try {
         await supervisor.start();
       } catch (e) {
+        if (e instanceof StartupError) {
+          process.stderr.write(`rt: ${e.message}\n`);
+          await supervisor.stop(EXIT_USAGE, 'start-up failed');
+          return;
+        }
         log.fatal({ err: e }, 'could not start');
         await supervisor.stop(1, 'start-up failed');
       }

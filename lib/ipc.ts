@@ -65,6 +65,8 @@ export type WorkerMessage =
   | WorkerReply
   /** The worker listens for messages now: anything sent before this could be lost. */
   | { type: 'started' }
+  /** Sent every HEARTBEAT_INTERVAL_MS while the worker's event loop turns, busy or not: how the primary tells a slow worker from a stuck one. */
+  | { type: 'heartbeat' }
   /** An HTTP call asked for a control operation; answered by `control-answer` with the same id. */
   | { type: 'control'; id: number; request: ControlRequest }
   /** The worker cannot serve at all (e.g. the port is taken); the primary stops instead of respawning it forever. */
@@ -81,6 +83,15 @@ export interface WorkerBootstrap {
 
 export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';
 
+/** How often a worker says it is alive. */
+export const HEARTBEAT_INTERVAL_MS = 500;
+/**
+ * A worker the primary has not heard from for this long is stuck (stopped,
+ * or its event loop blocked) and is replaced. Well above anything a worker's
+ * main thread does in one go: inline calls are cut off at tens of ms.
+ */
+export const HEARTBEAT_TIMEOUT_MS = 5_000;
+
 export function isPrimaryMessage(m: unknown): m is PrimaryMessage {
   return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
 }
@@ -91,20 +102,24 @@ export function isWorkerMessage(m: unknown): m is WorkerMessage {
 
 /**
  * Matches replies to requests by id. A request that gets no reply within its
- * timeout rejects, so a silent peer is never waited on forever.
+ * timeout rejects; one without a timeout waits until it is settled or
+ * `failAll` gives up on the peer.
  */
 export class Correlator<Reply extends { id: number }> {
   #next = 1;
-  readonly #pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  readonly #pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void; timer: NodeJS.Timeout | undefined }>();
 
   /** Allocates an id and returns it with a promise of the reply. */
-  request(timeoutMs: number, describe: string): { id: number; reply: Promise<Reply> } {
+  request(timeoutMs: number | undefined, describe: string): { id: number; reply: Promise<Reply> } {
     const id = this.#next++;
     const reply = new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        reject(new Error(`${describe}: no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#pending.delete(id);
+              reject(new Error(`${describe}: no answer within ${timeoutMs} ms`));
+            }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
     });
     return { id, reply };

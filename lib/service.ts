@@ -66,8 +66,10 @@ export interface ServiceDescriptor {
   id: ServiceId;
   /** The package version the address came from, if any. */
   version?: string;
-  /** Where the component came from: its repository URL or file path. */
+  /** The component's file (for an `https:` repository, its local copy). */
   source: string;
+  /** The repository URL it was found through. */
+  repository: string;
   artifact: ComponentArtifact;
   interface: ComponentInterface;
   methods: MethodDescriptor[];

@@ -31,9 +31,10 @@ export interface Config {
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
     control: { allowed_origins: string[]; token?: string };
   };
-  runtime: { max_memory_mb: number };
+  runtime: { max_memory_mb: number; max_thread_heap_mb: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };
   log: { level: LogLevel; requests: boolean };
+  console: { enabled: boolean };
 }
 
 /** Throws ConfigError (one line naming the layer, the key and what was expected) for any bad value. */

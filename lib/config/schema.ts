@@ -67,11 +67,13 @@ const DECLARED = [
   { path: 'http.control.allowed_origins', type: strings(), default: [], description: "Browser origins, besides rt's own, whose pages may restart, quiesce and reload (`https://admin.example`; `*`: any); other origins get 403 (contract §5.6)" },
   { path: 'http.control.token', type: str, defaultText: 'none: no token needed', description: 'When set, restart, quiesce and reload need `Authorization: Bearer <token>` (401 without it)' },
   { path: 'runtime.max_memory_mb', type: int(1, 65_536), default: 256, description: 'Largest linear memory one component instance may grow to; past it the call traps' },
+  { path: 'runtime.max_thread_heap_mb', type: int(64, 65_536), default: 512, description: 'Largest JS heap of one instance thread (large JSON bodies are decoded there, results lifted there); past it the call answers 500 and a fresh thread replaces it' },
   { path: 'repositories.ca_file', type: str, defaultText: 'none: the system CAs', description: 'Extra CA certificate (PEM) trusted for `https:` repositories' },
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
   { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost about a tenth of the throughput: docs/performance.md)' },
+  { path: 'console.enabled', type: bool, default: true, description: 'Serve the web console at `/console/` (`/` redirects there); `false`: both answer 404' },
 ] as const satisfies readonly KeySpec[];
 
 /** Every key path, as a type: `index.ts` checks that `Config` has exactly these fields. */

@@ -20,13 +20,16 @@ export interface Address {
  * domain/service come from the one package whose interfaces the component
  * exports; with several packages or only world-level functions the sidecar
  * should name them, and without one the fallback is `default`/<file stem>.
+ * Standard `wasi:` exports (`wasi:cli/run`, `wasi:http/incoming-handler`)
+ * never name it: every such component would claim the same address.
  */
 export function serviceAddress(iface: ComponentInterface, fileStem: string, override: AddressOverride = {}): Address {
+  const naming = iface.interfaces.filter((i) => i.package?.namespace !== 'wasi');
   const packages = new Map<string, string | undefined>();
-  for (const exported of iface.interfaces) {
+  for (const exported of naming) {
     if (exported.package) packages.set(`${exported.package.namespace}:${exported.package.name}`, exported.package.version);
   }
-  const single = packages.size === 1 && iface.interfaces.every((i) => i.package) ? [...packages][0] : undefined;
+  const single = packages.size === 1 && naming.every((i) => i.package) ? [...packages][0] : undefined;
   const [fromPackageDomain, fromPackageService] = single ? single[0].split(':') : ['default', fileStem];
   const address: Address = {
     id: {

@@ -19,13 +19,20 @@ export interface Catalog {
   failures: LoadFailure[];
 }
 
-export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<Catalog> {
+/** A catalog as the repositories give it, and which of them could not be read at all. */
+export interface ScannedCatalog extends Catalog {
+  unreadable: string[];
+}
+
+export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];
+  const unreadable: string[] = [];
   for (const url of repoUrls) {
     const scan = await scanRepository(url, cwd, download);
     found.push(...scan.components);
     for (const error of scan.errors) failures.push({ source: url, error });
+    if (scan.unreadable) unreadable.push(url);
   }
   const candidates: ServiceDescriptor[] = [];
   for (const component of found) {
@@ -37,14 +44,15 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
   }
   const services = settleConflicts(candidates, failures);
   for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
-  return { services, failures };
+  return { services, failures, unreadable };
 }
 
 async function describe(component: FoundComponent, log: Logger): Promise<ServiceDescriptor> {
   const bytes = new Uint8Array(await readFile(component.path));
-  const { artifact, interface: iface } = await compileComponent(bytes, () =>
-    log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
-  );
+  const { artifact, interface: iface } = await compileComponent(bytes, {
+    transpiling: () => log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
+    rebuilding: (entry, problem) => log.warn({ source: component.path, entry }, `the compile cache entry ${entry} is damaged (${problem}); building it anew`),
+  });
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);
   const exported = serviceMethods(iface);
@@ -55,6 +63,7 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
     id: address.id,
     source: component.path,
+    repository: component.repository,
     artifact,
     interface: iface,
     methods,

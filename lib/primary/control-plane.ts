@@ -24,10 +24,13 @@ export interface Fleet {
   workers(): Worker[];
   /**
    * Sends `request` to `worker` (once it listens; a function makes the request
-   * then) and waits for its reply. A worker that does not answer within
-   * `timeoutMs`, or dies, is replaced: the answer is then undefined.
+   * then) and waits for its reply: undefined when the worker dies first (its
+   * replacement loads the catalog as it is then) or `timeoutMs` passes.
+   * Without `timeoutMs` it waits as long as the worker is alive: a worker
+   * bounds its own work (instantiation by the request timeout, a drain by
+   * its calls' deadlines), and one that stops sending heartbeats is replaced.
    */
-  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs: number): Promise<WorkerReply | undefined>;
+  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs?: number): Promise<WorkerReply | undefined>;
 }
 
 export interface ControlPlaneOptions {
@@ -38,10 +41,8 @@ export interface ControlPlaneOptions {
   persisted: PersistedConfigs;
 }
 
-/** Creating instances (compiling, starting threads, init) on a worker: generous, it is not a request's budget. */
-const INSTANTIATE_TIMEOUT_MS = 120_000;
-/** Swapping or dropping instances that already exist; sending a metrics snapshot. */
-const SWAP_TIMEOUT_MS = 10_000;
+/** A metrics scrape does not wait longer for a worker's snapshot (it is left out). */
+const METRICS_TIMEOUT_MS = 10_000;
 
 export class ControlPlane {
   readonly #opts: ControlPlaneOptions;
@@ -51,6 +52,12 @@ export class ControlPlane {
   #serial: Promise<unknown> = Promise.resolve();
   #reloadRunning: Promise<ControlAnswer> | undefined;
   #reloadNext: Promise<ControlAnswer> | undefined;
+  /**
+   * Versions the canary could not instantiate, by service key: out of the
+   * catalog and not tried again until their revision changes (a start
+   * function that loops would hold every reload for the instantiation bound).
+   */
+  #unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
   readonly #metrics: PrimaryMetrics;
 
   constructor(opts: ControlPlaneOptions) {
@@ -64,10 +71,16 @@ export class ControlPlane {
     return this.#catalog;
   }
 
-  /** The first scan, at start-up; control requests wait for it. */
+  /**
+   * The first scan, at start-up, tried on the canary: the other workers get
+   * the catalog once it settles, without what the canary could not
+   * instantiate. Control requests wait for it.
+   */
   start(): Promise<void> {
     return this.#exclusive(async () => {
       this.#catalog = await this.#scan(undefined);
+      const [canary] = this.#opts.fleet.workers();
+      if (canary) await this.#tryOnCanary(canary, { services: [], failures: [] });
     });
   }
 
@@ -95,10 +108,10 @@ export class ControlPlane {
     );
   }
 
-  /** Not an operation: it runs beside them, and a worker that does not send its snapshot is left out (and replaced). */
+  /** Not an operation: it runs beside them, and a worker that does not send its snapshot in time is left out. */
   async #collectMetrics(): Promise<ControlAnswer> {
     const { fleet } = this.#opts;
-    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, SWAP_TIMEOUT_MS)));
+    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, METRICS_TIMEOUT_MS)));
     const snapshots = replies.flatMap((r) => (r?.type === 'metrics' ? [r.snapshot] : []));
     return { status: 200, body: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
   }
@@ -133,34 +146,65 @@ export class ControlPlane {
     const { config, cwd, log, persisted } = this.#opts;
     const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), log);
     const services: ServiceDescriptor[] = [];
+    const unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
     for (const found of scanned.services) {
       const stored = await persisted.load(found.id, (message) => log.warn({ service: serviceName(found.id) }, `ignoring the saved restart configuration: ${message}`));
       const before = previous?.services.find((s) => serviceKey(s.id) === serviceKey(found.id));
-      services.push(revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false }));
+      const revised = revise(found, { config: stored ?? found.config, quiesced: before?.quiesced ?? false });
+      const known = this.#unstartable.get(serviceKey(found.id));
+      if (known?.revision === revised.revision) {
+        unstartable.set(serviceKey(found.id), known);
+        scanned.failures.push(known.failure);
+      } else {
+        services.push(revised);
+      }
     }
-    // A component that fails to load never takes down the version that was serving.
-    for (const failure of scanned.failures) {
-      const serving = previous?.services.find((s) => s.source === failure.source);
-      if (serving && !services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
+    this.#unstartable = unstartable;
+    // A component that fails to load never takes down the version that was
+    // serving, nor does a repository that cannot be read (a missing file:
+    // root), quiesced or not, while one that lists nothing removes its services.
+    const failed = new Set(scanned.failures.map((f) => f.source));
+    const unreadable = new Set(scanned.unreadable);
+    for (const serving of previous?.services ?? []) {
+      if (!failed.has(serving.source) && !unreadable.has(serving.repository)) continue;
+      if (!services.some((s) => serviceKey(s.id) === serviceKey(serving.id))) services.push(serving);
     }
     return { services, failures: scanned.failures };
   }
 
   async #reloadOnce(): Promise<ControlAnswer> {
     const previous = this.#catalog;
-    const next = await this.#scan(previous);
-    this.#catalog = next;
+    this.#catalog = await this.#scan(previous);
     // One worker at a time, each swapping services only once their new
     // instances exist: the others serve meanwhile, so no request is refused.
-    // The first worker is the canary: a service it cannot instantiate keeps
-    // its previous version, and the others are not asked to try it.
-    for (const [index, worker] of this.#opts.fleet.workers().entries()) {
-      const reply = await this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures }, INSTANTIATE_TIMEOUT_MS);
-      if (index === 0 && reply?.type === 'loaded' && reply.failures.length > 0) this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
-    }
+    const [canary, ...others] = this.#opts.fleet.workers();
+    if (canary) await this.#tryOnCanary(canary, previous);
+    for (const worker of others) await this.#load(worker);
     const { added, updated, removed } = diff(previous.services, this.#catalog.services);
     this.#log.info({ added, updated, removed, failed: this.#catalog.failures.length }, 'reloaded');
     return { status: 200, body: { status: 'reloaded', added, updated, removed, failed: this.#catalog.failures } };
+  }
+
+  /**
+   * Loads the catalog on the first worker, the canary: a service it cannot
+   * instantiate goes back to its `previous` version (or out, when new), so
+   * the others are not asked to try it, and that version is set aside.
+   */
+  async #tryOnCanary(canary: Worker, previous: Catalog): Promise<void> {
+    const reply = await this.#load(canary);
+    if (reply?.type !== 'loaded' || reply.failures.length === 0) return;
+    for (const failure of reply.failures) {
+      const tried = this.#catalog.services.find((s) => s.source === failure.source);
+      if (!tried) continue;
+      const serving = previous.services.find((s) => serviceKey(s.id) === serviceKey(tried.id));
+      // A version that was serving and failed on this worker alone (a new one) stays, and is tried again.
+      if (serving?.revision !== tried.revision) this.#unstartable.set(serviceKey(tried.id), { revision: tried.revision, failure });
+    }
+    this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
+  }
+
+  #load(worker: Worker): Promise<WorkerReply | undefined> {
+    return this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures });
   }
 
   /** Builds the new instances on every worker, then switches all of them; if any cannot be built, none switches. */
@@ -176,18 +220,18 @@ export class ControlPlane {
     }
     const next = revise(current, { config, quiesced: false });
     const workers = this.#opts.fleet.workers();
-    const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next }, INSTANTIATE_TIMEOUT_MS)));
+    const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next })));
     let error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
     // Kept before any worker switches: a configuration that would not survive a host restart is refused.
     if (error === undefined) error = await this.#persist(id, body ? config : null);
     if (error !== undefined) {
-      await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id }, SWAP_TIMEOUT_MS)));
+      await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id })));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
       return failure(500, 'restart failed', error, id, { status: 'restart failed' });
     }
     // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
-    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id }, SWAP_TIMEOUT_MS)));
+    await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id })));
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
     return { status: 200, body: { status: 'restarted', service: serviceName(id) } };
   }
@@ -209,11 +253,9 @@ export class ControlPlane {
     if (!current) return unknownService(id);
     // First in the catalog, so a worker started meanwhile comes up quiesced too.
     this.#replace({ ...current, quiesced: true });
-    // Calls end by their deadline; a service with streaming methods may hold streams until theirs.
-    const { request_timeout_seconds, stream_timeout_seconds } = this.#opts.config.http;
-    const streams = current.methods.some((m) => m.stream);
-    const drainMs = ((streams ? Math.max(request_timeout_seconds, stream_timeout_seconds) : request_timeout_seconds) + 5) * 1000;
-    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id }, drainMs)));
+    // No bound of ours: each call (or stream) ends by its own deadline, and
+    // however many are queued, a worker that drains is alive and left to it.
+    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id })));
     this.#log.info({ service: serviceName(id) }, 'quiesced');
     return { status: 200, body: { status: 'quiesced', service: serviceName(id) } };
   }

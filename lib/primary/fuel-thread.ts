@@ -13,7 +13,7 @@ type Answer = [id: number, outcome: FuelOutcome];
 /** Marks the thread this module starts (it is its own entry point). */
 const ROLE = 'rt:fuel-instrumentation';
 /** How long the thread waits for more work before it ends. */
-const IDLE_MS = 5_000;
+export const IDLE_MS = 5_000;
 
 let thread: Worker | undefined;
 let idle: NodeJS.Timeout | undefined;
@@ -39,13 +39,19 @@ function start(): Worker {
     waiting.delete(id);
     if (waiting.size > 0) return;
     // Idle: it keeps no process alive, and ends (freeing binaryen's memory) unless more work comes.
+    // Work that comes while it ends goes to a new thread.
     worker.unref();
-    idle = setTimeout(() => void worker.terminate(), IDLE_MS).unref();
+    idle = setTimeout(() => {
+      thread = undefined;
+      void worker.terminate();
+    }, IDLE_MS).unref();
   });
   const fail = (reason: string) => {
+    // A thread ended for being idle had nothing waiting: what waits now is another thread's.
+    if (thread !== worker) return;
+    thread = undefined;
     for (const { resolve } of waiting.values()) resolve({ ok: false, reason: `the instrumentation thread ${reason}` });
     waiting.clear();
-    if (thread === worker) thread = undefined;
   };
   worker.on('error', (e) => fail(`failed: ${e.message}`));
   worker.on('exit', (code) => fail(`exited (${code})`));

@@ -35,6 +35,12 @@ export interface HttpsOptions {
 export interface RepositoryScan {
   components: FoundComponent[];
   errors: string[];
+  /**
+   * The repository could not be read at all (a `file:` root that is missing
+   * or unreadable, an `https:` index that cannot be fetched): what it served
+   * before keeps serving, as opposed to a repository that lists nothing.
+   */
+  unreadable?: true;
 }
 
 interface CachedFile {
@@ -253,7 +259,7 @@ async function lastGoodScan(url: string, dir: string, state: State, error: strin
     if (await exists(local)) components.push(found(local, url));
   }
   const note = components.length ? ` (serving the ${components.length} component(s) of the last good scan)` : '';
-  return { components, errors: [error + note] };
+  return { components, errors: [error + note], unreadable: true };
 }
 
 // ---- state.json ----

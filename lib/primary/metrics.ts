@@ -20,7 +20,7 @@ export class PrimaryMetrics {
     });
     new Gauge({
       name: 'rt_services',
-      help: 'Services in the catalog.',
+      help: 'Services served (quiesced ones included), not those that failed to load.',
       registers,
       collect() {
         this.set(gauges.services());

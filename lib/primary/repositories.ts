@@ -3,7 +3,8 @@
 // URL is mirrored into the cache first (https-repository.ts), so callers always
 // get local paths. A scan returns the components to serve and the errors to
 // report; both can be non-empty at once: an `https:` repository that fails
-// keeps serving its last good components.
+// keeps serving its last good components. A repository that cannot be read
+// at all says so (`unreadable`), for the control plane to keep what it served.
 
 import { readdir, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve } from 'node:path';
@@ -53,7 +54,7 @@ export async function scanRepository(url: string, cwd: string, options: HttpsOpt
     return { components: await scanFileRepository(url, cwd), errors: [] };
   } catch (e) {
     const message = e instanceof RepositoryError ? e.message : `${url}: ${e instanceof Error ? e.message : String(e)}`;
-    return { components: [], errors: [message] };
+    return { components: [], errors: [message], unreadable: true };
   }
 }
 

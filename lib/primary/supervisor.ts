@@ -8,6 +8,8 @@ import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import {
   Correlator,
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_TIMEOUT_MS,
   isWorkerMessage,
   WORKER_BOOTSTRAP_ENV,
   type ControlAnswer,
@@ -37,8 +39,11 @@ export interface PrimaryOptions {
   log: Logger;
 }
 
-/** How long the first load of a new worker may take (compiling every component, starting its instances). */
-const LOAD_TIMEOUT_MS = 120_000;
+/**
+ * A worker that has not started yet is given longer to say so: loading
+ * Node, Koa and the jco runtime on a busy machine takes a while.
+ */
+const STARTUP_HEARTBEAT_TIMEOUT_MS = 6 * HEARTBEAT_TIMEOUT_MS;
 
 export class Supervisor implements Fleet {
   readonly #opts: PrimaryOptions;
@@ -51,6 +56,11 @@ export class Supervisor implements Fleet {
   readonly #started = new WeakMap<Worker, Promise<unknown>>();
   /** Rejects when the worker exits: what every wait on a worker races against. */
   readonly #gone = new WeakMap<Worker, Promise<never>>();
+  /** When each worker was last heard from (any message counts). */
+  readonly #heard = new WeakMap<Worker, number>();
+  /** Workers that have sent `started`, and so send heartbeats. */
+  readonly #beating = new WeakSet<Worker>();
+  #lastCheck = performance.now();
   #ready = false;
   #stopping = false;
   #quickCrashes = 0;
@@ -81,6 +91,7 @@ export class Supervisor implements Fleet {
     process.on('SIGINT', () => void this.stop(0, 'SIGINT'));
 
     const { config } = this.#opts;
+    setInterval(() => this.#checkHeartbeats(), HEARTBEAT_INTERVAL_MS).unref();
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     for (let i = 0; i < config.workers; i++) this.#fork();
@@ -103,11 +114,13 @@ export class Supervisor implements Fleet {
     if (this.#tls) bootstrap.tls = this.#tls;
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
+    this.#heard.set(worker, performance.now());
     this.#started.set(worker, new Promise((resolve) => worker.once('message', resolve)));
     const gone = new Promise<never>((_, reject) => worker.once('exit', () => reject(new Error(`worker ${worker.id} exited`))));
     gone.catch(() => {}); // only a rejection someone races against matters
     this.#gone.set(worker, gone);
     worker.on('message', (m: unknown) => {
+      this.#heard.set(worker, performance.now());
       if (isWorkerMessage(m)) this.#onMessage(worker, m);
     });
     worker.on('exit', (code, signal) => this.#onExit(worker, forkedAt, code, signal));
@@ -117,6 +130,9 @@ export class Supervisor implements Fleet {
   #onMessage(worker: Worker, m: WorkerMessage): void {
     switch (m.type) {
       case 'started':
+        this.#beating.add(worker);
+        break;
+      case 'heartbeat':
         break;
       case 'loaded':
       case 'staged':
@@ -143,7 +159,7 @@ export class Supervisor implements Fleet {
   /** Sends the current service set to one worker and waits until it has instantiated it. */
   async #load(worker: Worker): Promise<void> {
     // The catalog as it is when the worker is ready for it: a control operation may change it meanwhile.
-    const reply = await this.ask(worker, () => ({ type: 'load', ...this.#control.catalog }), LOAD_TIMEOUT_MS);
+    const reply = await this.ask(worker, () => ({ type: 'load', ...this.#control.catalog }));
     if (reply?.type !== 'loaded') return;
     for (const f of reply.failures) this.#log.error({ worker: worker.id, source: f.source }, `worker could not load: ${f.error}`);
   }
@@ -152,23 +168,42 @@ export class Supervisor implements Fleet {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   }
 
-  async ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs: number): Promise<WorkerReply | undefined> {
+  async ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs?: number): Promise<WorkerReply | undefined> {
     const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer`);
     reply.catch(() => {}); // raced below; a late rejection must not go unhandled
     const gone = this.#gone.get(worker)!;
     try {
-      // `reply` rejects on timeout, so a worker that never starts is not waited on forever.
       await Promise.race([this.#started.get(worker), reply, gone]);
       this.#send(worker, { ...(typeof request === 'function' ? request() : request), id } as PrimaryMessage);
       return await Promise.race([reply, gone]);
     } catch (e) {
-      if (!worker.isDead() && !this.#stopping) {
-        // Replaced, never waited on again: its exit starts a fresh worker. It
-        // may be stuck, so it gets no chance to drain.
-        this.#log.error({ worker: worker.id }, `${(e as Error).message}; replacing it`);
-        worker.process.kill('SIGKILL');
-      }
+      // Gone (its replacement loads the catalog as it is now), or slow to
+      // answer a request that has a bound: left out, not killed. Whether a
+      // worker is stuck is for its heartbeats to tell.
+      if (!worker.isDead() && !this.#stopping) this.#log.warn({ worker: worker.id }, (e as Error).message);
       return undefined;
+    }
+  }
+
+  /**
+   * Kills a worker whose heartbeats stopped (SIGSTOP, a blocked event loop):
+   * its keep-alive connections would hang, and control operations wait on it.
+   * Its exit starts a replacement.
+   */
+  #checkHeartbeats(): void {
+    const now = performance.now();
+    const late = now - this.#lastCheck > 2 * HEARTBEAT_INTERVAL_MS;
+    this.#lastCheck = now;
+    for (const worker of this.workers()) {
+      // This process's own event loop was blocked (a jco transpile takes
+      // seconds): the heartbeats sent meanwhile are still queued behind this
+      // timer, so nobody is judged on that stretch.
+      if (late) this.#heard.set(worker, now);
+      const silentMs = now - (this.#heard.get(worker) ?? now);
+      if (silentMs <= (this.#beating.has(worker) ? HEARTBEAT_TIMEOUT_MS : STARTUP_HEARTBEAT_TIMEOUT_MS)) continue;
+      this.#log.error({ worker: worker.id, silent_ms: Math.round(silentMs) }, `worker ${worker.id} sent no heartbeat for ${(silentMs / 1000).toFixed(1)} s; replacing it`);
+      this.#heard.delete(worker);
+      worker.process.kill('SIGKILL');
     }
   }
 

@@ -1,28 +1,30 @@
 // The certificate and key HTTPS is served with (http.tls_*): the configured
 // files, or a self-signed pair generated once and kept in the data directory.
 
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { generate } from 'selfsigned';
 import type { Config } from '../config/index.js';
+import { firstLine } from '../first-line.js';
 import type { Logger } from '../log.js';
 import { dataDir } from '../paths.js';
+import { StartupError } from '../startup-error.js';
 
 export interface TlsFiles {
   cert: string;
   key: string;
 }
 
-/** Undefined when TLS is off. Throws a one-line Error for unusable files. */
+/** Undefined when TLS is off. Throws a StartupError for unusable files. */
 export async function tlsFiles(config: Config, log: Logger): Promise<TlsFiles | undefined> {
   const { tls_enable, tls_cert, tls_key } = config.http;
   if (!tls_enable) return undefined;
   if (tls_cert !== undefined || tls_key !== undefined) {
-    if (tls_cert === undefined || tls_key === undefined) throw new Error('http.tls_cert and http.tls_key must be given together');
+    if (tls_cert === undefined || tls_key === undefined) throw new StartupError('http.tls_cert and http.tls_key must be given together');
     for (const [key, path] of [['http.tls_cert', tls_cert], ['http.tls_key', tls_key]] as const) {
       await access(path, constants.R_OK).catch(() => {
-        throw new Error(`${key}: cannot read ${path}`);
+        throw new StartupError(`${key}: cannot read ${path}`);
       });
     }
     return { cert: tls_cert, key: tls_key };
@@ -43,8 +45,36 @@ async function selfSigned(): Promise<TlsFiles> {
     keySize: 2048,
     extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] }],
   });
-  await mkdir(dir, { recursive: true });
-  await writeFile(files.key, pems.private, { mode: 0o600 });
-  await writeFile(files.cert, pems.cert);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(files.key, pems.private, { mode: 0o600 });
+    await writeFile(files.cert, pems.cert);
+  } catch (e) {
+    throw new StartupError(
+      `cannot keep a self-signed TLS certificate in ${dir}: ${await unwritable(dir, e)}; set http.tls_cert and http.tls_key, or make ${dataDir()} writable (or point RT_DATA_DIR elsewhere)`,
+    );
+  }
   return files;
+}
+
+/**
+ * Why `dir` could not be made or written, named by the directory at fault:
+ * Node's recursive mkdir reports ENOENT on a read-only file system, which
+ * points at the wrong problem.
+ */
+async function unwritable(dir: string, error: unknown): Promise<string> {
+  for (let at = dir; ; at = dirname(at)) {
+    const info = await stat(at).catch(() => undefined);
+    if (info && !info.isDirectory()) return `${at} is not a directory`;
+    if (info) {
+      const denied = await access(at, constants.W_OK).then(
+        () => undefined,
+        (e: NodeJS.ErrnoException) => e.code ?? 'denied',
+      );
+      if (denied !== undefined) return `${at} is not writable (${denied})`;
+      break;
+    }
+    if (dirname(at) === at) break;
+  }
+  return (error as NodeJS.ErrnoException).code ?? firstLine(error);
 }

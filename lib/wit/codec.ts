@@ -7,6 +7,7 @@ import { CodecError, Mismatch, preview } from './codec-errors.js';
 import { expectedName } from './codec-names.js';
 import { printType } from './print.js';
 import { build, keyCount, ownReader, payload, unknownKey } from './codec-types.js';
+import { closeArena, openArena } from './typed-arena.js';
 import type { WitFunction, WitType } from './types.js';
 
 export { CodecError } from './codec-errors.js';
@@ -17,6 +18,7 @@ export interface FunctionCodec {
    * parameter names (unknown/missing → CodecError naming the parameter), or an
    * array of the arguments in order (wrong length → CodecError), or undefined
    * (empty body) / {} / [] for a function without parameters.
+   * Takes `body` over: its arrays may hold the decoded values afterwards.
    */
   decodeArgs(body: unknown): unknown[];
   /** The jco return value → a JSON-ready value. For a top-level result<T, E>, encodes T; null for a function without result. */
@@ -28,7 +30,7 @@ export interface FunctionCodec {
 }
 
 export interface TypeCodec {
-  /** JSON → jco value; throws CodecError whose path starts with `path`. */
+  /** JSON → jco value; throws CodecError whose path starts with `path`. Takes `json` over: its arrays may hold the decoded values afterwards. */
   decode(json: unknown, path: string): unknown;
   /** jco value → JSON-ready value (no BigInt, no typed arrays, no undefined). */
   encode(value: unknown): unknown;
@@ -92,7 +94,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
     return new CodecError(names[i]!, expected[i]!, `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i]!.type)})`);
   };
 
-  return (body) => {
+  const decode = (body: unknown): unknown[] => {
     if (Array.isArray(body)) {
       if (body.length !== n) throw new CodecError('', arity, `expected ${arity}, got ${body.length}`);
       const args = new Array<unknown>(n);
@@ -111,5 +113,13 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
     }
     if (body === undefined && n === 0) return [];
     throw new CodecError('', bodyShape, `expected ${bodyShape}, got ${preview(body)}`);
+  };
+  return (body) => {
+    openArena();
+    try {
+      return decode(body);
+    } finally {
+      closeArena();
+    }
   };
 }

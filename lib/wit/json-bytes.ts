@@ -4,17 +4,23 @@
 // would turn silently into some other bytes; the text is checked first.
 
 import { mismatch } from './codec-errors.js';
+import { typedArray } from './typed-arena.js';
 
 // Standard or URL-safe alphabet (not mixed), padding optional.
 const BASE64 = /^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$/;
 
+const EQUALS = 0x3d;
+
 /** The bytes of a base64 text, or undefined when it is not base64. */
 export function fromBase64(text: string): Uint8Array | undefined {
   if (!BASE64.test(text)) return undefined;
-  const padded = text.endsWith('=');
-  if (padded ? text.length % 4 !== 0 : text.length % 4 === 1) return undefined;
-  const b = Buffer.from(text, 'base64');
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  const length = text.length;
+  const padding = text.charCodeAt(length - 1) === EQUALS ? (text.charCodeAt(length - 2) === EQUALS ? 2 : 1) : 0;
+  if (padding > 0 ? length % 4 !== 0 : length % 4 === 1) return undefined;
+  // Decoded into the decode's arena (typed-arena.ts), not into a buffer of its own.
+  const bytes = typedArray(Uint8Array, Math.floor((length * 3) / 4) - padding);
+  if (bytes.length > 0) Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).write(text, 'base64');
+  return bytes;
 }
 
 export function toBase64(bytes: Uint8Array): string {
@@ -43,7 +49,7 @@ export function bytesDecoder(typeName: string): (json: unknown) => Uint8Array {
 
 function byteArray(json: unknown[], typeName: string): Uint8Array {
   const n = json.length;
-  const out = new Uint8Array(n);
+  const out = typedArray(Uint8Array, n);
   for (let i = 0; i < n; i++) {
     const b = json[i];
     if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b > 255) {

@@ -10,6 +10,7 @@ import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy 
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
+import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
 import { overCapacity } from './server.js';
 
@@ -27,6 +28,8 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
   app.use(emptyAnswers);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // After the API routes, so the invoke path never passes through it.
+  if (config.console.enabled) app.use(consoleFiles(readConsoleFiles()));
   return app;
 }
 

@@ -22,7 +22,9 @@ export type CallOutcome =
   /** Cut off at the call's deadline. */
   | { status: 'timeout' }
   /** Not made: the service's queue was full. */
-  | { status: 'overloaded' };
+  | { status: 'overloaded' }
+  /** Not made: its JSON body, decoded on an instance thread (large-body.ts), does not fit the signature. */
+  | { status: 'bad-arguments'; error: string; details: string };
 
 export interface InstanceSpec {
   /** The jco glue module (file path). */

@@ -11,7 +11,9 @@
 //   had no effect outside its instance: no grants, output dropped);
 // - its calls take more than INLINE_AVERAGE_MS on average: such work holds
 //   the main thread from every other request, and runs faster on a thread,
-//   where modules are not instrumented.
+//   where modules are not instrumented;
+// - a call brings a JSON body too large to decode on the main thread
+//   (large-body.ts): the thread that makes the call decodes it.
 // docs/architecture.md ("Execution model") has the measurements behind this.
 
 import type { Logger } from 'pino';
@@ -21,6 +23,7 @@ import type { CallOutcome } from './component-instance.js';
 import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
 import { InstancePool, type StreamOptions } from './instance-pool.js';
+import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
 /** How long one inline call may run on the main thread before it is moved to a thread. */
@@ -39,6 +42,8 @@ export interface ExecutionOptions {
   service: string;
   timeoutMs: number;
   memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
   log: Logger;
 }
 
@@ -77,9 +82,9 @@ export class Execution {
   }
 
   /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike. */
-  async call(index: number, args: unknown[], deadline: number): Promise<CallOutcome> {
+  async call(index: number, args: Arguments, deadline: number): Promise<CallOutcome> {
     const inline = this.#inline;
-    if (inline) {
+    if (inline && !(args instanceof LargeJsonBody)) {
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
@@ -97,6 +102,9 @@ export class Execution {
         return { status: 'timeout' };
       }
       void this.#startThreads(`a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and is made again there`, true);
+    } else if (inline) {
+      // A large body (the only arguments that do not run inline).
+      void this.#startThreads(`a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`, true);
     }
     const pool = await this.#threads!;
     const outcome = await pool.call(index, args, deadline);
@@ -106,7 +114,7 @@ export class Execution {
   }
 
   /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
-  async openStream(index: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
+  async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
     const pool = await this.#threads!;
     const outcome = await pool.openStream(index, args, deadline, options);
     if (this.#draining) void pool.drain();
@@ -159,11 +167,13 @@ export class Execution {
         recycleAfter: d.instances.recycleAfter,
         grants: grants(d),
         streams: d.methods.map((m) => m.stream ?? null),
+        signatures: d.methods.map((m) => (m.invocable ? { name: m.function.name, params: m.function.params } : null)),
       };
       return (this.#pool = new InstancePool(spec, {
         size: d.instances.poolSize,
         maxQueue: d.instances.maxQueue,
         timeoutMs: this.options.timeoutMs,
+        heapMb: this.options.threadHeapMb,
         onOutput: (stream, text, dropped) => this.#logOutput(stream, text, dropped),
       }));
     });

@@ -13,11 +13,14 @@ import { bytesResult, isBytes } from '../wit/types.js';
 import type { CallOutcome } from './component-instance.js';
 import { Execution, type Placement } from './execution.js';
 import type { StreamFailure, StreamHandle, StreamOptions } from './instance-pool.js';
+import { invalidArguments, LargeJsonBody, type Arguments } from './large-body.js';
 
 /** What every hosted service gets from the worker's configuration. */
 export interface HostingOptions {
   timeoutMs: number;
   memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
   log: Logger;
 }
 
@@ -109,7 +112,8 @@ export class HostedService {
   }
 
   /**
-   * Calls `method` with the parsed JSON body (or `[bytes]`), by `deadline`
+   * Calls `method` with the parsed JSON body (or `[bytes]`, or a large JSON
+   * body for the instance thread to decode), by `deadline`
    * (performance.now() time, counted from the request's arrival). Failures
    * are thrown as the ApiError the contract answers with.
    */
@@ -132,16 +136,21 @@ export class HostedService {
     return outcome.value as StreamHandle;
   }
 
-  /** The arguments checked and converted, and where the call will run; ApiErrors for a method that cannot be called now or a body that does not fit. */
-  #prepare(method: Method, body: unknown): { execution: Execution; args: unknown[]; codec: FunctionCodec } {
+  /**
+   * The arguments checked and converted (a large JSON body is left to the
+   * instance thread), and where the call will run; ApiErrors for a method
+   * that cannot be called now or a body that does not fit.
+   */
+  #prepare(method: Method, body: unknown): { execution: Execution; args: Arguments; codec: FunctionCodec } {
     const codec = method.codec;
     if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', this.#where(method));
     const execution = this.#quiescing ? undefined : this.#execution;
     if (!execution) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, this.#where(method));
+    if (body instanceof LargeJsonBody) return { execution, args: body, codec };
     try {
       return { execution, args: codec.decodeArgs(body), codec };
     } catch (e) {
-      if (e instanceof CodecError) throw new ApiError(400, 'invalid arguments', e.message, this.#where(method));
+      if (e instanceof CodecError) throw this.failure(method, { status: 'bad-arguments', ...invalidArguments(e) });
       throw e;
     }
   }
@@ -162,6 +171,8 @@ export class HostedService {
       }
       case 'overloaded':
         return new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      case 'bad-arguments':
+        return new ApiError(400, outcome.error, outcome.details, where);
     }
   }
 

@@ -18,7 +18,8 @@
 
 import { Worker } from 'node:worker_threads';
 import type { CallOutcome, TrapKind } from './component-instance.js';
-import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { LargeJsonBody, type Arguments } from './large-body.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -26,6 +27,8 @@ export interface PoolOptions {
   maxQueue: number;
   /** Bounds the start of an instance (a start function or init that never ends). */
   timeoutMs: number;
+  /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
+  heapMb: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
 }
 
@@ -108,7 +111,7 @@ class InstanceThread {
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    this.worker = new Worker(THREAD_URL, { workerData: spec });
+    this.worker = new Worker(THREAD_URL, { workerData: spec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
         if (Array.isArray(m)) return this.#answer(m);
@@ -121,9 +124,9 @@ class InstanceThread {
         reject(new Error(m.error));
         this.#lose(`could not create a fresh instance: ${m.error}`);
       });
-      this.worker.on('error', (e) => {
+      this.worker.on('error', (e: NodeJS.ErrnoException) => {
         reject(e);
-        this.#lose(`its thread failed: ${e.message}`);
+        this.#lose(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `its thread reached its JS heap limit (runtime.max_thread_heap_mb: ${options.heapMb} MiB) during this call` : `its thread failed: ${e.message}`);
       });
       this.worker.on('exit', (code) => {
         reject(new Error(`the instance thread exited (${code}) before it was ready`));
@@ -141,7 +144,9 @@ class InstanceThread {
   send(call: Call): void {
     this.running = call;
     this.startedAt = performance.now();
-    this.worker.postMessage(call.request);
+    const args = call.request[2];
+    // A large JSON body moves to the thread rather than being copied.
+    this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : undefined);
   }
 
   /** Whether its running call has run so long that nothing should wait behind it. */
@@ -277,8 +282,8 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  call(method: number, args: unknown[], deadline: number): Promise<CallOutcome> {
-    return this.#enqueue([++nextId, method, args], deadline);
+  call(method: number, args: Arguments, deadline: number): Promise<CallOutcome> {
+    return this.#enqueue([++nextId, method, forThread(args)], deadline);
   }
 
   /**
@@ -286,9 +291,9 @@ export class InstancePool {
    * has returned its resource, and from then on its items go to `options.sink`
    * until it ends. The thread stays with the stream until then.
    */
-  openStream(method: number, args: unknown[], deadline: number, options: StreamOptions): Promise<CallOutcome> {
+  openStream(method: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
     const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
-    return this.#enqueue([++nextId, method, args, options.framing, options.window], deadline, stream);
+    return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, stream);
   }
 
   #enqueue(request: CallRequest, deadline: number, stream?: StreamState): Promise<CallOutcome> {
@@ -417,6 +422,11 @@ export class InstancePool {
   }
 }
 
+/** Arguments as a call request carries them: a large JSON body as its bytes. */
+function forThread(args: Arguments): unknown[] | Uint8Array<ArrayBuffer> {
+  return args instanceof LargeJsonBody ? args.bytes : args;
+}
+
 function outcomeOf(answer: CallAnswer): CallOutcome {
   switch (answer[1]) {
     case OK:
@@ -425,6 +435,8 @@ function outcomeOf(answer: CallAnswer): CallOutcome {
       return { status: 'component-error', payload: answer[2] };
     case TRAP:
       return { status: 'trap', kind: answer[2], message: answer[3] };
+    case BAD_ARGUMENTS:
+      return { status: 'bad-arguments', error: answer[2], details: answer[3] };
     default:
       return { status: 'trap', kind: 'instance lost', message: `unexpected answer ${answer[1]}` };
   }

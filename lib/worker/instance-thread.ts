@@ -11,11 +11,13 @@
 // stops production instead of making anyone buffer (contract §5.1.1).
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { functionCodec, type FunctionCodec } from '../wit/codec.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { hostImports } from './host.js';
 import { captureAll, OutputCapture } from './output-capture.js';
 import { framer, type Framer } from './stream-framing.js';
-import { CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { decodeJsonBody, type BadArguments } from './large-body.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const spec = workerData as ThreadSpec;
@@ -86,9 +88,23 @@ function answer(id: number, outcome: CallOutcome): CallAnswer {
   }
 }
 
+/** Each method's codec, made when a large JSON body first needs it. */
+const codecs: (FunctionCodec | undefined)[] = [];
+
+/** A call's arguments: as the main thread sent them, or decoded here from a large JSON body (large-body.ts). */
+function argumentsOf(method: number, body: unknown[] | Uint8Array): unknown[] | BadArguments {
+  if (!(body instanceof Uint8Array)) return body;
+  return decodeJsonBody((codecs[method] ??= functionCodec({ ...spec.signatures[method]!, result: null })), body);
+}
+
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
-    const [id, method, args, framing, credit] = queue.shift()!;
+    const [id, method, body, framing, credit] = queue.shift()!;
+    const args = argumentsOf(method, body);
+    if (!Array.isArray(args)) {
+      post([id, BAD_ARGUMENTS, args.error, args.details]);
+      continue;
+    }
     const outcome = instance.call(method, args);
     flushOutput();
     if (outcome.status === 'ok' && framing !== undefined) {

@@ -10,6 +10,7 @@ import { streamMediaType } from '../wit/streaming.js';
 import { ApiError } from '../api-error.js';
 import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
 import type { Method } from './hosted-service.js';
+import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from './large-body.js';
 import { findMethod, findService, type WorkerState } from './lookup.js';
 import type { ServiceRegistry } from './registry.js';
 import type { RequestStats, Series } from './request-stats.js';
@@ -72,7 +73,8 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
 
 /**
  * The arguments in the request body: parsed JSON, `[bytes]` for a raw body to
- * a method taking one list<u8>, or undefined when there is no body at all.
+ * a method taking one list<u8>, undefined when there is no body at all, or a
+ * JSON body too large to parse on the main thread (large-body.ts).
  */
 async function readArguments(ctx: RtContext, method: Method, maxBytes: number, deadline: number): Promise<unknown> {
   const type = mediaType(ctx.req);
@@ -92,5 +94,6 @@ async function readArguments(ctx: RtContext, method: Method, maxBytes: number, d
     const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
     throw new ApiError(415, 'unsupported content type', `send ${accepted} (got ${type || 'no content type'})`, where);
   }
-  return parseJson(await readBody(ctx.req, maxBytes, deadline));
+  const bytes = await readBody(ctx.req, maxBytes, deadline);
+  return bytes.length > MAIN_THREAD_JSON_BYTES ? new LargeJsonBody(bytes) : parseJson(bytes);
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import {
   Correlator,
+  HEARTBEAT_INTERVAL_MS,
   isPrimaryMessage,
   WORKER_BOOTSTRAP_ENV,
   type ControlAnswer,
@@ -22,7 +23,7 @@ import type { WorkerState } from './lookup.js';
 import { createHttpsServer, createServer } from './server.js';
 
 function send(message: WorkerMessage): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message);
 }
 
 /**
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   const registry = new ServiceRegistry({
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
+    threadHeapMb: config.runtime.max_thread_heap_mb,
     log,
   });
   const state: WorkerState = { loaded: false, clusterReady: false };
@@ -90,11 +92,19 @@ async function main(): Promise<void> {
   // (Ctrl-C in a terminal) must not cut in-flight requests short.
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => {});
-  // Without a primary there is nobody to hand connections to us.
-  process.on('disconnect', () => {
+  // The primary is gone (killed, crashed): finish what is in flight, bounded
+  // by its deadlines, and exit; nobody is left to coordinate anything else.
+  // Node's cluster exits a worker at once on an unexpected disconnect unless
+  // it counts as one the worker chose, which this listener (run before that
+  // check) makes it.
+  cluster.worker!.on('disconnect', () => {
+    cluster.worker!.exitedAfterDisconnect = true;
+    log.warn('the primary is gone: finishing in-flight requests, then exiting');
     controlAnswers.failAll(new Error('the primary is gone'));
     stop();
   });
+  // Sent from the event loop itself, so they stop when it does (SIGSTOP, a blocked thread).
+  setInterval(() => send({ type: 'heartbeat' }), HEARTBEAT_INTERVAL_MS).unref();
   send({ type: 'started' });
 
   async function onMessage(m: PrimaryMessage): Promise<void> {

@@ -4,7 +4,7 @@
 
 import type { ExportLocation } from '../service.js';
 import type { StreamSignature } from '../wit/streaming.js';
-import type { ImportedItem } from '../wit/types.js';
+import type { ImportedItem, WitFunction } from '../wit/types.js';
 import type { TrapKind } from './component-instance.js';
 import type { Grants } from './host.js';
 
@@ -22,6 +22,8 @@ export interface ThreadSpec {
   methods: ExportLocation[];
   /** What each method streams, in method order; null for a method that does not. */
   streams: (StreamSignature | null)[];
+  /** Each invocable method's parameters (null for the others), in method order: large JSON bodies are decoded in the thread (large-body.ts). */
+  signatures: (Pick<WitFunction, 'name' | 'params'> | null)[];
   /** Replace the instance after this many calls; 0 = never (contract: instances are reused). */
   recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
@@ -43,12 +45,16 @@ export interface ThreadSpec {
 export type Framing = 'raw' | 'ndjson' | 'sse';
 
 /**
- * Main → thread: call method `index` with jco-shaped `args`. With a framing,
+ * Main → thread: call method `index` with jco-shaped `args`, or with the
+ * arguments a large JSON body holds (its bytes, moved: the thread parses and
+ * decodes them, and answers BAD_ARGUMENTS when they do not fit). With a framing,
  * the method returns a stream: the thread keeps its resource, answers OK
  * (value null) and then calls `next` while it has `credit` (bytes), sending
  * each framed item as a CHUNK, until END or FAILED.
  */
-export type CallRequest = [id: number, method: number, args: unknown[]] | [id: number, method: number, args: unknown[], framing: Framing, credit: number];
+export type CallRequest =
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>]
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, credit: number];
 
 /** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */
 export type StreamControl = { type: 'credit'; id: number; bytes: number } | { type: 'cancel'; id: number };
@@ -60,6 +66,8 @@ export const TRAP = 2;
 export const CHUNK = 3;
 /** A stream's next returned none, or it was cancelled; its resource is dropped. */
 export const END = 4;
+/** The JSON body the thread was given does not decode: the call was not made. */
+export const BAD_ARGUMENTS = 5;
 
 /** Thread → main: one answer per call, in call order; then, for a stream, its chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). */
 export type CallAnswer =
@@ -68,7 +76,8 @@ export type CallAnswer =
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
   | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string]
   | [id: number, status: typeof CHUNK, bytes: Uint8Array]
-  | [id: number, status: typeof END];
+  | [id: number, status: typeof END]
+  | [id: number, status: typeof BAD_ARGUMENTS, error: string, details: string];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =

@@ -7,7 +7,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { buildComponent } from '../../lib/build/components.js';
-import { CONFIGURED, repository, SLOW, TRAPPING_INIT, versioned } from '../support/fixtures.js';
+import { CONFIGURED, GRANTEE, repository, SLOW, TRAPPING_INIT, versioned } from '../support/fixtures.js';
+import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
 
 const CALLS_PER_CHECK = 16;
@@ -19,6 +20,8 @@ describe('control plane (e2e)', function () {
   let repo: string;
   let dataDir: string;
   let rt: RtProcess;
+  /** Holds the requests of `acme.held` (allowed to reach it): calls in progress a test sees start and ends. */
+  let upstream: LoopbackServer;
 
   const start = async () => {
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: dataDir, RT__HTTP__REQUEST_TIMEOUT_SECONDS: '10', RT__HTTP__MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
@@ -45,10 +48,13 @@ describe('control plane (e2e)', function () {
 
   before(async function () {
     this.timeout(300_000);
+    upstream = await loopbackServer();
     repo = await repository({
       configured: CONFIGURED,
       'configured.config.toml': { raw: CONFIG_FILE },
       slow: SLOW,
+      'held.wasm': GRANTEE,
+      'held.toml': { raw: `service = "held"\nallowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n` },
       versioned: versioned(1),
       'trapping-init': TRAPPING_INIT,
       'missing-config.wasm': versioned(1, 'missing-config'),
@@ -67,7 +73,16 @@ describe('control plane (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    await upstream?.close();
   });
+
+  /** Starts a call that waits for `upstream.release()`; resolves once it is running, with its answer to come. */
+  const heldCall = async () => {
+    const holds = upstream.holds();
+    const answer = invoke(rt, 'acme/held/invoke/fetch-url', { url: `${upstream.url}/hold` });
+    await upstream.held(holds + 1);
+    return { answer };
+  };
 
   describe('configuration', () => {
     it('gives init the configuration file from the repository, once per instance', async () => {
@@ -144,17 +159,18 @@ describe('control plane (e2e)', function () {
     });
 
     it('lets a call in progress finish on the instances it started on', async () => {
-      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 2_000_000_000 });
+      const { answer: held } = await heldCall();
       let finishedFirst = false;
-      void slow.then(() => (finishedFirst = true));
-      await new Promise((r) => setTimeout(r, 200));
-      const restarted = await restart('acme/slow');
+      void held.then(() => (finishedFirst = true));
+      const restarted = await restart('acme/held');
       expect(restarted.status, restarted.text).to.equal(200);
-      // The restart did not wait for the call: the new instances serve while the old one finishes it.
+      // The restart did not wait for the call: the new instances serve while the old one holds it.
       expect(finishedFirst).to.equal(false);
-      const finished = await slow;
+      expect(new Set((await results('acme/held/invoke/preopens')).map((r) => JSON.stringify(r)))).to.deep.equal(new Set(['[]']));
+      upstream.release();
+      const finished = await held;
       expect(finished.status, finished.text).to.equal(200);
-      expect(finished.body).to.deep.equal({ result: 2_000_000_000 });
+      expect(finished.body).to.deep.equal({ result: '200 released' });
     });
 
     it('answers 413 for a body over http.max_body_bytes, and keeps serving', async () => {
@@ -188,34 +204,40 @@ describe('control plane (e2e)', function () {
 
   describe('quiesce', () => {
     it('waits for a call in progress, then answers 503 until a restart', async () => {
-      const started = performance.now();
-      const slow = invoke(rt, 'acme/slow/invoke/spin', { n: 1_500_000_000 });
-      await new Promise((r) => setTimeout(r, 200));
-      const quiesce = await call(`${rt.url}/api/services/acme/slow/quiesce`, { method: 'PUT' });
+      const { answer: held } = await heldCall();
+      let releasedAt = Infinity;
+      // The call ends a second after the quiesce begins.
+      const quiesce = call(`${rt.url}/api/services/acme/held/quiesce`, { method: 'PUT' });
+      setTimeout(() => {
+        releasedAt = performance.now();
+        upstream.release();
+      }, 1000);
+      const quiesced = await quiesce;
       const quiescedAt = performance.now();
-      const finished = await slow;
+      const finished = await held;
       expect(finished.status, finished.text).to.equal(200);
-      expect(quiesce.status).to.equal(200);
-      expect(quiesce.body).to.deep.equal({ status: 'quiesced', service: 'acme.slow' });
-      // The slow call (a second or more) was still running when the quiesce began.
-      expect(quiescedAt - started).to.be.greaterThan(500);
+      expect(finished.body).to.deep.equal({ result: '200 released' });
+      expect(quiesced.status).to.equal(200);
+      expect(quiesced.body).to.deep.equal({ status: 'quiesced', service: 'acme.held' });
+      // It answered once the call had ended.
+      expect(quiescedAt).to.be.greaterThan(releasedAt);
 
-      const refused = await invoke(rt, 'acme/slow/invoke/spin', { n: 1 });
+      const refused = await invoke(rt, 'acme/held/invoke/preopens', {});
       expect(refused.status).to.equal(503);
-      expect(refused.body).to.deep.include({ error: 'service quiesced', service: 'acme.slow', method: 'spin' });
-      const again = await call(`${rt.url}/api/services/acme/slow/quiesce`, { method: 'PUT' });
+      expect(refused.body).to.deep.include({ error: 'service quiesced', service: 'acme.held', method: 'preopens' });
+      const again = await call(`${rt.url}/api/services/acme/held/quiesce`, { method: 'PUT' });
       expect(again.status).to.equal(200);
-      const listed = (await call(`${rt.url}/api/services/acme/slow`, { method: 'GET' })).body;
+      const listed = (await call(`${rt.url}/api/services/acme/held`, { method: 'GET' })).body;
       expect(listed).to.deep.include({ state: 'quiesced' });
       expect(listed.instances).to.deep.include({ live: 0 });
 
       // Stays quiesced through a reload.
       expect((await reload()).status).to.equal(200);
-      expect((await invoke(rt, 'acme/slow/invoke/spin', { n: 1 })).status).to.equal(503);
+      expect((await invoke(rt, 'acme/held/invoke/preopens', {})).status).to.equal(503);
 
-      expect((await restart('acme/slow')).status).to.equal(200);
-      expect(new Set(await results('acme/slow/invoke/spin', { n: 3 }))).to.deep.equal(new Set([3]));
-      expect((await call(`${rt.url}/api/services/acme/slow`, { method: 'GET' })).body).to.deep.include({ state: 'active' });
+      expect((await restart('acme/held')).status).to.equal(200);
+      expect(new Set((await results('acme/held/invoke/preopens')).map((r) => JSON.stringify(r)))).to.deep.equal(new Set(['[]']));
+      expect((await call(`${rt.url}/api/services/acme/held`, { method: 'GET' })).body).to.deep.include({ state: 'active' });
     });
 
     it('answers 404 for an unknown service', async () => {
@@ -300,17 +322,29 @@ describe('control plane (e2e)', function () {
 
     it('coalesces concurrent reloads', async () => {
       // Bytes never compiled before: the first reload takes long enough for the others to arrive during it.
+      await markLog('before-reloads');
       await writeFile(join(repo, 'versioned.wasm'), await buildComponent(versioned(3, 'versioned', false, Date.now() % 1_000_000_007)));
-      const logged = () => rt.logLines().filter((l) => l.msg === 'reloaded').length;
-      await new Promise((r) => setTimeout(r, 300)); // the line of the previous test's reload is flushed (buffered up to 100 ms)
-      const before = logged();
       const answers = await Promise.all(Array.from({ length: 5 }, () => reload()));
       for (const a of answers) expect(a.status, a.text).to.equal(200);
       expect(answers.filter((a) => (a.body.updated as string[]).includes('acme.versioned')).length).to.be.greaterThan(0);
-      await new Promise((r) => setTimeout(r, 300)); // log lines are buffered up to 100 ms
-      expect(logged() - before).to.be.within(1, 2);
+      await markLog('after-reloads');
+      const reloaded = rt.logLines().filter((l) => l.msg === 'reloaded');
+      const at = (mark: string) => reloaded.findIndex((l) => (l.added as string[]).includes(`acme.${mark}`));
+      expect(at('after-reloads') - at('before-reloads') - 1).to.be.within(1, 2);
       expect(new Set(await results('acme/versioned/invoke/version'))).to.deep.equal(new Set([3]));
     });
+
+    /**
+     * Adds a service named `mark` with a reload of its own, and waits for its
+     * `reloaded` line: the primary prints its lines in order, so the lines of
+     * the reloads before it are in the output too.
+     */
+    async function markLog(mark: string): Promise<void> {
+      await writeFile(join(repo, `${mark}.wasm`), await buildComponent(versioned(1, mark)));
+      const res = await reload();
+      expect(res.body, res.text).to.deep.include({ added: [`acme.${mark}`] });
+      expect(await rt.logged((l) => l.msg === 'reloaded' && (l.added as string[]).includes(`acme.${mark}`))).to.equal(true);
+    }
   });
 
   describe('with a data directory that cannot be written', () => {

@@ -155,8 +155,7 @@ describe('execution model (e2e)', function () {
       const res = await invoke(rt, 'acme/effectful/invoke/work', { tag, spins: 1_000_000 });
       expect(res.status).to.equal(200);
       expect(await placement('effectful')).to.equal('threads');
-      await rt.logged((l) => l.msg === `effect ${tag}`);
-      await new Promise((r) => setTimeout(r, 300)); // a second line, were there one, is flushed
+      await rt.workerLogsFlushed(); // a second line, were there one, is in too
       expect(rt.logLines().filter((l) => l.msg === `effect ${tag}`)).to.have.length(1);
       expect(await rt.logged((l) => l.service === 'acme.effectful' && l.msg === 'service moved to instance threads')).to.equal(true);
     });

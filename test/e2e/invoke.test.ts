@@ -224,10 +224,10 @@ describe('invoke (e2e)', function () {
 
     it('logs the skipped file and one line per request', async () => {
       const addLines = () => rt.logLines().filter((l) => l.msg === 'request' && l.method === 'add');
-      await new Promise((r) => setTimeout(r, 300)); // earlier requests' lines are flushed
+      await rt.workerLogsFlushed(); // earlier requests' lines are in
       const before = addLines().length;
       for (let i = 0; i < 3; i++) await invoke(rt, 'example/calculator/invoke/add', { a: i, b: 1 });
-      await new Promise((r) => setTimeout(r, 300)); // lines are buffered up to 100 ms
+      await rt.workerLogsFlushed();
       expect(await rt.logged((l) => String(l.msg).includes('skipped') && String(l.source).endsWith('broken.wasm'))).to.equal(true);
       const added = addLines().slice(before);
       expect(added).to.have.length(3);

@@ -3,11 +3,10 @@
 // so every call lands on the same instances and the same event loop.
 
 import { readFile, symlink } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { ENDLESS_START, examplesRepository, GRANTEE, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
+import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
@@ -16,13 +15,12 @@ describe('isolation and limits (e2e)', function () {
   let rt: RtProcess;
   let repo: string;
   /** The server granted components may reach (allowed_outbound_hosts). */
-  let outbound: { server: Server; connections: () => number; port: number };
+  let outbound: LoopbackServer;
 
   before(async function () {
     this.timeout(300_000);
     const examples = await examplesRepository();
-    const listening = await listeningServer();
-    outbound = { ...listening, port: (listening.server.address() as AddressInfo).port };
+    outbound = await loopbackServer();
     repo = await repository({
       runaway: RUNAWAY,
       hostile: HOSTILE,
@@ -61,7 +59,7 @@ describe('isolation and limits (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
-    outbound?.server.close();
+    await outbound?.close();
   });
 
   describe('a call that never ends', () => {
@@ -80,7 +78,7 @@ describe('isolation and limits (e2e)', function () {
         const res = await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 2 });
         during.push(performance.now() - t);
         expect(res.body).to.deep.equal({ result: 3 });
-        await sleep(10);
+        await sleep(10); // paced: this measures latency beside the runaway, not throughput
       }
       const res = await runaway;
       const elapsed = performance.now() - started;
@@ -97,14 +95,24 @@ describe('isolation and limits (e2e)', function () {
 
     it('does not stall its own service: calls behind it run on another instance', async function () {
       this.timeout(30_000);
+      const first = (await invoke(rt, 'acme/runaway/invoke/count', {})).body.result as number;
       const runaway = invoke(rt, 'acme/runaway/invoke/forever', {});
-      await sleep(200);
       let settled = false;
       void runaway.then(() => (settled = true));
-      const t = performance.now();
-      const counted = await invoke(rt, 'acme/runaway/invoke/count', {});
-      expect(counted.status).to.equal(200);
-      expect(performance.now() - t).to.be.below(1000);
+      // Calls run on the idle instance, counting on from `first`, until the runaway call holds it:
+      // the first call behind it runs on another instance, which counts from 1.
+      let counted;
+      let elapsed;
+      for (let expected = first + 1; ; expected++) {
+        const t = performance.now();
+        counted = await invoke(rt, 'acme/runaway/invoke/count', {});
+        elapsed = performance.now() - t;
+        expect(counted.status).to.equal(200);
+        if (counted.body.result !== expected) break;
+        expect(settled, 'the runaway call ended before a call ran behind it').to.equal(false);
+      }
+      expect(counted.body.result, 'a fresh instance').to.equal(1);
+      expect(elapsed).to.be.below(1000);
       expect(settled, 'the runaway call is still running').to.equal(false);
       expect((await runaway).status).to.equal(504);
     });
@@ -191,16 +199,14 @@ describe('isolation and limits (e2e)', function () {
     });
 
     it('opens no outbound connection: the call answers 500 naming the missing import, and nothing reaches the server', async () => {
-      const { server, connections } = await listeningServer();
+      const server = await loopbackServer();
       try {
-        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-        const res = await invoke(rt, 'acme/hostile/invoke/fetch-url', { url });
+        const res = await invoke(rt, 'acme/hostile/invoke/fetch-url', { url: `${server.url}/` });
         expect(res.status).to.equal(500);
         expect(res.body.details).to.match(/wasi:http\/outgoing-handler/);
-        await sleep(200);
-        expect(connections()).to.equal(0);
+        expect(await server.connections()).to.equal(0);
       } finally {
-        server.close();
+        await server.close();
       }
       expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
     });
@@ -262,27 +268,25 @@ describe('isolation and limits (e2e)', function () {
 
     it('allowed_outbound_hosts: a request to a listed host goes through', async function () {
       this.timeout(30_000);
-      const before = outbound.connections();
-      const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url: `http://127.0.0.1:${outbound.port}/` });
+      const before = await outbound.connections();
+      const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url: `${outbound.url}/` });
       expect(res.body).to.deep.equal({ result: '200 reached' });
-      expect(outbound.connections()).to.equal(before + 1);
+      expect(await outbound.connections()).to.equal(before + 1);
     });
 
     it('allowed_outbound_hosts: a host not on the list is refused and nothing connects', async function () {
       this.timeout(30_000);
-      const { server, connections } = await listeningServer();
+      const server = await loopbackServer();
       try {
-        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-        const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url });
+        const res = await invoke(rt, 'acme/online/invoke/fetch-url', { url: `${server.url}/` });
         // StarlingMonkey's fetch rejects without the wasi:http error code (HTTP-request-denied).
         expect(res.status).to.equal(200);
         expect(res.body.result).to.match(/^error: .*An error occurred while using the host API/);
-        await sleep(200);
-        expect(connections()).to.equal(0);
+        expect(await server.connections()).to.equal(0);
       } finally {
-        server.close();
+        await server.close();
       }
-      expect((await invoke(rt, 'acme/online/invoke/fetch-url', { url: `http://127.0.0.1:${outbound.port}/` })).body).to.deep.equal({ result: '200 reached' });
+      expect((await invoke(rt, 'acme/online/invoke/fetch-url', { url: `${outbound.url}/` })).body).to.deep.equal({ result: '200 reached' });
     });
   });
 });
@@ -304,12 +308,4 @@ function p99(values: number[]): number {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-async function listeningServer(): Promise<{ server: Server; connections: () => number }> {
-  let count = 0;
-  const server = createServer((_req, res) => res.end('reached'));
-  server.on('connection', () => count++);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, connections: () => count };
 }

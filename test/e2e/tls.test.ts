@@ -2,13 +2,14 @@
 
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 import { examplesRepository } from '../support/fixtures.js';
-import { freePort, RtProcess, tempDir } from '../support/rt-process.js';
+import { freePort, isolatedEnv, RT_BIN, RtProcess, tempDir } from '../support/rt-process.js';
 
 /** GET over HTTPS without verifying the certificate; resolves to status, body and the server's certificate. */
 function httpsGet(port: number, path: string): Promise<{ status: number; body: string; fingerprint: string }> {
@@ -68,9 +69,60 @@ describe('HTTPS (e2e)', function () {
     }
   });
 
-  it('refuses to start with a certificate file it cannot read', async () => {
-    const rt = await RtProcess.start({ workers: 1, env: { RT__HTTP__TLS_ENABLE: 'true', RT__HTTP__TLS_CERT: '/nonexistent/cert.pem', RT__HTTP__TLS_KEY: '/nonexistent/key.pem' } });
-    expect(await rt.exited).to.equal(1);
-    expect(rt.output).to.include('http.tls_cert: cannot read /nonexistent/cert.pem');
+  /** Runs `rt start` with TLS on and `env` until it exits (`wrap`: a command to run it under); its exit code and stderr. */
+  async function startTls(env: Record<string, string>, wrap: string[] = []): Promise<{ status: number | null; stderr: string }> {
+    const cwd = await tempDir();
+    const base = isolatedEnv(join(cwd, 'user-config'), {
+      RT__HTTP__PORT: String(await freePort()),
+      RT__HTTP__TLS_PORT: String(await freePort()),
+      RT__HTTP__HOST: '127.0.0.1',
+      RT__HTTP__TLS_ENABLE: 'true',
+      RT__WORKERS: '1',
+    });
+    const command = [...wrap, process.execPath, RT_BIN, 'start', '--logo-off'];
+    const result = spawnSync(command[0]!, command.slice(1), { cwd, env: { ...base, ...env }, encoding: 'utf8', timeout: 30_000 });
+    await rm(cwd, { recursive: true, force: true });
+    return { status: result.status, stderr: result.stderr };
+  }
+
+  function expectOneLine(stderr: string, ...mentions: string[]): void {
+    const lines = stderr.trim().split('\n');
+    expect(lines, stderr).to.have.length(1);
+    for (const m of mentions) expect(lines[0]).to.include(m);
+    expect(stderr).not.to.match(/\n\s+at /);
+  }
+
+  it('refuses to start with a certificate file it cannot read: exit 2, one line', async () => {
+    const out = await startTls({ RT__HTTP__TLS_CERT: '/nonexistent/cert.pem', RT__HTTP__TLS_KEY: '/nonexistent/key.pem' });
+    expect(out.status, out.stderr).to.equal(2);
+    expectOneLine(out.stderr, 'http.tls_cert: cannot read /nonexistent/cert.pem');
+  });
+
+  describe('with a data directory where the self-signed pair cannot be written', () => {
+    it('exits 2 with one line naming the directory and what to do', async () => {
+      // Under a regular file: unwritable even for root, which chmod does not stop.
+      const dir = await tempDir('rt-tls-');
+      await writeFile(join(dir, 'afile'), '');
+      const out = await startTls({ RT_DATA_DIR: join(dir, 'afile', 'data') });
+      expect(out.status, out.stderr).to.equal(2);
+      expectOneLine(out.stderr, `${join(dir, 'afile', 'data', 'tls')}: ${join(dir, 'afile')} is not a directory`, 'http.tls_cert', `make ${join(dir, 'afile', 'data')} writable`);
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('on a read-only file system, names it read-only (Node itself says ENOENT)', async function () {
+      // A read-only mount in a mount namespace of its own: needs root and unshare.
+      const dir = await tempDir('rt-tls-');
+      const probe = spawnSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs -o ro tmpfs ${dir}`]);
+      if (probe.status !== 0) {
+        await rm(dir, { recursive: true, force: true });
+        this.skip();
+      }
+      const script = `mount -t tmpfs -o ro tmpfs ${dir} && exec "$@"`;
+      const out = await startTls({ RT_DATA_DIR: dir }, ['unshare', '-m', 'sh', '-c', script, 'sh']);
+      expect(out.status, out.stderr).to.equal(2);
+      expectOneLine(out.stderr, `${dir} is not writable (EROFS)`, 'http.tls_cert');
+      expect(out.stderr).not.to.include('ENOENT');
+      await rm(dir, { recursive: true, force: true });
+    });
   });
 });

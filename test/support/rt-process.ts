@@ -3,16 +3,17 @@
 // port, and a way to stop it and read what it printed.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runDir, TEST_CACHE_DIR } from './run-dir.js';
 
 export const RT_BIN = fileURLToPath(new URL('../../../bin/rt.js', import.meta.url));
 
-/** A cache shared by all test runs: transpiling a componentize-js component takes a second or more. */
-export const TEST_CACHE_DIR = join(tmpdir(), 'rt-test-cache');
+export { TEST_CACHE_DIR };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,8 +26,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A fresh directory in the run's own directory, removed with it when the run ends: callers need not clean up. */
 export async function tempDir(prefix = 'rt-test-'): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  return mkdtemp(join(runDir(), prefix));
 }
 
 /** Environment for an isolated rt: no user config, the shared test cache, no stray RT__ variables. */
@@ -56,8 +58,13 @@ export interface StartOptions {
 }
 
 export class RtProcess {
+  /** Processes started and not yet exited: the root hooks stop (and report) any a test left running. */
+  static readonly running = new Set<RtProcess>();
+
   output = '';
   readonly exited: Promise<number | null>;
+  /** Resolves once the process has exited and everything it (and its workers) printed is in `output`. */
+  readonly closed: Promise<void>;
 
   private constructor(
     readonly child: ChildProcess,
@@ -66,7 +73,14 @@ export class RtProcess {
   ) {
     child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    RtProcess.running.add(this);
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code) => {
+        RtProcess.running.delete(this);
+        resolve(code);
+      }),
+    );
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
   }
 
   static async start(opts: StartOptions = {}): Promise<RtProcess> {
@@ -95,8 +109,11 @@ export class RtProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Resolves once /api/ready answers 200; rejects with the process output if it exits or takes too long. */
-  async ready(timeoutMs = 90_000): Promise<void> {
+  /**
+   * Resolves once /api/ready answers 200; rejects with the process output if it exits or takes too long.
+   * With a cold cache rt transpiles every componentize-js component first (~20 s each on a busy 2-core machine).
+   */
+  async ready(timeoutMs = 240_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let exited = false;
     void this.exited.then(() => (exited = true));
@@ -112,10 +129,12 @@ export class RtProcess {
     throw new Error(`rt did not become ready (${exited ? 'it exited' : 'timeout'}); output:\n${this.output}`);
   }
 
-  /** SIGTERM, then the exit code. */
+  /** SIGTERM, then the exit code, once all it printed is in `output`. */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null) this.child.kill('SIGTERM');
-    return this.exited;
+    const code = await this.exited;
+    await this.closed;
+    return code;
   }
 
   /** PIDs of the worker processes (children of the primary). */
@@ -144,9 +163,42 @@ export class RtProcess {
     return true;
   }
 
+  /**
+   * Resolves once every line a worker logged before this call is in `output`.
+   * A worker prints its lines in order (buffered, up to 100 ms): a request it
+   * answers now is logged after them, so once each worker's line for such a
+   * request is here, so are the lines before it. Needs request lines (log.requests).
+   */
+  async workerLogsFlushed(timeoutMs = 10_000): Promise<void> {
+    const workers = this.workerPids().length;
+    const marks = new Map<string, string>();
+    // New connections: the primary hands them to the workers in turn.
+    for (let i = 0; marks.size < workers && i < 50 * workers; i++) {
+      const path = `/api/health?log-mark=${randomUUID()}`;
+      const worker = await new Promise<string>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: this.port, path, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(String(res.headers['x-rt-worker'])));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      if (!marks.has(worker)) marks.set(worker, path);
+    }
+    if (marks.size < workers) throw new Error(`only ${marks.size} of ${workers} workers answered`);
+    const paths = new Set(marks.values());
+    const deadline = Date.now() + timeoutMs;
+    while (this.logLines().filter((l) => paths.has(String((l.req as { url?: unknown } | undefined)?.url))).length < paths.size) {
+      if (Date.now() > deadline) throw new Error(`the workers' request lines did not appear within ${timeoutMs} ms (log.requests off?); output:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** The log lines rt printed as JSON objects. */
   logLines(): Record<string, unknown>[] {
+    // Up to the last newline: the rest of a line may still be on its way.
     return this.output
+      .slice(0, this.output.lastIndexOf('\n') + 1)
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);

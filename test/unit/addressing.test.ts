@@ -34,6 +34,13 @@ describe('addressing', () => {
       expect(serviceAddress(c, 'multi').id).to.deep.equal({ domain: 'default', service: 'multi' });
     });
 
+    it('never takes the address from a standard wasi: package', () => {
+      expect(serviceAddress(component([iface('wasi:cli/run@0.2.0', [fn('run')])]), 'tool')).to.deep.equal({ id: { domain: 'default', service: 'tool' } });
+      const both = component([iface('wasi:http/incoming-handler@0.2.0', [fn('handle')]), iface('acme:web/admin@1.2.0', [fn('reset')])]);
+      expect(serviceAddress(both, 'web')).to.deep.equal({ id: { domain: 'acme', service: 'web' }, version: '1.2.0' });
+      expect(serviceAddress(component([iface('wasi:cli/run@0.2.0', [fn('run')])]), 'tool', { domain: 'ops' }).id).to.deep.equal({ domain: 'ops', service: 'tool' });
+    });
+
     it('lets the sidecar name domain and service', () => {
       const c = component([iface('acme:a/x', [fn('f')]), iface('acme:b/y', [fn('g')])]);
       expect(serviceAddress(c, 'multi', { domain: 'team', service: 'tools' }).id).to.deep.equal({ domain: 'team', service: 'tools' });

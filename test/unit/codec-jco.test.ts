@@ -290,7 +290,8 @@ function invoke(exports: JcoExports, name: string, body: unknown): Outcome {
   const container = name === 'add' ? exports : (exports.api as Record<string, unknown>);
   const f = container[jsName(name)] as ((...args: unknown[]) => unknown) | undefined;
   if (!f) throw new Error(`the component does not export ${name}`);
-  const args = codec.decodeArgs(body);
+  // decodeArgs takes its body over (it reuses its arrays); the tables are used more than once.
+  const args = codec.decodeArgs(structuredClone(body));
   let value: unknown;
   try {
     value = f(...args);

@@ -25,11 +25,13 @@ const CONTRACT_KEYS = [
   'http.control.allowed_origins',
   'http.control.token',
   'runtime.max_memory_mb',
+  'runtime.max_thread_heap_mb',
   'repositories.ca_file',
   'repositories.download_timeout_seconds',
   'repositories.max_download_bytes',
   'log.level',
   'log.requests',
+  'console.enabled',
 ];
 
 const DEFAULTS: Config = {
@@ -47,9 +49,10 @@ const DEFAULTS: Config = {
     cors: { enabled: true, allowed_origins: ['*'], allowed_methods: ['GET', 'POST', 'PUT', 'DELETE'] },
     control: { allowed_origins: [] },
   },
-  runtime: { max_memory_mb: 256 },
+  runtime: { max_memory_mb: 256, max_thread_heap_mb: 512 },
   repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
   log: { level: 'info', requests: true },
+  console: { enabled: true },
 };
 
 describe('config', () => {
@@ -507,9 +510,10 @@ describe('config', () => {
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
         control: { allowed_origins: ['https://admin.example', 'null'], token: 'tok "en" \\ é' },
       },
-      runtime: { max_memory_mb: 4096 },
+      runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048 },
       repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
       log: { level: 'trace', requests: false },
+      console: { enabled: false },
     };
 
     for (const format of ['toml', 'json'] as const) {
@@ -552,7 +556,7 @@ describe('config', () => {
 
     it('writes JSON in schema order', () => {
       const text = formatConfig(DEFAULTS, 'json');
-      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'runtime', 'repositories', 'log']);
+      expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(['repo_urls', 'workers', 'http', 'runtime', 'repositories', 'log', 'console']);
       expect(text.endsWith('}\n')).to.equal(true);
     });
   });

@@ -2,10 +2,7 @@
 // real preview2-shim objects: preopened directories (escapes, read-only
 // grants) and the outbound host filter.
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type * as wasiHttp from '@bytecodealliance/preview2-shim/interfaces/wasi-http-types';
@@ -13,6 +10,8 @@ import { expect } from 'chai';
 import { allowsRequest, parseHostPattern } from '../../lib/outbound-hosts.js';
 import { grantedOutgoingHandler } from '../../lib/worker/outbound.js';
 import { Descriptor, grantedFilesystem } from '../../lib/worker/preopens.js';
+import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { tempDir } from '../support/rt-process.js';
 
 function errorOf(fn: () => unknown): unknown {
   try {
@@ -32,7 +31,7 @@ describe('grants', () => {
     const FOLLOW = { symlinkFollow: true };
 
     before(async () => {
-      dir = await realpath(await mkdtemp(join(tmpdir(), 'rt-grants-')));
+      dir = await realpath(await tempDir('rt-grants-'));
       await mkdir(join(dir, 'ro', 'sub'), { recursive: true });
       await mkdir(join(dir, 'rw'));
       await writeFile(join(dir, 'ro', 'hello.txt'), 'hello');
@@ -153,19 +152,16 @@ describe('grants', () => {
     });
 
     describe('the wrapped outgoing handler', () => {
-      let server: Server;
+      let server: LoopbackServer;
       let port: number;
-      let connections = 0;
 
       before(async () => {
-        server = createServer((_req, res) => res.end('reached'));
-        server.on('connection', () => connections++);
-        await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-        port = (server.address() as AddressInfo).port;
+        server = await loopbackServer();
+        port = server.port;
       });
 
-      after(() => {
-        server.close();
+      after(async () => {
+        await server.close();
       });
 
       const types = (preview2 as unknown as { http: { types: typeof wasiHttp } }).http.types;
@@ -181,11 +177,10 @@ describe('grants', () => {
 
       it('refuses a host not on the list with HTTP-request-denied, connecting nowhere', async () => {
         const handler = grantedOutgoingHandler([`127.0.0.1:${port + 1}`, 'localhost']);
-        const before = connections;
+        const before = await server.connections();
         const { req } = request(`127.0.0.1:${port}`);
         expect(errorOf(() => handler.handle(req, undefined))).to.deep.equal({ tag: 'HTTP-request-denied' });
-        await new Promise((r) => setTimeout(r, 100));
-        expect(connections).to.equal(before);
+        expect(await server.connections()).to.equal(before);
       });
 
       it('sends a request to a listed host', async () => {
@@ -199,7 +194,7 @@ describe('grants', () => {
           answer = future.get();
         }
         expect(answer?.tag === 'ok' && answer.val.tag === 'ok' && answer.val.val.status()).to.equal(200);
-        expect(connections).to.be.above(0);
+        expect(await server.connections()).to.be.above(0);
       });
     });
   });

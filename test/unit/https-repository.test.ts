@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
@@ -175,7 +175,7 @@ describe('https: repositories', function () {
   it('reports an error status with the URL', async () => {
     server.routes.set('/repo/index.json', { status: 403 });
     const scan = await fetchHttpsRepository(`${server.url}/repo`, options);
-    expect(scan).to.deep.equal({ components: [], errors: [`${server.url}/repo/index.json: answered 403`] });
+    expect(scan).to.deep.equal({ components: [], errors: [`${server.url}/repo/index.json: answered 403`], unreadable: true });
   });
 
   for (const chunked of [false, true]) {
@@ -300,9 +300,15 @@ describe('https: repositories', function () {
       expect(await scanRepository(url, work, options)).to.deep.equal({ components: [], errors: [`${url}: answered 404`] });
     });
 
-    it('reports a file: repository that does not exist instead of throwing', async () => {
+    it('reports a file: repository that does not exist, as unreadable, instead of throwing', async () => {
       const reported = await scanRepository('file:///no/such/dir', work, options);
-      expect(reported).to.deep.equal({ components: [], errors: ['file:///no/such/dir: /no/such/dir does not exist'] });
+      expect(reported).to.deep.equal({ components: [], errors: ['file:///no/such/dir: /no/such/dir does not exist'], unreadable: true });
+    });
+
+    it('scans an empty file: repository as one without components, not as unreadable', async () => {
+      const empty = join(work, 'empty-repo');
+      mkdirSync(empty);
+      expect(await scanRepository(`file://${empty}`, work, options)).to.deep.equal({ components: [], errors: [] });
     });
   });
 });

@@ -22,9 +22,20 @@ describe('IPC correlation', () => {
     expect(c.settle({ id })).to.equal(false);
   });
 
+  it('lets a request without a timeout wait as long as it takes', async () => {
+    const c = new Correlator<{ id: number }>();
+    const { id, reply } = c.request(undefined, 'worker 1 draining');
+    let settled = false;
+    void reply.then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).to.equal(false);
+    expect(c.settle({ id })).to.equal(true);
+    expect(await reply).to.deep.equal({ id });
+  });
+
   it('fails every pending request when the peer is gone', async () => {
     const c = new Correlator<{ id: number }>();
-    const pending = [c.request(1_000, 'x').reply, c.request(1_000, 'y').reply];
+    const pending = [c.request(1_000, 'x').reply, c.request(undefined, 'y').reply];
     c.failAll(new Error('worker exited'));
     for (const p of pending) {
       let error: Error | undefined;

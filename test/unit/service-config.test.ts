@@ -1,12 +1,12 @@
 // A service's configuration: its file, its format, its flattened keys, and
 // restart bodies kept across host restarts.
 
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
 import { ConfigError, findConfigFile, flatten, readConfigFile, serviceConfig } from '../../lib/primary/service-config.js';
+import { tempDir } from '../support/rt-process.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -14,7 +14,7 @@ describe('service configuration', () => {
   let dir: string;
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rt-service-config-'));
+    dir = await tempDir('rt-service-config-');
   });
 
   describe('flatten', () => {

@@ -1,16 +1,16 @@
 // Sidecar validation: every key's wrong value answers with the file, the key and what was expected.
 
-import { mkdir, mkdtemp, realpath, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { readSidecar, SidecarError } from '../../lib/primary/sidecar.js';
+import { tempDir } from '../support/rt-process.js';
 
 describe('sidecar', () => {
   let dir: string;
 
   before(async () => {
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'rt-sidecar-')));
+    dir = await realpath(await tempDir('rt-sidecar-'));
     await mkdir(join(dir, 'data'));
     await mkdir(join(dir, 'out'));
     await symlink('data', join(dir, 'linked'));

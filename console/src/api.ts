@@ -1,0 +1,91 @@
+// What the console reads from rt's /api (contract §5), and the control
+// requests it sends. Control operations carry `Authorization: Bearer <token>`
+// when the user gave a token (rt asks for one when `http.control.token` is
+// set, contract §5.6); the page is served by rt itself, so its requests are
+// same-origin and pass the cross-site check.
+
+export interface MethodSummary {
+  name: string;
+  signature: string;
+  invocable: boolean;
+  reason?: string;
+  streaming?: boolean;
+  media_types?: string[];
+}
+
+export interface ServiceSummary {
+  domain: string;
+  service: string;
+  version: string | null;
+  source: string;
+  state: 'active' | 'quiesced';
+  config: { origin: string; content_type: string; bytes: number } | null;
+  methods: MethodSummary[];
+  unsatisfied_imports: string[];
+  instances: { pool_size: number; max_invocations: number | null; live: number; placement: string | null; max_queue: number };
+}
+
+export interface MethodDescription extends MethodSummary {
+  aliases: string[];
+  interface: string | null;
+  request_schema?: Record<string, unknown>;
+}
+
+export interface ServiceDescription extends ServiceSummary {
+  wit: string;
+  methods: MethodDescription[];
+}
+
+export interface Listing {
+  services: ServiceSummary[];
+  failed: { source: string; error: string }[];
+}
+
+export const serviceName = (s: { domain: string; service: string }): string => `${s.domain}.${s.service}`;
+export const servicePath = (s: { domain: string; service: string }): string => `/api/services/${encodeURIComponent(s.domain)}/${encodeURIComponent(s.service)}`;
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(describeError(status, body));
+  }
+}
+
+/** "404 unknown service: ..." from the contract's error body (§5.5). */
+export function describeError(status: number, body: unknown): string {
+  const e = body as { error?: unknown; details?: unknown } | null;
+  if (typeof e?.error !== 'string') return `HTTP ${status}`;
+  return `${status} ${e.error}${typeof e.details === 'string' && e.details ? `: ${e.details}` : ''}`;
+}
+
+export async function getJson<T>(path: string): Promise<T> {
+  const res = await fetch(path, { headers: { accept: 'application/json' } });
+  const body: unknown = await res.json().catch(() => null);
+  if (!res.ok) throw new HttpError(res.status, body);
+  return body as T;
+}
+
+const TOKEN_KEY = 'rt-console-control-token';
+
+/** The control token the user entered, kept for this browser tab only. */
+export const controlToken = {
+  get: (): string => sessionStorage.getItem(TOKEN_KEY) ?? '',
+  set: (token: string): void => (token ? sessionStorage.setItem(TOKEN_KEY, token) : sessionStorage.removeItem(TOKEN_KEY)),
+};
+
+export interface ControlAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Restart, quiesce or reload, through the same endpoints as any client. */
+export async function control(method: 'POST' | 'PUT', path: string, config?: { body: string; contentType: string }): Promise<ControlAnswer> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const token = controlToken.get();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (config) headers['content-type'] = config.contentType;
+  const res = await fetch(path, { method, headers, ...(config ? { body: config.body } : {}) });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}

@@ -1,0 +1,136 @@
+// The compile cache (compiler.ts): one entry per component, by its sha256,
+// holding its core modules and their fuel-instrumented twins; the glue
+// modules apart, by the sha256 of their text. An entry is written aside and
+// renamed into place, and checked against the hashes it was written with
+// before every use: a damaged one (a truncated core module, a cut glue file)
+// would otherwise fail its component on every reload and restart, with an
+// error that does not point at the cache.
+
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { writeAtomically } from '../write-atomically.js';
+
+/**
+ * Glue modules live apart, by the sha256 of their text: a worker imports each
+ * glue once and keeps it for its life (ES modules are never unloaded), and new
+ * versions of a component whose interface did not change have the same glue,
+ * so reloading them imports nothing new.
+ */
+const GLUE_DIR = 'glue';
+/** The glue is an ES module with a .js suffix. */
+const GLUE_PACKAGE = '{"type":"module"}\n';
+
+export interface EntryMeta {
+  /** The glue's file name in the glue folder: `<sha256 of its text>.js`. */
+  glue: string;
+  coreModules: string[];
+  fuelModules: string[] | null;
+  fuelRefusal?: string;
+  importSpecifiers: string[];
+  /** sha256 of every file in the entry, by name, as written. */
+  files: Record<string, string>;
+}
+
+/** What the cache holds for a component: a good entry, none, or one that is damaged (and why). */
+export type Lookup = { kind: 'good'; meta: EntryMeta } | { kind: 'missing' } | { kind: 'damaged'; problem: string };
+
+export function sha256(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Files this process has verified, by path: their size, mtime and inode then.
+ * A file that still has them is not read again (hashing an 11 MB component's
+ * entry on every reload costs ~40 ms); a file changed since has other ones.
+ */
+const verified = new Map<string, string>();
+
+export class CompileCache {
+  constructor(readonly root: string) {}
+
+  /** The entry's folder. */
+  entry(hash: string): string {
+    return join(this.root, hash);
+  }
+
+  /** The glue module's path. */
+  glue(meta: EntryMeta): string {
+    return join(this.root, GLUE_DIR, meta.glue);
+  }
+
+  /** The entry for `hash`, verified file by file against the hashes it was written with. */
+  async lookup(hash: string): Promise<Lookup> {
+    const dir = this.entry(hash);
+    let meta: EntryMeta;
+    try {
+      meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as EntryMeta;
+    } catch (e) {
+      const exists = await stat(dir).then(
+        () => true,
+        () => false,
+      );
+      return exists ? { kind: 'damaged', problem: `meta.json: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}` } : { kind: 'missing' };
+    }
+    const problem = await this.#verify(dir, meta);
+    return problem === undefined ? { kind: 'good', meta } : { kind: 'damaged', problem };
+  }
+
+  /** The first file that is missing or differs from what was written, or undefined when none does. */
+  async #verify(dir: string, meta: EntryMeta): Promise<string | undefined> {
+    if (typeof meta.files !== 'object' || meta.files === null || typeof meta.glue !== 'string' || !Array.isArray(meta.coreModules)) return 'meta.json: not this layout';
+    const modules = [...meta.coreModules, ...(meta.fuelModules ?? [])];
+    const expected: { path: string; name: string; hash: string | undefined }[] = [
+      ...modules.map((name) => ({ path: join(dir, name), name, hash: meta.files[name] })),
+      { path: this.glue(meta), name: `${GLUE_DIR}/${meta.glue}`, hash: meta.glue.replace(/\.js$/, '') },
+      { path: join(this.root, GLUE_DIR, 'package.json'), name: `${GLUE_DIR}/package.json`, hash: sha256(GLUE_PACKAGE) },
+    ];
+    for (const { path, name, hash } of expected) {
+      try {
+        const before = await stat(path);
+        const stamp = `${before.size}:${before.mtimeMs}:${before.ino}`;
+        if (verified.get(path) === stamp) continue;
+        if (sha256(await readFile(path)) !== hash) return `${name}: its content is not what was written`;
+        verified.set(path, stamp);
+      } catch (e) {
+        return `${name}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** Drops a damaged entry, so that a new one can take its place. */
+  async remove(hash: string): Promise<void> {
+    await rm(this.entry(hash), { recursive: true, force: true });
+  }
+
+  /** Writes the glue as `<sha256>.js` and returns that name. */
+  async writeGlue(text: Uint8Array): Promise<string> {
+    const dir = join(this.root, GLUE_DIR);
+    const name = `${sha256(text)}.js`;
+    await writeAtomically(join(dir, 'package.json'), GLUE_PACKAGE);
+    await writeAtomically(join(dir, name), text);
+    return name;
+  }
+
+  /** Writes into a temporary directory and renames it into place, so a half-written entry is never seen. */
+  async write(hash: string, files: [string, Uint8Array][], meta: Omit<EntryMeta, 'files'>): Promise<EntryMeta> {
+    const dir = this.entry(hash);
+    const tmp = `${dir}.${process.pid}.${Date.now()}.tmp`;
+    const written: EntryMeta = { ...meta, files: Object.fromEntries(files.map(([name, data]) => [name, sha256(data)])) };
+    await mkdir(tmp, { recursive: true });
+    for (const [name, data] of files) {
+      const target = join(tmp, name);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, data);
+    }
+    await writeFile(join(tmp, 'meta.json'), JSON.stringify(written));
+    try {
+      await rename(tmp, dir);
+    } catch {
+      // Another process compiled the same component meanwhile; theirs is as good.
+      await rm(tmp, { recursive: true, force: true });
+    }
+    return written;
+  }
+}

@@ -1,0 +1,203 @@
+// The web console (README "Console"), used in a real browser (Debian's
+// Chromium, driven by playwright-core) against rt serving the bundled
+// examples: invoke through a generated form, a PNG answer shown as an image, a
+// stream's items appearing as they come, a restart with a configuration body,
+// request rates from /api/metrics; and the switch that turns it off.
+
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { get } from 'node:http';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { examplesRepository } from '../support/fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+describe('console (e2e, Chromium)', function () {
+  let rt: RtProcess;
+  let browser: Browser;
+  let page: Page;
+  /** Whatever the page reported as an error: CSP refusals, failed loads, exceptions. */
+  const pageErrors: string[] = [];
+
+  before(async function () {
+    this.timeout(300_000);
+    // CI installs it (.ci/run); a missing browser must fail, not skip.
+    if (!existsSync(CHROMIUM)) throw new Error(`the console tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}"]`, workers: 2 });
+    await rt.ready();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await rt?.stop();
+  });
+
+  const service = (name: string): Locator => page.locator(`section.service[data-service="${name}"]`);
+
+  /** Opens a service and one of its methods; resolves with the method's panel. */
+  async function openMethod(serviceName: string, method: string): Promise<Locator> {
+    const s = service(serviceName);
+    const details = s.locator('details').first();
+    if (!(await details.evaluate((d) => (d as HTMLDetailsElement).open))) await s.locator('summary').first().click();
+    const m = s.locator(`details.method[data-method="${method}"]`);
+    await m.locator('summary').click();
+    await m.locator('.invoke-panel').waitFor();
+    return m;
+  }
+
+  it('redirects / to the page, which lists the services with their state and versions', async function () {
+    this.timeout(30_000);
+    await page.goto(rt.url);
+    expect(new URL(page.url()).pathname).to.equal('/console/');
+    await service('example/greeter').waitFor();
+    const names = await page.locator('section.service').evaluateAll((sections) => sections.map((s) => s.getAttribute('data-service')));
+    expect(names).to.have.members(['example/calculator', 'example/digits', 'example/greeter', 'example/library', 'example/mandelbrot', 'example/ticker']);
+    expect(await service('example/greeter').locator('summary').first().innerText()).to.match(/example\/greeter@1\.0\.0\s*active/);
+  });
+
+  it('invokes the greeter through its form and shows the answer', async function () {
+    this.timeout(30_000);
+    const greet = await openMethod('example/greeter', 'greet');
+    expect(await greet.locator('summary .signature').innerText()).to.equal('func(name: string) -> string');
+    await greet.locator('input[name="root[name]"]').fill('World');
+    await greet.getByRole('button', { name: 'Invoke' }).click();
+    await greet.locator('.answer-body pre').filter({ hasText: 'Hello, World!' }).waitFor();
+    expect(JSON.parse(await greet.locator('.answer-body pre').innerText())).to.deep.equal({ result: 'Hello, World!' });
+    expect(await greet.locator('.answer-status').innerText()).to.match(/^200 OK/);
+  });
+
+  it('shows the rate of requests per service from /api/metrics', async function () {
+    this.timeout(30_000);
+    // The greeter was called above; the page polls the metrics every 2 s.
+    await service('example/greeter').locator('.service-rates').filter({ hasText: /[1-9]\d* total/ }).waitFor({ timeout: 10_000 });
+    expect(await service('example/greeter').locator('.service-rates').innerText()).to.match(/\d+\.\d req\/s · mean (–|[\d.]+ ms)/);
+  });
+
+  it('shows the Mandelbrot PNG as an image', async function () {
+    this.timeout(30_000);
+    const render = await openMethod('example/mandelbrot', 'render');
+    await render.locator('input[name="root[width]"]').fill('64');
+    await render.locator('input[name="root[height]"]').fill('48');
+    await render.locator('input[name="root[iterations]"]').fill('20');
+    await render.getByRole('button', { name: 'Invoke' }).click();
+    const img = render.locator('img.answer-image');
+    await img.waitFor();
+    await page.waitForFunction((el) => (el as HTMLImageElement).complete, await img.elementHandle());
+    expect(await img.evaluate((el) => [(el as HTMLImageElement).naturalWidth, (el as HTMLImageElement).naturalHeight])).to.deep.equal([64, 48]);
+    expect(await render.locator('.answer-status').innerText()).to.match(/^200 OK · image\/png/);
+  });
+
+  it("shows the ticker's items as they come", async function () {
+    this.timeout(30_000);
+    const start = await openMethod('example/ticker', 'start');
+    await start.locator('input[name="root[count]"]').fill('4');
+    await start.locator('input[name="root[interval-ms]"]').fill('400');
+    await start.locator('input[name="root[message]"]').fill('tock');
+    await start.getByRole('button', { name: 'Invoke' }).click();
+    const items = start.locator('ol.stream-items li');
+    await items.first().waitFor();
+    // The first tick is on screen while the others are still being made, 400 ms apart.
+    expect(await items.count()).to.be.below(4);
+    expect(JSON.parse(await items.first().innerText())).to.include({ seq: 0, message: 'tock' });
+    await start.locator('.stream-count').filter({ hasText: '· ended' }).waitFor();
+    expect(await items.count()).to.equal(4);
+    expect(JSON.parse(await items.last().innerText())).to.include({ seq: 3, message: 'tock' });
+  });
+
+  it('restarts the greeter with a configuration body, and the next call greets with it', async function () {
+    this.timeout(30_000);
+    const greeter = service('example/greeter');
+    await greeter.locator('textarea.restart-config').fill('{"greeting": "Bonjour"}');
+    await greeter.locator('input.restart-content-type').fill('application/json');
+    await greeter.getByRole('button', { name: 'Restart' }).click();
+    await greeter.locator('.controls .control-answer').filter({ hasText: '"status":"restarted"' }).waitFor();
+    const greet = greeter.locator('details.method[data-method="greet"]');
+    await greet.getByRole('button', { name: 'Invoke' }).click();
+    await greet.locator('.answer-body pre').filter({ hasText: 'Bonjour, World!' }).waitFor();
+  });
+
+  it('sends the control token the user entered, and asks for it when rt answers 401', async function () {
+    this.timeout(30_000);
+    const greeter = service('example/greeter');
+    // The answer rt gives when http.control.token is set and the token is missing or wrong (contract §5.6).
+    await page.route('**/api/services/example/greeter/quiesce', (route) =>
+      route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'unauthorized', details: 'a control token is required', service: 'example.greeter' }) }),
+    );
+    const sent = page.waitForRequest('**/quiesce');
+    await greeter.getByRole('button', { name: 'Quiesce' }).click();
+    expect((await sent).headers()).to.not.have.property('authorization');
+    await greeter.locator('.controls .control-answer').filter({ hasText: 'Enter the control token' }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('control-token');
+
+    await page.locator('#control-token').fill('s3cret');
+    await page.locator('#control-token').press('Tab');
+    const again = page.waitForRequest('**/quiesce');
+    await greeter.getByRole('button', { name: 'Quiesce' }).click();
+    expect((await again).headers().authorization).to.equal('Bearer s3cret');
+    await page.unroute('**/api/services/example/greeter/quiesce');
+  });
+
+  it('reloads the components through the control endpoint', async function () {
+    this.timeout(30_000);
+    await page.getByRole('button', { name: 'Reload components' }).click();
+    await page.locator('.reload-answer').filter({ hasText: '"status":"reloaded"' }).waitFor();
+  });
+
+  it('ran without errors in the page: nothing refused by its Content-Security-Policy', () => {
+    expect(pageErrors.filter((e) => !e.includes('401'))).to.deep.equal([]);
+  });
+
+  it('serves its files with a self-only CSP, cache validators and gzip, and nothing else', async function () {
+    this.timeout(30_000);
+    const res = await fetch(`${rt.url}/console/`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).to.include("default-src 'none'; script-src 'self'; style-src 'self'");
+    expect(res.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
+    expect(res.headers.get('cache-control')).to.equal('no-cache');
+    const etag = res.headers.get('etag')!;
+    // node:http, not fetch: fetch adds `Cache-Control: no-cache` to a conditional request, which rules out a 304.
+    const revalidated = await new Promise<number | undefined>((resolve, reject) =>
+      get(`${rt.url}/console/`, { headers: { 'if-none-match': etag } }, (r) => resolve(r.resume().statusCode)).on('error', reject),
+    );
+    expect(revalidated).to.equal(304);
+
+    const script = /src="([^"]+\.js)"/.exec(await res.text())![1]!;
+    const bundle = await fetch(`${rt.url}/console/${script}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(bundle.status).to.equal(200);
+    expect(bundle.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
+    expect(bundle.headers.get('content-encoding')).to.equal('gzip');
+    expect(bundle.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+
+    for (const path of ['/console/../package.json', '/console/%2e%2e/package.json', '/console/..%2fpackage.json', '/console/nothing.js', '/console/src/prometheus.js']) {
+      const missing = await fetch(`${rt.url}${path}`);
+      expect(missing.status, path).to.equal(404);
+      expect(await missing.json(), path).to.have.property('error', 'not found');
+    }
+    const post = await fetch(`${rt.url}/console/`, { method: 'POST' });
+    expect(post.status).to.equal(405);
+  });
+
+  it('is off with console.enabled = false: / answers 404', async function () {
+    this.timeout(60_000);
+    const off = await RtProcess.start({ workers: 1, env: { RT__CONSOLE__ENABLED: 'false' } });
+    try {
+      await off.ready();
+      for (const path of ['/', '/console/']) {
+        const res = await fetch(`${off.url}${path}`, { redirect: 'manual' });
+        expect(res.status, path).to.equal(404);
+        expect(res.headers.get('content-type'), path).to.match(/^application\/json/);
+        expect(await res.json(), path).to.deep.include({ error: 'not found' });
+      }
+    } finally {
+      await off.stop();
+    }
+  });
+});

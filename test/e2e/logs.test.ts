@@ -1,0 +1,82 @@
+// End to end: what rt prints (contract §3, §7). JSON lines when stdout is not
+// a terminal, pretty lines on a terminal, and `--verbose` shows every
+// worker's debug lines.
+
+import { spawn } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { repository, SLOW } from '../support/fixtures.js';
+import { freePort, isolatedEnv, RT_BIN, RtProcess, tempDir } from '../support/rt-process.js';
+
+describe('logs (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess | undefined;
+  let repo: string;
+
+  before(async () => {
+    repo = await repository({ slow: SLOW });
+  });
+
+  afterEach(async () => {
+    await rt?.stop();
+    rt = undefined;
+  });
+
+  after(async () => {
+    await rm(repo, { recursive: true, force: true });
+  });
+
+  it('are JSON lines when stdout is not a terminal, at info level without --verbose', async () => {
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2 });
+    await rt.ready();
+    await fetch(`${rt.url}/api/services/acme/slow/invoke/spin`, { method: 'POST', body: '{"n": 1}', headers: { 'content-type': 'application/json' } });
+    await rt.stop();
+    const lines = rt.output.split('\n').filter((l) => l.trim() !== '');
+    expect(lines.length).to.be.greaterThan(2);
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as { level: number; time: number; msg: string };
+      expect(parsed.level).to.be.a('number').and.at.least(30);
+      expect(parsed.msg).to.be.a('string');
+    }
+    // One line for the call, with what it was.
+    expect(rt.logLines().filter((l) => l.service === 'acme.slow' && l.method === 'spin' && l.status === 200)).to.have.length(1);
+  });
+
+  it("--verbose shows every worker's debug lines", async () => {
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2, args: ['--verbose'] });
+    await rt.ready();
+    const debugFrom = (worker: number) => rt!.logged((l) => l.level === 20 && l.worker === worker && l.msg === 'components loaded');
+    expect(await debugFrom(1)).to.equal(true);
+    expect(await debugFrom(2)).to.equal(true);
+  });
+
+  it('are pretty lines on a terminal', async () => {
+    const cwd = await tempDir();
+    try {
+      await mkdir(join(cwd, 'rt'), { recursive: true });
+      await writeFile(join(cwd, 'rt', 'config.toml'), `repo_urls = ["file://${repo}"]\nworkers = 1\n`);
+      const port = await freePort();
+      const env = isolatedEnv(join(cwd, 'user-config'), { RT__HTTP__PORT: String(port), RT__HTTP__HOST: '127.0.0.1' });
+      // `script` runs rt on a pseudo-terminal of its own (util-linux, in every Debian).
+      const child = spawn('script', ['-qfec', `exec ${process.execPath} ${RT_BIN} start --logo-off`, '/dev/null'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        const deadline = Date.now() + 60_000;
+        while (!output.includes('ready:') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      const ready = output.split(/\r?\n/).find((l) => l.includes('ready:'));
+      expect(ready, output).to.be.a('string');
+      // pino-pretty: a time, a coloured level name, the message; not a JSON object.
+      expect(ready).to.match(/\[\d\d:\d\d:\d\d\.\d{3}\] .*INFO.*ready: 1 service/);
+      expect(ready!.trim().startsWith('{')).to.equal(false);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,131 @@
+// End to end: faults around the worker processes (issue 12, items 1, 8, 9).
+// A worker that is alive and draining is never killed for being slow; one
+// that stops (SIGSTOP) is found by its missing heartbeats without any control
+// call; and a primary that dies leaves its workers to finish what they run.
+
+import { request } from 'node:http';
+import { expect } from 'chai';
+import { repository, RUNAWAY, SLOW } from '../support/fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** One request on a connection of its own; a connection that breaks resolves with status 0 and the error. */
+function fresh(rt: RtProcess, method: string, path: string, body?: string): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = request(`${rt.url}${path}`, { method, agent: false, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('error', (e) => resolve({ status: 0, body: { error: e.message } }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', (e) => resolve({ status: 0, body: { error: e.message } }));
+    req.end(body);
+  });
+}
+
+const killedLine = (l: Record<string, unknown>) => typeof l.msg === 'string' && /replacing it|worker died/.test(l.msg);
+
+describe('worker faults (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess | undefined;
+
+  afterEach(async () => {
+    await rt?.stop();
+    rt = undefined;
+  });
+
+  it('a quiesce waits for calls queued behind long ones to end at their deadlines: no worker is killed, nothing else fails', async () => {
+    const repo = await repository({ runaway: RUNAWAY, slow: SLOW });
+    // One instance per worker: twenty calls that never end queue on each.
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: '2' } });
+    await rt.ready();
+    const workers = rt.workerPids();
+    const calls = Array.from({ length: 40 }, () => fresh(rt!, 'POST', '/api/services/acme/runaway/invoke/forever'));
+    // An unrelated service under steady load while the other one drains.
+    let loading = true;
+    const unrelated: Answer[] = [];
+    const load = (async () => {
+      while (loading) unrelated.push(await fresh(rt!, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1000}'));
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const quiesce = await fresh(rt, 'PUT', '/api/services/acme/runaway/quiesce');
+    loading = false;
+    await load;
+    expect(quiesce).to.deep.equal({ status: 200, body: { status: 'quiesced', service: 'acme.runaway' } });
+    const answers = await Promise.all(calls);
+    expect(answers.filter((a) => a.status !== 504)).to.deep.equal([]);
+    expect(unrelated.length).to.be.greaterThan(10);
+    expect(unrelated.filter((a) => a.status !== 200)).to.deep.equal([]);
+    expect(rt.workerPids()).to.deep.equal(workers);
+    expect(rt.logLines().some(killedLine)).to.equal(false);
+  });
+
+  it('a stopped worker is found by its missing heartbeats and replaced, with no control call to notice it', async () => {
+    const repo = await repository({ slow: SLOW });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2 });
+    await rt.ready();
+    const [stopped, other] = rt.workerPids();
+    const stoppedAt = performance.now();
+    process.kill(stopped!, 'SIGSTOP');
+    try {
+      expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat'), 20_000)).to.equal(true);
+    } finally {
+      try {
+        process.kill(stopped!, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    }
+    // HEARTBEAT_TIMEOUT_MS (5 s), checked every 0.5 s.
+    expect(performance.now() - stoppedAt).to.be.within(4_500, 12_000);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && (rt.workerPids().includes(stopped!) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 100));
+    expect(rt.workerPids()).to.have.length(2).and.include(other).and.not.include(stopped);
+  });
+
+  it('a primary that dies lets its workers finish the calls in flight, then they exit', async () => {
+    const repo = await repository({ slow: SLOW });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 1 });
+    await rt.ready();
+    const [worker] = rt.workerPids();
+    // A call of about 2.5 s on this machine: spin counts up to n (a u32).
+    let n = 10_000_000;
+    for (;;) {
+      const started = performance.now();
+      expect((await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', JSON.stringify({ n }))).status).to.equal(200);
+      const ms = performance.now() - started;
+      if (ms >= 400 || n === 0xffff_ffff) {
+        n = Math.min(0xffff_ffff, Math.round((n * 2_500) / ms));
+        break;
+      }
+      n = Math.min(0xffff_ffff, n * 4);
+    }
+    const started = performance.now();
+    const call = fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', JSON.stringify({ n }));
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(rt.child.pid!, 'SIGKILL');
+    try {
+      expect(await call).to.deep.equal({ status: 200, body: { result: n } });
+      expect(performance.now() - started).to.be.greaterThan(1_000);
+      // Then it goes on its own, without a primary to tell it to.
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && alive(worker!)) await new Promise((r) => setTimeout(r, 100));
+      expect(alive(worker!)).to.equal(false);
+    } finally {
+      if (alive(worker!)) process.kill(worker!, 'SIGKILL');
+    }
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
