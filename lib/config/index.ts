@@ -27,7 +27,9 @@ export interface Config {
     request_timeout_seconds: number;
     stream_timeout_seconds: number;
     max_body_bytes: number;
+    max_connections: number;
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
+    control: { allowed_origins: string[]; token?: string };
   };
   runtime: { max_memory_mb: number; max_thread_heap_mb: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };

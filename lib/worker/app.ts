@@ -1,14 +1,18 @@
-// The Koa application of a worker: request log, error answers, CORS, routes.
+// The Koa application of a worker: request log, error answers, CORS, the
+// connection cap, routes.
 
 import cors from '@koa/cors';
 import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
+import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
+import { REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
+import { overCapacity } from './server.js';
 
 export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestState> {
   const { config, log, requests, workerId } = deps;
@@ -18,7 +22,8 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
   // A line costs only when written: pino's info() is a no-op below its level.
   app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId)));
   app.use(errorAnswers(log));
-  if (config.http.cors.enabled) app.use(corsFor(config));
+  if (config.http.cors.enabled) app.use(corsFor(config, controlPolicy(config.http.control)));
+  app.use(connectionCap(config.http.max_connections));
   const router = apiRouter(deps);
   app.use(emptyAnswers);
   app.use(router.routes());
@@ -30,22 +35,25 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
 
 /**
  * One log line per request (unless `log.requests` is off), with the service
- * and method when the route named them; its metrics; and an `X-Rt-Worker`
- * header naming the worker (the log lines carry the same id), so an answer
- * can be traced to its process. The arrival time it notes is where the
- * request's deadline counts from.
+ * and method when the route named them; its metrics; its request id
+ * (contract §5.7: the answer's `X-Request-Id` and the line's `reqId`); and
+ * an `X-Rt-Worker` header naming the worker (the log lines carry the same
+ * id), so an answer can be traced to its process. The arrival time it notes
+ * is where the request's deadline counts from.
  */
 function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string) {
   return async (ctx: RtContext, next: Next) => {
     const arrived = performance.now();
     ctx.state.arrived = arrived;
+    const reqId = (ctx.state.requestId = requestId(ctx.get(REQUEST_ID_HEADER)));
+    ctx.set(REQUEST_ID_HEADER, reqId);
     ctx.set('X-Rt-Worker', workerId);
     try {
       await next();
     } finally {
       const seconds = (performance.now() - arrived) / 1000;
       const { service, method, series, stream } = ctx.state;
-      log?.info({ req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
+      log?.info({ reqId, req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
       (series ?? requests.series(service ?? '', method ?? '')).observe(ctx.status, seconds);
     }
   };
@@ -53,21 +61,23 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
 
 /**
  * Turns every failure into the contract's error body (§5.5) with the right
- * status, naming the service and method whenever the route had found them
- * (a 413 from reading the body knows neither by itself).
+ * status, naming the service and method whenever the path names them (a
+ * 413 from reading the body knows neither by itself; a 404 names the
+ * service and method that do not exist). The names the route resolved win
+ * over the path's (a method's aliases resolve to its name).
  */
 function errorAnswers(log: Logger) {
-  return async (ctx: Context, next: Next) => {
+  return async (ctx: RtContext, next: Next) => {
     try {
       await next();
     } catch (e) {
       const error = asApiError(e);
-      if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e }, 'unexpected error');
-      const { service, method } = ctx.state as RequestState;
+      if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e, reqId: ctx.state.requestId }, 'unexpected error');
+      const { domain, service: name, method: named } = (ctx as { params?: Record<string, string> }).params ?? {};
+      const service = ctx.state.service ?? (domain !== undefined && name !== undefined ? `${domain}.${name}` : undefined);
+      const method = ctx.state.method ?? named;
       ctx.status = error.status;
       ctx.set(error.headers);
-      // The rest of a body too large to read is not read: the connection cannot carry another request.
-      if (error.status === 413) ctx.set('Connection', 'close');
       ctx.body = { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() };
     }
   };
@@ -102,12 +112,39 @@ function asApiError(e: unknown): ApiError {
   return typeof status === 'number' && status >= 400 && status < 500 ? new ApiError(status, 'bad request', message) : new ApiError(500, 'internal error', message);
 }
 
-function corsFor(config: Config) {
+/**
+ * CORS per `http.cors.*`, except on the control routes: there only the
+ * origins that may make control requests (contract §5.6) are granted, so a
+ * preflight never invites a foreign page to send one. Pages may read the
+ * request id of an answer. A request without an Origin is not a browser's
+ * cross-origin request: its answer gets no CORS headers, whose cost showed
+ * on the invoke path (measured: ~2 µs a request for two headers).
+ */
+function corsFor(config: Config, control: ControlPolicy) {
   const { allowed_origins, allowed_methods } = config.http.cors;
-  const any = allowed_origins.includes('*');
-  return cors({
-    allowMethods: allowed_methods,
+  const options = { allowMethods: allowed_methods, exposeHeaders: [REQUEST_ID_HEADER] };
+  const general = cors({
+    ...options,
     // A list of origins: echo the request's origin when listed, else send no CORS headers.
-    origin: any ? '*' : (ctx: Context) => (allowed_origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+    origin: allowed_origins.includes('*') ? '*' : (ctx: Context) => (allowed_origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
   });
+  const controlRoutes = cors({ ...options, origin: (ctx: Context) => (controlOriginAllowed(ctx.get('Origin'), ctx.get('Host'), control) ? ctx.get('Origin') : '') });
+  return (ctx: Context, next: Next) => {
+    if (isControlPath(ctx.path)) return controlRoutes(ctx, next);
+    if (ctx.get('Origin')) return general(ctx, next);
+    // Caches must still tell this answer from one to a browser.
+    ctx.vary('Origin');
+    return next();
+  };
+}
+
+/**
+ * A connection accepted past `http.max_connections` (server.ts) gets a 503
+ * for its request, and is closed: the client learns why, and when to retry.
+ */
+function connectionCap(max: number) {
+  return (ctx: Context, next: Next) => {
+    if (!overCapacity(ctx.req.socket)) return next();
+    throw new ApiError(503, 'too many connections', `this worker has http.max_connections (${max}) connections open; retry later`, {}, { 'Retry-After': '1', Connection: 'close' });
+  };
 }

@@ -41,11 +41,11 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
     if (!series) seriesOf.set(first.method, (series = requests.series(first.hosted.name, first.method.descriptor.name)));
     ctx.state.series = series;
 
-    const args = await readArguments(ctx, first.method, maxBytes);
+    const deadline = ctx.state.arrived + timeoutMs;
+    const args = await readArguments(ctx, first.method, maxBytes, deadline);
     // A reload or restart may have replaced the service while the body
     // arrived; the replaced one is draining, so call the one serving now.
     const { hosted, method } = findMethod(findService(registry, state, domain, service), name);
-    const deadline = ctx.state.arrived + timeoutMs;
     const stream = method.descriptor.stream;
     if (stream) {
       const framing = framingFor(stream, ctx.get('Accept'));
@@ -54,7 +54,7 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
         mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
         framing,
         series,
-        log: log.child({ service: hosted.name, method: method.descriptor.name }),
+        log: log.child({ reqId: ctx.state.requestId, service: hosted.name, method: method.descriptor.name }),
         failure: (failure) => hosted.failure(method, failure),
         open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink }),
       });
@@ -76,7 +76,7 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
  * a method taking one list<u8>, undefined when there is no body at all, or a
  * JSON body too large to parse on the main thread (large-body.ts).
  */
-async function readArguments(ctx: RtContext, method: Method, maxBytes: number): Promise<unknown> {
+async function readArguments(ctx: RtContext, method: Method, maxBytes: number, deadline: number): Promise<unknown> {
   const type = mediaType(ctx.req);
   const { present, length } = bodyLength(ctx.req);
   const raw = type === 'application/octet-stream';
@@ -88,12 +88,12 @@ async function readArguments(ctx: RtContext, method: Method, maxBytes: number): 
     if (!method.bytesParam) {
       throw new ApiError(415, 'unsupported content type', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
     }
-    return [await readBody(ctx.req, maxBytes)];
+    return [await readBody(ctx.req, maxBytes, deadline)];
   }
   if (!isJson(type)) {
     const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
     throw new ApiError(415, 'unsupported content type', `send ${accepted} (got ${type || 'no content type'})`, where);
   }
-  const bytes = await readBody(ctx.req, maxBytes);
+  const bytes = await readBody(ctx.req, maxBytes, deadline);
   return bytes.length > MAIN_THREAD_JSON_BYTES ? new LargeJsonBody(bytes) : parseJson(bytes);
 }

@@ -3,8 +3,7 @@
 
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { Server } from 'node:http';
 import {
   Correlator,
   HEARTBEAT_INTERVAL_MS,
@@ -21,6 +20,7 @@ import { createApp } from './app.js';
 import { WorkerMetrics } from './metrics.js';
 import { ServiceRegistry } from './registry.js';
 import type { WorkerState } from './lookup.js';
+import { createHttpsServer, createServer } from './server.js';
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -57,10 +57,10 @@ async function main(): Promise<void> {
   const metrics = new WorkerMetrics(registry);
   const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId: cluster.worker!.id });
 
-  const servers = [listen(createServer(app.callback()), config.http.port)];
+  const servers = [listen(createServer(config.http, app.callback()), config.http.port)];
   if (bootstrap.tls) {
     const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];
-    servers.push(listen(createHttpsServer({ cert, key }, app.callback()), config.http.tls_port));
+    servers.push(listen(createHttpsServer(config.http, { cert, key }, app.callback()), config.http.tls_port));
   }
 
   function listen(server: Server, port: number): Server {

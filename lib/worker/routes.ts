@@ -12,10 +12,12 @@ import { errorValueSchema, requestSchema, responseSchema, typeSchema } from '../
 import { SSE_MEDIA_TYPE, streamMediaType } from '../wit/streaming.js';
 import { printComponentWit, printSignature } from '../wit/print.js';
 import { bodyLength, readBody } from './body.js';
+import { controlGuard, controlPolicy } from './control-guard.js';
 import type { HostedService } from './hosted-service.js';
 import { invokeRoute } from './invoke.js';
 import { findService, type WorkerState } from './lookup.js';
 import type { ServiceRegistry } from './registry.js';
+import type { RequestState } from './request-state.js';
 import type { RequestStats } from './request-stats.js';
 
 export interface RouteDeps {
@@ -61,17 +63,22 @@ export function apiRouter({ version, config, registry, state, control, requests,
 
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
 
-  router.post('/services/:domain/:service/restart', async (ctx) => {
+  // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (contract §5.6).
+  const guard = controlGuard(controlPolicy(config.http.control));
+  const timeoutMs = config.http.request_timeout_seconds * 1000;
+
+  router.post('/services/:domain/:service/restart', guard, async (ctx) => {
     const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
     ctx.state.service = hosted.name;
     // The body is the new configuration, whatever its format: it goes to the component as it is.
-    const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes) : undefined;
+    const deadline = (ctx.state as RequestState).arrived + timeoutMs;
+    const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes, deadline) : undefined;
     const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
     if (bytes && bytes.length > 0) request.config = { bytes, contentType: ctx.request.type || 'application/octet-stream' };
     answer(ctx, await control(request));
   });
 
-  router.put('/services/:domain/:service/quiesce', async (ctx) => {
+  router.put('/services/:domain/:service/quiesce', guard, async (ctx) => {
     const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
     ctx.state.service = hosted.name;
     answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
@@ -81,7 +88,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
     answer(ctx, await control({ op: 'metrics' }));
   });
 
-  router.post('/reload', async (ctx) => {
+  router.post('/reload', guard, async (ctx) => {
     answer(ctx, await control({ op: 'reload' }));
   });
 

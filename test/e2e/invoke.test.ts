@@ -86,10 +86,10 @@ describe('invoke (e2e)', function () {
   });
 
   describe('errors', () => {
-    it('404 for an unknown service, with the contract error body', async () => {
+    it('404 for an unknown service, with the contract error body (naming the method the path names)', async () => {
       const res = await invoke(rt, 'nope/nothing/invoke/x', {});
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'unknown service', details: 'no service nope.nothing is loaded', service: 'nope.nothing' });
+      expect(res.body).to.deep.equal({ error: 'unknown service', details: 'no service nope.nothing is loaded', service: 'nope.nothing', method: 'x' });
     });
 
     it('404 for an unknown method, listing the methods', async () => {

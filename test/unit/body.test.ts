@@ -9,6 +9,8 @@ import { ApiError } from '../../lib/api-error.js';
 import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
 
 const MAX = 1024;
+/** How long the server gives a body; a test of the deadline shortens it. */
+let deadlineMs = 10_000;
 
 describe('request bodies', () => {
   let server: Server;
@@ -18,7 +20,7 @@ describe('request bodies', () => {
 
   before(async () => {
     server = createServer((req, res) => {
-      seen = readBody(req, MAX).then(
+      seen = readBody(req, MAX, performance.now() + deadlineMs).then(
         (bytes) => ({ bytes, req }),
         (error: ApiError) => ({ error, req }),
       );
@@ -60,6 +62,24 @@ describe('request bodies', () => {
     expect(error!.body()).to.deep.equal({ error: 'client closed request', details: 'the client closed the connection before its body arrived' });
   });
 
+  it("answers 408 for a body that has not arrived by the request's deadline, and closes the connection", async () => {
+    deadlineMs = 300;
+    try {
+      const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
+      req.on('error', () => {});
+      req.write(Buffer.alloc(10));
+      await new Promise((r) => setTimeout(r, 50));
+      const started = performance.now();
+      const { error } = await seen;
+      req.destroy();
+      expect(error?.status).to.equal(408);
+      expect(error?.headers).to.deep.equal({ Connection: 'close' });
+      expect(performance.now() - started).to.be.below(5_000);
+    } finally {
+      deadlineMs = 10_000;
+    }
+  });
+
   it('reads a plain body, and one compressed with gzip, deflate or br', async () => {
     expect((await send(text)).bytes).to.deep.equal(text);
     expect((await send(gzipSync(text), { 'content-encoding': 'gzip' })).bytes).to.deep.equal(text);
@@ -73,6 +93,8 @@ describe('request bodies', () => {
     for (const outcome of [await send(big), await send(big, {}, true), await send(gzipSync(Buffer.alloc(10 * MAX * MAX)), { 'content-encoding': 'gzip' })]) {
       expect(outcome.error?.status).to.equal(413);
       expect(outcome.error?.details).to.include(`${MAX} bytes`);
+      // The rest of the body is not read: the connection cannot carry another request.
+      expect(outcome.error?.headers).to.deep.equal({ Connection: 'close' });
     }
   });
 
@@ -83,6 +105,7 @@ describe('request bodies', () => {
     const unknown = await send(text, { 'content-encoding': 'zstd' });
     expect(unknown.error?.status).to.equal(415);
     expect(unknown.error?.details).to.include('"zstd"');
+    expect(unknown.error?.headers).to.deep.equal({ 'Accept-Encoding': 'gzip, deflate, br' });
   });
 
   it('tells the media type without parameters, and whether a body is there at all', async () => {

@@ -1,0 +1,126 @@
+// A worker's HTTP and HTTPS servers: Node's servers with rt's deadlines, a
+// cap on open connections, and the contract's error body (§5.5) on the
+// answers Node gives by itself.
+//
+// Deadlines. Node's `requestTimeout` (default 300 s) bounds the time to
+// *receive* a request, headers and body: a client that sends part of a body
+// and stalls would otherwise hold its connection for five minutes, whatever
+// `http.request_timeout_seconds` says. It does not bound the answer (Node
+// stops the clock once the request is complete), so a long call or a stream
+// of `http.stream_timeout_seconds` is not cut by it. Bodies rt reads have
+// their own deadline in body.ts (a 408 through the app, logged with its
+// service and method); Node's, a second later so as not to pre-empt that
+// answer, covers the rest: slow headers, and bodies of requests that were
+// answered without reading them.
+//
+// Connections. Past `http.max_connections` open connections in a worker, a
+// new connection's request is answered 503 (with Retry-After, through the
+// app: logged and counted) and the connection is closed. Those refusals take
+// sockets too, so past twice the cap Node closes new connections unanswered.
+
+import { createServer as createHttpServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError } from '../api-error.js';
+import type { Config } from '../config/index.js';
+import { connectionError } from './connection-errors.js';
+import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+
+/** Node's default: headers that take longer are a slow-loris, not a slow network, whatever the call deadline. */
+const MAX_HEADERS_MS = 60_000;
+/** How long an idle keep-alive connection stays open (Node's default, stated). */
+const KEEP_ALIVE_MS = 5_000;
+/** How often Node looks for requests past their timeout; a stalled request is cut within this of its deadline. */
+const CHECK_INTERVAL_MS = 1_000;
+/** Node's request timer runs this much past the deadline, after body.ts's (which answers with more). */
+const BACKSTOP_MS = 1_000;
+
+type HttpSettings = Pick<Config['http'], 'request_timeout_seconds' | 'max_connections'>;
+
+export function createServer(http: HttpSettings, handler: RequestListener): Server {
+  const server = createHttpServer(options(http), needingHost(handler));
+  return harden(server, http, 'connection');
+}
+
+export function createHttpsServer(http: HttpSettings, tls: { cert: Buffer; key: Buffer }, handler: RequestListener): Server {
+  const settings = options(http);
+  // A TLS handshake is a slow client's first chance to hold a connection.
+  const server = createTlsServer({ ...tls, ...settings, handshakeTimeout: settings.headersTimeout }, needingHost(handler));
+  // Requests arrive on the TLS socket the handshake made, so that is the one refused.
+  return harden(server as unknown as Server, http, 'secureConnection');
+}
+
+/** Connections accepted past `http.max_connections`: their requests are refused. */
+const overCap = new WeakSet<Duplex>();
+
+/** Whether the connection a request came on was accepted past `http.max_connections` (it gets 503). */
+export function overCapacity(socket: Duplex): boolean {
+  return overCap.has(socket);
+}
+
+function options(http: HttpSettings) {
+  const deadline = http.request_timeout_seconds * 1000;
+  return {
+    requestTimeout: deadline + BACKSTOP_MS,
+    headersTimeout: Math.min(deadline, MAX_HEADERS_MS),
+    connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, deadline / 4),
+    // Checked by needingHost instead, which answers with the error body.
+    requireHostHeader: false,
+  };
+}
+
+/** An HTTP/1.1 request must name its host (RFC 9112 §3.2); Node's own check answers 400 without a body. */
+function needingHost(handler: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return handler(req, res);
+    const error = new ApiError(400, 'bad request', 'an HTTP/1.1 request needs a Host header');
+    const id = requestId(req.headers['x-request-id'] === undefined ? '' : String(req.headers['x-request-id']));
+    const body = JSON.stringify(error.body());
+    res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' });
+    res.end(body);
+  };
+}
+
+function harden(server: Server, http: HttpSettings, readyEvent: 'connection' | 'secureConnection'): Server {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.maxConnections = 2 * http.max_connections;
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
+  server.on(readyEvent, (socket: Duplex) => {
+    if (open > http.max_connections) overCap.add(socket);
+  });
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/**
+ * Node's own answer to a request it cannot take (Node writes a status line
+ * without a body), with the contract's error body and a request id. Written
+ * straight to the socket, as Node does: there is no response object. A
+ * request whose answer has begun, or a reset connection, gets nothing.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const answer = connectionError(error);
+  // Node's own check (_http_server.js socketOnError): the answer of a request in progress on this socket.
+  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (answer && socket.writable && !inProgress?.headersSent) {
+    // The app gave a request in progress its id already; its log line carries it.
+    const id = inProgress?.getHeader(REQUEST_ID_HEADER);
+    socket.write(rawAnswer(answer, typeof id === 'string' ? id : requestId('')));
+  }
+  // With the error, so that a body read in progress knows why its request ended (body.ts).
+  socket.destroy(error);
+}
+
+function rawAnswer(error: ApiError, id: string): string {
+  const body = JSON.stringify(error.body());
+  return (
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `${REQUEST_ID_HEADER}: ${id}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
