@@ -8,6 +8,7 @@ import { cp, readdir, rename, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { repository, RUNAWAY, SLOW, type RepoEntry } from '../support/fixtures.js';
+import { isRunning } from '../support/processes.js';
 import { RtProcess, tempDir } from '../support/rt-process.js';
 import { LOOPING_START, NESTED } from './components.js';
 
@@ -189,8 +190,8 @@ async function primaryDeath(): Promise<Outcome> {
     process.kill(rt.child.pid!, 'SIGKILL');
     const answers = await Promise.all(calls);
     const deadline = Date.now() + 40_000;
-    while (Date.now() < deadline && workers.some(alive)) await new Promise((r) => setTimeout(r, 100));
-    const lingering = workers.filter(alive);
+    while (Date.now() < deadline && workers.some(isRunning)) await new Promise((r) => setTimeout(r, 100));
+    const lingering = workers.filter(isRunning);
     for (const pid of lingering) process.kill(pid, 'SIGKILL');
     return {
       fault: PRIMARY_DEATH,
@@ -206,14 +207,6 @@ async function primaryDeath(): Promise<Outcome> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function main(): Promise<void> {
   const only = process.env.CHAOS_ONLY;

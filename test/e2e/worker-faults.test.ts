@@ -6,6 +6,7 @@
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { repository, RUNAWAY, SLOW } from '../support/fixtures.js';
+import { isRunning } from '../support/processes.js';
 import { RtProcess } from '../support/rt-process.js';
 
 interface Answer {
@@ -118,19 +119,10 @@ describe('worker faults (e2e)', function () {
       expect(performance.now() - started).to.be.greaterThan(1_000);
       // Then it goes on its own, without a primary to tell it to.
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && alive(worker!)) await new Promise((r) => setTimeout(r, 100));
-      expect(alive(worker!)).to.equal(false);
+      while (Date.now() < deadline && isRunning(worker!)) await new Promise((r) => setTimeout(r, 100));
+      expect(isRunning(worker!)).to.equal(false);
     } finally {
-      if (alive(worker!)) process.kill(worker!, 'SIGKILL');
+      if (isRunning(worker!)) process.kill(worker!, 'SIGKILL');
     }
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -8,6 +8,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunning } from './processes.js';
 
 /** The temp dir the run was started with (hooks.ts points TMPDIR into the run's own directory). */
 export const SYSTEM_TMPDIR = tmpdir();
@@ -40,15 +41,6 @@ export function removeRunDir(): void {
 function removeAbandonedRuns(): void {
   for (const name of readdirSync(SYSTEM_TMPDIR)) {
     const pid = new RegExp(`^${RUN_PREFIX}(\\d+)-`).exec(name)?.[1];
-    if (pid !== undefined && !alive(Number(pid))) rmSync(join(SYSTEM_TMPDIR, name), { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if (pid !== undefined && !isRunning(Number(pid))) rmSync(join(SYSTEM_TMPDIR, name), { recursive: true, force: true });
   }
 }
