@@ -6,9 +6,9 @@
 // would otherwise fail its component on every reload and restart, with an
 // error that does not point at the cache.
 
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { sha256 } from '../sha256.js';
 import { writeAtomically } from '../write-atomically.js';
 
 /**
@@ -34,10 +34,6 @@ export interface EntryMeta {
 
 /** What the cache holds for a component: a good entry, none, or one that is damaged (and why). */
 export type Lookup = { kind: 'good'; meta: EntryMeta } | { kind: 'missing' } | { kind: 'damaged'; problem: string };
-
-export function sha256(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 /**
  * Files this process has verified, by path: their size, mtime and inode then.

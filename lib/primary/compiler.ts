@@ -13,10 +13,11 @@ import { join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
 import { firstLine } from '../first-line.js';
 import { cacheDir } from '../paths.js';
+import { sha256 } from '../sha256.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
-import { CompileCache, sha256, type EntryMeta } from './compile-cache.js';
+import { CompileCache, type EntryMeta } from './compile-cache.js';
 import { instrumentFuelOffThread } from './fuel-thread.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */

@@ -7,12 +7,12 @@
 // hash (for conditional requests) and the last good component list, so that a
 // repository that cannot be reached keeps serving what it served before.
 
-import { createHash } from 'node:crypto';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
 import { basename, join, relative } from 'node:path';
+import { sha256 } from '../sha256.js';
 import { writeAtomically } from '../write-atomically.js';
 import { RepositoryError, type FoundComponent } from './repositories.js';
 
@@ -355,10 +355,6 @@ function describeNetworkError(e: unknown): string {
 
 function found(path: string, repository: string): FoundComponent {
   return { path, stem: basename(path, '.wasm'), repository };
-}
-
-function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 async function fileSha256(path: string): Promise<string | undefined> {
