@@ -74,10 +74,8 @@ function options(http: HttpSettings) {
 function needingHost(handler: RequestListener): RequestListener {
   return (req, res) => {
     if (req.headers.host !== undefined || req.httpVersion !== '1.1') return handler(req, res);
-    const error = new ApiError(400, 'bad request', 'an HTTP/1.1 request needs a Host header');
-    const id = requestId(req.headers['x-request-id'] === undefined ? '' : String(req.headers['x-request-id']));
-    const body = JSON.stringify(error.body());
-    res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' });
+    const { headers, body } = outsideAnswer(new ApiError(400, 'bad request', 'an HTTP/1.1 request needs a Host header'), requestId(String(req.headers['x-request-id'] ?? '')));
+    res.writeHead(400, headers);
     res.end(body);
   };
 }
@@ -117,10 +115,13 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 }
 
 function rawAnswer(error: ApiError, id: string): string {
+  const { headers, body } = outsideAnswer(error, id);
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${body}`;
+}
+
+/** An answer given outside the app (no request log, no Koa): the contract's error body, its request id, and the connection closed. */
+function outsideAnswer(error: ApiError, id: string): { headers: Record<string, string | number>; body: string } {
   const body = JSON.stringify(error.body());
-  return (
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
-    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `${REQUEST_ID_HEADER}: ${id}\r\nConnection: close\r\n\r\n${body}`
-  );
+  return { body, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' } };
 }
