@@ -12,83 +12,21 @@
 
 import type { ComponentInterface, ExternKind, ImportedItem, Param, PrimitiveName, TypeDefinition, TypeOrigin, WitFunction, WitInterface, WitType } from './types.js';
 import { parseInterfaceName } from './types.js';
+import { BinaryReader, type BinaryFaults } from './binary-reader.js';
 
 export class ComponentFormatError extends Error {}
 
-// ---------------------------------------------------------------- bytes
-
-class Bytes {
-  constructor(
-    readonly buf: Uint8Array,
-    public pos: number,
-    readonly end: number,
-  ) {}
-
-  fail(what: string): never {
-    throw new ComponentFormatError(`malformed component binary at offset ${this.pos}: ${what}`);
-  }
-
-  byte(): number {
-    if (this.pos >= this.end) throw new ComponentFormatError(`truncated component binary at offset ${this.pos}`);
-    return this.buf[this.pos++]!;
-  }
-
-  peek(): number {
-    if (this.pos >= this.end) throw new ComponentFormatError(`truncated component binary at offset ${this.pos}`);
-    return this.buf[this.pos]!;
-  }
-
-  u32(): number {
-    let result = 0;
-    for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.byte();
-      result += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return result;
-    }
-    return this.fail('LEB128 integer too long');
-  }
-
-  /** Signed LEB128 up to 33 bits: negative values are type opcodes, the rest type indices. */
-  s33(): number {
-    let result = 0;
-    let shift = 0;
-    let b: number;
-    do {
-      b = this.byte();
-      result += (b & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (b & 0x80 && shift < 35);
-    if (b & 0x40) result -= 2 ** shift;
-    return result;
-  }
-
-  string(): string {
-    const len = this.u32();
-    if (this.pos + len > this.end) throw new ComponentFormatError(`truncated component binary at offset ${this.pos}`);
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(this.buf.subarray(this.pos, this.pos + len));
-    this.pos += len;
-    return text;
-  }
-
-  vec<T>(item: () => T): T[] {
-    const n = this.u32();
-    const out: T[] = [];
-    for (let i = 0; i < n; i++) out.push(item());
-    return out;
-  }
-
-  skip(n: number): void {
-    if (this.pos + n > this.end) throw new ComponentFormatError(`truncated component binary at offset ${this.pos}`);
-    this.pos += n;
-  }
-
-  optional<T>(item: () => T): T | undefined {
-    const flag = this.byte();
-    if (flag === 0) return undefined;
-    if (flag === 1) return item();
-    return this.fail(`expected 0x00 or 0x01, got 0x${flag.toString(16)}`);
-  }
+/** Reads component bytes, reporting problems as ComponentFormatError. */
+function componentBytes(buf: Uint8Array, pos: number, end: number): Bytes {
+  return new BinaryReader(buf, pos, end, COMPONENT_FAULTS);
 }
+
+const COMPONENT_FAULTS: BinaryFaults = {
+  truncated: (offset) => new ComponentFormatError(`truncated component binary at offset ${offset}`),
+  malformed: (offset, what) => new ComponentFormatError(`malformed component binary at offset ${offset}: ${what}`),
+};
+
+type Bytes = BinaryReader;
 
 // ---------------------------------------------------------------- model
 
@@ -581,7 +519,7 @@ function evaluate(r: Bytes, env: Env, args: Map<string, Item> | undefined): Body
     const size = r.u32();
     const end = r.pos + size;
     if (end > r.end) throw new ComponentFormatError(`truncated component binary: section ${id} at offset ${r.pos} runs past the end`);
-    const section = new Bytes(r.buf, r.pos, end);
+    const section = r.slice(r.pos, end);
     switch (id) {
       case SECTION.custom:
       case SECTION.coreModule:
@@ -674,7 +612,7 @@ function instantiate(component: Extract<Item, { sort: 'component' }>, args: Map<
   if (component.definition) {
     const { bytes, start, end, env } = component.definition;
     const inner = new Env(new Scope(), env);
-    const body = evaluate(new Bytes(bytes, start, end), inner, args);
+    const body = evaluate(componentBytes(bytes, start, end), inner, args);
     return { exports: body.exports, scope: inner.scope };
   }
   return { exports: component.type?.exports ?? new Map() };
@@ -828,7 +766,7 @@ export function readComponentInterface(bytes: Uint8Array): ComponentInterface {
   const env = new Env(new Scope());
   let body: Body;
   try {
-    body = evaluate(new Bytes(bytes, 8, bytes.length), env, undefined);
+    body = evaluate(componentBytes(bytes, 8, bytes.length), env, undefined);
   } catch (e) {
     if (e instanceof ComponentFormatError) throw e;
     if (e instanceof TypeError) throw new ComponentFormatError(`malformed component binary: ${e.message}`);

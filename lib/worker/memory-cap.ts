@@ -4,6 +4,8 @@
 // guest's allocator traps). Checking sizes after a call would let a memory
 // bomb take the worker's RAM first.
 
+import { BinaryReader, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
+
 const PAGE = 65_536;
 const MEMORY_SECTION = 5;
 
@@ -62,25 +64,14 @@ function mib(pages: number): number {
   return (pages * PAGE) / 1_048_576;
 }
 
-function readU32(bytes: Uint8Array, at: number): [value: number, end: number] {
-  let value = 0;
-  let shift = 0;
-  for (;;) {
-    const byte = bytes[at++];
-    if (byte === undefined) throw new MemoryCapError('truncated core module');
-    value += (byte & 0x7f) * 2 ** shift;
-    if (!(byte & 0x80)) return [value, at];
-    shift += 7;
-  }
-}
+const CORE_MODULE_FAULTS: BinaryFaults = {
+  truncated: () => new MemoryCapError('truncated core module'),
+  malformed: (offset, what) => new MemoryCapError(`malformed core module at offset ${offset}: ${what}`),
+};
 
-function encodeU32(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value = Math.floor(value / 128);
-    if (value) byte |= 0x80;
-    out.push(byte);
-  } while (value);
-  return out;
+/** The u32 LEB128 at `at` and the offset after it. */
+function readU32(bytes: Uint8Array, at: number): [value: number, end: number] {
+  const r = new BinaryReader(bytes, at, bytes.length, CORE_MODULE_FAULTS);
+  const value = r.u32();
+  return [value, r.pos];
 }

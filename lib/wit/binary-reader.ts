@@ -1,0 +1,102 @@
+// A cursor over WebAssembly binary bytes (core modules and components share
+// the encoding): bytes, LEB128 integers, UTF-8 names and vectors. Errors are
+// the caller's own, so each format reports problems in its own words.
+
+/** How a format words the two ways its bytes can be wrong. */
+export interface BinaryFaults {
+  truncated(offset: number): Error;
+  malformed(offset: number, what: string): Error;
+}
+
+export class BinaryReader {
+  constructor(
+    readonly buf: Uint8Array,
+    public pos: number,
+    readonly end: number,
+    readonly faults: BinaryFaults,
+  ) {}
+
+  /** A reader of `[pos, end)` of the same bytes, with the same faults. */
+  slice(pos: number, end: number): BinaryReader {
+    return new BinaryReader(this.buf, pos, end, this.faults);
+  }
+
+  fail(what: string): never {
+    throw this.faults.malformed(this.pos, what);
+  }
+
+  byte(): number {
+    if (this.pos >= this.end) throw this.faults.truncated(this.pos);
+    return this.buf[this.pos++]!;
+  }
+
+  peek(): number {
+    if (this.pos >= this.end) throw this.faults.truncated(this.pos);
+    return this.buf[this.pos]!;
+  }
+
+  /** Unsigned LEB128 of at most 5 bytes (a u32). */
+  u32(): number {
+    let result = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const b = this.byte();
+      result += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) return result;
+    }
+    return this.fail('LEB128 integer too long');
+  }
+
+  /** Signed LEB128 up to 33 bits: in components, negative values are type opcodes, the rest type indices. */
+  s33(): number {
+    let result = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      b = this.byte();
+      result += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80 && shift < 35);
+    if (b & 0x40) result -= 2 ** shift;
+    return result;
+  }
+
+  /** A name: a u32 length, then that many bytes of UTF-8 (invalid UTF-8 throws a TypeError). */
+  string(): string {
+    const len = this.u32();
+    if (this.pos + len > this.end) throw this.faults.truncated(this.pos);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(this.buf.subarray(this.pos, this.pos + len));
+    this.pos += len;
+    return text;
+  }
+
+  vec<T>(item: () => T): T[] {
+    const n = this.u32();
+    const out: T[] = [];
+    for (let i = 0; i < n; i++) out.push(item());
+    return out;
+  }
+
+  skip(n: number): void {
+    if (this.pos + n > this.end) throw this.faults.truncated(this.pos);
+    this.pos += n;
+  }
+
+  optional<T>(item: () => T): T | undefined {
+    const flag = this.byte();
+    if (flag === 0) return undefined;
+    if (flag === 1) return item();
+    return this.fail(`expected 0x00 or 0x01, got 0x${flag.toString(16)}`);
+  }
+}
+
+/** `value` as unsigned LEB128. */
+export function encodeU32(value: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value = Math.floor(value / 128);
+    if (value) byte |= 0x80;
+    out.push(byte);
+  } while (value);
+  return out;
+}
