@@ -2,29 +2,13 @@
 // correlation of requests with their replies. Every message is a tagged union
 // member; requests carry an `id` that their reply echoes.
 
+import type { Registry } from 'prom-client';
 import type { Config } from './config/index.js';
+import type { ControlOutcome, ControlRequest } from './control.js';
 import type { LoadFailure, ServiceDescriptor, ServiceId } from './service.js';
-import type { MetricsSnapshot } from './worker/metrics.js';
 
-/**
- * A control operation (contract §5.2–5.4), sent by the worker that received
- * the HTTP call to the primary, which carries it out on every worker.
- */
-export type ControlRequest =
-  /** `config` is the restart body as sent; absent: the configuration file from the repository. */
-  | { op: 'restart'; service: ServiceId; config?: { bytes: Uint8Array; contentType: string } }
-  | { op: 'quiesce'; service: ServiceId }
-  | { op: 'reload' }
-  /** Not a change: every worker's metrics, summed (`/api/metrics`). */
-  | { op: 'metrics' };
-
-/** The primary's answer to a control request: the HTTP answer the worker gives. */
-export interface ControlAnswer {
-  status: number;
-  /** JSON, or text of `contentType`. */
-  body: Record<string, unknown> | string;
-  contentType?: string;
-}
+/** One worker's metrics as plain data: what crosses IPC to the primary. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 /** Primary → worker. */
 export type PrimaryMessage =
@@ -33,13 +17,14 @@ export type PrimaryMessage =
   /** Start instances for `service` aside, without serving them yet (first half of a restart). Answered by `staged`. */
   | { type: 'stage'; id: number; service: ServiceDescriptor }
   /** Serve the staged instances of `service` (`commit`) or drop them (`discard`). Answered by `done`. */
-  | { type: 'commit' | 'discard'; id: number; service: ServiceId }
+  | { type: 'commit'; id: number; service: ServiceId }
+  | { type: 'discard'; id: number; service: ServiceId }
   /** Refuse new calls to `service`, let the running ones finish, drop its instances. Answered by `done` once drained. */
   | { type: 'quiesce'; id: number; service: ServiceId }
   /** Send a snapshot of your metrics. Answered by `metrics`. */
   | { type: 'collect-metrics'; id: number }
   /** The answer to the worker's `control` request. */
-  | { type: 'control-answer'; id: number; answer: ControlAnswer }
+  | { type: 'control-answer'; id: number; outcome: ControlOutcome }
   /** Whether every worker has loaded the current set: drives `/api/ready`. */
   | { type: 'cluster-ready'; ready: boolean }
   /** Stop accepting, finish in-flight requests, exit 0. */
@@ -60,6 +45,13 @@ export type WorkerReply =
   | { type: 'done'; id: number }
   | { type: 'metrics'; id: number; snapshot: MetricsSnapshot };
 
+/** The reply each kind of request gets. */
+export type ReplyTo<T extends WorkerRequest['type']> = Extract<WorkerReply, { type: ReplyType[T] }>;
+type ReplyType = { load: 'loaded'; stage: 'staged'; commit: 'done'; discard: 'done'; quiesce: 'done'; 'collect-metrics': 'metrics' };
+
+/** A request of kind `T` before the correlator gives it its id (`type` apart, so that callers' literals infer `T`). */
+export type UnsentRequest<T extends WorkerRequest['type']> = Unsent<Extract<WorkerRequest, { type: T }>> & { type: T };
+
 /** Worker → primary. */
 export type WorkerMessage =
   | WorkerReply
@@ -68,6 +60,7 @@ export type WorkerMessage =
   /** Sent every HEARTBEAT_INTERVAL_MS while the worker's event loop turns, busy or not: how the primary tells a slow worker from a stuck one. */
   | { type: 'heartbeat' }
   /** An HTTP call asked for a control operation; answered by `control-answer` with the same id. */
+  /** A control operation (docs/api.md §5.2–5.4), asked for by the worker that received the HTTP call; the primary carries it out on every worker. */
   | { type: 'control'; id: number; request: ControlRequest }
   /** The worker cannot serve at all (e.g. the port is taken); the primary stops instead of respawning it forever. */
   | { type: 'fatal'; error: string };

@@ -6,10 +6,10 @@
 // and leaves a new one, and interleaving two would let one undo the other.
 // Reloads asked for while one runs are coalesced into the next one.
 
-import type { Worker } from 'node:cluster';
-import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
-import type { ControlAnswer, ControlRequest, Unsent, WorkerReply, WorkerRequest } from '../ipc.js';
+import { outcomeStatus, type ControlOutcome, type ControlRequest } from '../control.js';
+import type { ErrorCode } from '../errors.js';
+import type { ReplyTo, UnsentRequest, WorkerRequest } from '../ipc.js';
 import type { Logger } from '../log.js';
 import { serviceKey, serviceName, serviceRevision, type LoadFailure, type ServiceConfig, type ServiceDescriptor, type ServiceId } from '../service.js';
 import { buildCatalog, type Catalog } from './catalog.js';
@@ -18,10 +18,14 @@ import type { PersistedConfigs } from './persisted-configs.js';
 import { repositoryOptions } from './repositories.js';
 import { ConfigError, readConfigFile, serviceConfig } from './service-config.js';
 
-/** The workers, as the control plane reaches them (the supervisor). */
-export interface Fleet {
+/**
+ * The workers, as the control plane reaches them (the supervisor). A worker
+ * is an opaque handle `W` to it: what a worker is, and how a request reaches
+ * it, is the fleet's business (a test's fake fleet answers itself).
+ */
+export interface Fleet<W> {
   /** The workers now running (or starting). */
-  workers(): Worker[];
+  workers(): W[];
   /**
    * Sends `request` to `worker` (once it listens; a function makes the request
    * then) and waits for its reply: undefined when the worker dies first (its
@@ -30,28 +34,30 @@ export interface Fleet {
    * bounds its own work (instantiation by the request timeout, a drain by
    * its calls' deadlines), and one that stops sending heartbeats is replaced.
    */
-  ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs?: number): Promise<WorkerReply | undefined>;
+  ask<T extends WorkerRequest['type']>(worker: W, request: UnsentRequest<T> | (() => UnsentRequest<T>), timeoutMs?: number): Promise<ReplyTo<T> | undefined>;
 }
 
-export interface ControlPlaneOptions {
+export interface ControlPlaneOptions<W> {
   config: Config;
   cwd: string;
   log: Logger;
-  fleet: Fleet;
+  fleet: Fleet<W>;
   persisted: PersistedConfigs;
+  /** How long a metrics scrape waits for a worker's snapshot before leaving it out (default 10 s). */
+  metricsTimeoutMs?: number;
 }
 
 /** A metrics scrape does not wait longer for a worker's snapshot (it is left out). */
 const METRICS_TIMEOUT_MS = 10_000;
 
-export class ControlPlane {
-  readonly #opts: ControlPlaneOptions;
+export class ControlPlane<W> {
+  readonly #opts: ControlPlaneOptions<W>;
   readonly #log: Logger;
   #catalog: Catalog = { services: [], failures: [] };
   /** The operation running now (or the initial scan); the next one starts after it. */
   #serial: Promise<unknown> = Promise.resolve();
-  #reloadRunning: Promise<ControlAnswer> | undefined;
-  #reloadNext: Promise<ControlAnswer> | undefined;
+  #reloadRunning: Promise<ControlOutcome> | undefined;
+  #reloadNext: Promise<ControlOutcome> | undefined;
   /**
    * Versions the canary could not instantiate, by service key: out of the
    * catalog and not tried again until their revision changes (a start
@@ -60,7 +66,7 @@ export class ControlPlane {
   #unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
   readonly #metrics: PrimaryMetrics;
 
-  constructor(opts: ControlPlaneOptions) {
+  constructor(opts: ControlPlaneOptions<W>) {
     this.#opts = opts;
     this.#log = opts.log;
     this.#metrics = new PrimaryMetrics({ services: () => this.#catalog.services.length, workers: () => opts.fleet.workers().length });
@@ -84,7 +90,7 @@ export class ControlPlane {
     });
   }
 
-  handle(request: ControlRequest): Promise<ControlAnswer> {
+  handle(request: ControlRequest): Promise<ControlOutcome> {
     if (request.op === 'metrics') return this.#collectMetrics();
     const answer = (() => {
       switch (request.op) {
@@ -98,7 +104,7 @@ export class ControlPlane {
     })();
     return answer.then(
       (a) => {
-        this.#metrics.operation(request.op, a.status);
+        this.#metrics.operation(request.op, outcomeStatus(a));
         return a;
       },
       (e: unknown) => {
@@ -109,11 +115,11 @@ export class ControlPlane {
   }
 
   /** Not an operation: it runs beside them, and a worker that does not send its snapshot in time is left out. */
-  async #collectMetrics(): Promise<ControlAnswer> {
-    const { fleet } = this.#opts;
-    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, METRICS_TIMEOUT_MS)));
-    const snapshots = replies.flatMap((r) => (r?.type === 'metrics' ? [r.snapshot] : []));
-    return { status: 200, body: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
+  async #collectMetrics(): Promise<ControlOutcome> {
+    const { fleet, metricsTimeoutMs = METRICS_TIMEOUT_MS } = this.#opts;
+    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, metricsTimeoutMs)));
+    const snapshots = replies.flatMap((r) => (r ? [r.snapshot] : []));
+    return { outcome: 'metrics', text: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
   }
 
   #exclusive<T>(operation: () => Promise<T>): Promise<T> {
@@ -127,7 +133,7 @@ export class ControlPlane {
    * have changed after it scanned them), so it waits for the next one, which
    * every request arriving meanwhile shares.
    */
-  #reload(): Promise<ControlAnswer> {
+  #reload(): Promise<ControlOutcome> {
     if (!this.#reloadRunning) {
       this.#reloadRunning = this.#exclusive(() => this.#reloadOnce()).finally(() => (this.#reloadRunning = undefined));
       return this.#reloadRunning;
@@ -172,7 +178,7 @@ export class ControlPlane {
     return { services, failures: scanned.failures };
   }
 
-  async #reloadOnce(): Promise<ControlAnswer> {
+  async #reloadOnce(): Promise<ControlOutcome> {
     const previous = this.#catalog;
     this.#catalog = await this.#scan(previous);
     // One worker at a time, each swapping services only once their new
@@ -182,7 +188,7 @@ export class ControlPlane {
     for (const worker of others) await this.#load(worker);
     const { added, updated, removed } = diff(previous.services, this.#catalog.services);
     this.#log.info({ added, updated, removed, failed: this.#catalog.failures.length }, 'reloaded');
-    return { status: 200, body: { status: 'reloaded', added, updated, removed, failed: this.#catalog.failures } };
+    return { outcome: 'reloaded', added, updated, removed, failed: this.#catalog.failures };
   }
 
   /**
@@ -190,9 +196,9 @@ export class ControlPlane {
    * instantiate goes back to its `previous` version (or out, when new), so
    * the others are not asked to try it, and that version is set aside.
    */
-  async #tryOnCanary(canary: Worker, previous: Catalog): Promise<void> {
+  async #tryOnCanary(canary: W, previous: Catalog): Promise<void> {
     const reply = await this.#load(canary);
-    if (reply?.type !== 'loaded' || reply.failures.length === 0) return;
+    if (!reply || reply.failures.length === 0) return;
     for (const failure of reply.failures) {
       const tried = this.#catalog.services.find((s) => s.source === failure.source);
       if (!tried) continue;
@@ -203,37 +209,37 @@ export class ControlPlane {
     this.#catalog = keepPrevious(this.#catalog, previous, reply.failures);
   }
 
-  #load(worker: Worker): Promise<WorkerReply | undefined> {
+  #load(worker: W): Promise<ReplyTo<'load'> | undefined> {
     return this.#opts.fleet.ask(worker, { type: 'load', services: this.#catalog.services, failures: this.#catalog.failures });
   }
 
   /** Builds the new instances on every worker, then switches all of them; if any cannot be built, none switches. */
-  async #restart(id: ServiceId, body: { bytes: Uint8Array; contentType: string } | undefined): Promise<ControlAnswer> {
+  async #restart(id: ServiceId, body: { bytes: Uint8Array; contentType: string } | undefined): Promise<ControlOutcome> {
     const current = this.#find(id);
     if (!current) return unknownService(id);
     let config: ServiceConfig | null;
     try {
       config = body ? serviceConfig(body.bytes, body.contentType, 'restart body') : current.configFile ? await readConfigFile(current.configFile) : null;
     } catch (e) {
-      if (e instanceof ConfigError) return failure(400, 'invalid configuration', e.message, id);
+      if (e instanceof ConfigError) return failure('RT_ERR_INVALID_CONFIGURATION', e.message, id);
       throw e;
     }
     const next = revise(current, { config, quiesced: false });
     const workers = this.#opts.fleet.workers();
     const staged = await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'stage', service: next })));
-    let error = staged.map((reply) => (reply?.type === 'staged' ? reply.error : undefined)).find((e) => e !== undefined);
+    let error = staged.map((reply) => reply?.error).find((e) => e !== undefined);
     // Kept before any worker switches: a configuration that would not survive a host restart is refused.
     if (error === undefined) error = await this.#persist(id, body ? config : null);
     if (error !== undefined) {
       await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'discard', service: id })));
       this.#log.warn({ service: serviceName(id) }, `restart failed, the previous instances keep serving: ${error}`);
-      return failure(500, 'restart failed', error, id, { status: 'restart failed' });
+      return failure('RT_ERR_RESTART_FAILED', error, id, { status: 'restart failed' });
     }
     // In the catalog before any worker switches: a worker started meanwhile loads the new version.
     this.#replace(next);
     await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id })));
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
-    return { status: 200, body: { status: 'restarted', service: serviceName(id) } };
+    return { outcome: 'restarted', service: serviceName(id) };
   }
 
   /** Keeps a restart body's configuration (or forgets it: `null`); the error, if that fails. */
@@ -248,7 +254,7 @@ export class ControlPlane {
   }
 
   /** Answers once every worker has drained the service's calls and dropped its instances. */
-  async #quiesce(id: ServiceId): Promise<ControlAnswer> {
+  async #quiesce(id: ServiceId): Promise<ControlOutcome> {
     const current = this.#find(id);
     if (!current) return unknownService(id);
     // First in the catalog, so a worker started meanwhile comes up quiesced too.
@@ -257,7 +263,7 @@ export class ControlPlane {
     // however many are queued, a worker that drains is alive and left to it.
     await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id })));
     this.#log.info({ service: serviceName(id) }, 'quiesced');
-    return { status: 200, body: { status: 'quiesced', service: serviceName(id) } };
+    return { outcome: 'quiesced', service: serviceName(id) };
   }
 
   #find(id: ServiceId): ServiceDescriptor | undefined {
@@ -297,11 +303,11 @@ function diff(before: ServiceDescriptor[], after: ServiceDescriptor[]): Record<'
   };
 }
 
-/** The contract's error body (§5.5), with any operation-specific fields. */
-function failure(status: number, error: string, details: string, id: ServiceId, extra: Record<string, unknown> = {}): ControlAnswer {
-  return { status, body: new ApiError(status, error, details, { service: serviceName(id), ...extra }).body() };
+/** A failed operation on service `id`, with any operation-specific fields for its error body (docs/api.md §5.5). */
+function failure(code: ErrorCode, details: string, id: ServiceId, extra: Record<string, unknown> = {}): ControlOutcome {
+  return { outcome: 'failed', code, details, context: { service: serviceName(id), ...extra } };
 }
 
-function unknownService(id: ServiceId): ControlAnswer {
-  return failure(404, 'unknown service', `no service ${serviceName(id)} is loaded`, id);
+function unknownService(id: ServiceId): ControlOutcome {
+  return failure('RT_ERR_UNKNOWN_SERVICE', `no service ${serviceName(id)} is loaded`, id);
 }

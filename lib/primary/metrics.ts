@@ -4,7 +4,7 @@
 // followed by the primary's own.
 
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
-import type { MetricsSnapshot } from '../worker/metrics.js';
+import type { MetricsSnapshot } from '../ipc.js';
 
 export class PrimaryMetrics {
   readonly #registry = new Registry();

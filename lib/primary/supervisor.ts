@@ -4,17 +4,17 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ApiError } from '../api-error.js';
 import type { Config } from '../config/index.js';
+import type { ControlOutcome } from '../control.js';
 import {
   Correlator,
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TIMEOUT_MS,
   isWorkerMessage,
   WORKER_BOOTSTRAP_ENV,
-  type ControlAnswer,
   type PrimaryMessage,
-  type Unsent,
+  type ReplyTo,
+  type UnsentRequest,
   type WorkerBootstrap,
   type WorkerMessage,
   type WorkerReply,
@@ -45,11 +45,11 @@ export interface PrimaryOptions {
  */
 const STARTUP_HEARTBEAT_TIMEOUT_MS = 6 * HEARTBEAT_TIMEOUT_MS;
 
-export class Supervisor implements Fleet {
+export class Supervisor implements Fleet<Worker> {
   readonly #opts: PrimaryOptions;
   readonly #log: Logger;
   readonly #replies = new Correlator<WorkerReply>();
-  readonly #control: ControlPlane;
+  readonly #control: ControlPlane<Worker>;
   #loaded = false;
   #tls: TlsFiles | undefined;
   /** Settles on a worker's first message (`started`): only then is it listening. */
@@ -143,11 +143,11 @@ export class Supervisor implements Fleet {
       case 'control':
         void this.#control
           .handle(m.request)
-          .catch((e: unknown): ControlAnswer => {
+          .catch((e: unknown): ControlOutcome => {
             this.#log.error({ err: e }, `${m.request.op} failed`);
-            return { status: 500, body: new ApiError(500, `${m.request.op} failed`, e instanceof Error ? e.message : String(e)).body() };
+            return { outcome: 'failed', code: 'RT_ERR_CONTROL_FAILED', details: e instanceof Error ? e.message : String(e), context: { operation: m.request.op } };
           })
-          .then((answer) => this.#send(worker, { type: 'control-answer', id: m.id, answer }));
+          .then((outcome) => this.#send(worker, { type: 'control-answer', id: m.id, outcome }));
         break;
       case 'fatal':
         this.#log.fatal({ worker: worker.id }, m.error);
@@ -168,14 +168,15 @@ export class Supervisor implements Fleet {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   }
 
-  async ask(worker: Worker, request: Unsent<WorkerRequest> | (() => Unsent<WorkerRequest>), timeoutMs?: number): Promise<WorkerReply | undefined> {
+  async ask<T extends WorkerRequest['type']>(worker: Worker, request: UnsentRequest<T> | (() => UnsentRequest<T>), timeoutMs?: number): Promise<ReplyTo<T> | undefined> {
     const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer`);
     reply.catch(() => {}); // raced below; a late rejection must not go unhandled
     const gone = this.#gone.get(worker)!;
     try {
       await Promise.race([this.#started.get(worker), reply, gone]);
       this.#send(worker, { ...(typeof request === 'function' ? request() : request), id } as PrimaryMessage);
-      return await Promise.race([reply, gone]);
+      // The worker answers each request with its reply type (lib/worker/main.ts).
+      return (await Promise.race([reply, gone])) as ReplyTo<T>;
     } catch (e) {
       // Gone (its replacement loads the catalog as it is now), or slow to
       // answer a request that has a bound: left out, not killed. Whether a

@@ -3,7 +3,7 @@
 
 import cors from '@koa/cors';
 import Koa, { type Context, type Next } from 'koa';
-import { ApiError } from '../api-error.js';
+import { ApiError, asApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
@@ -20,7 +20,7 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
   // A line costs only when written: pino's info() is a no-op below its level.
-  app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId)));
+  app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId), config.http.request_timeout_seconds * 1000));
   app.use(errorAnswers(log));
   if (config.http.cors.enabled) app.use(corsFor(config, controlPolicy(config.http.control)));
   app.use(connectionCap(config.http.max_connections));
@@ -39,12 +39,13 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
  * (contract §5.7: the answer's `X-Request-Id` and the line's `reqId`); and
  * an `X-Rt-Worker` header naming the worker (the log lines carry the same
  * id), so an answer can be traced to its process. The arrival time it notes
- * is where the request's deadline counts from.
+ * is where the request's deadline counts from (docs/api.md §5.1).
  */
-function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string) {
+function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string, timeoutMs: number) {
   return async (ctx: RtContext, next: Next) => {
     const arrived = performance.now();
     ctx.state.arrived = arrived;
+    ctx.state.deadline = arrived + timeoutMs;
     const reqId = (ctx.state.requestId = requestId(ctx.get(REQUEST_ID_HEADER)));
     ctx.set(REQUEST_ID_HEADER, reqId);
     ctx.set('X-Rt-Worker', workerId);
@@ -93,23 +94,12 @@ async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
   if (ctx.body !== undefined || ctx.status < 400) return;
   switch (ctx.status) {
     case 404:
-      throw new ApiError(404, 'not found', `no route for ${ctx.method} ${ctx.path}`);
+      throw new ApiError('RT_ERR_NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
     case 405:
-      throw new ApiError(405, 'method not allowed', `${ctx.method} is not allowed on ${ctx.path} (allowed: ${ctx.response.get('Allow')})`);
+      throw new ApiError('RT_ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path} (allowed: ${ctx.response.get('Allow')})`);
     default:
-      throw new ApiError(ctx.status, 'not implemented', `${ctx.method} is not supported`);
+      throw new ApiError('RT_ERR_NOT_IMPLEMENTED', `${ctx.method} is not supported`, {}, {}, ctx.status);
   }
-}
-
-/**
- * rt's own failures are ApiErrors; an error from Koa or a middleware with a
- * 4xx status (http-errors) keeps it, with our body; anything else is a 500.
- */
-function asApiError(e: unknown): ApiError {
-  if (e instanceof ApiError) return e;
-  const status = (e as { status?: unknown })?.status;
-  const message = e instanceof Error ? e.message : String(e);
-  return typeof status === 'number' && status >= 400 && status < 500 ? new ApiError(status, 'bad request', message) : new ApiError(500, 'internal error', message);
 }
 
 /**
@@ -145,6 +135,6 @@ function corsFor(config: Config, control: ControlPolicy) {
 function connectionCap(max: number) {
   return (ctx: Context, next: Next) => {
     if (!overCapacity(ctx.req.socket)) return next();
-    throw new ApiError(503, 'too many connections', `this worker has http.max_connections (${max}) connections open; retry later`, {}, { 'Retry-After': '1', Connection: 'close' });
+    throw new ApiError('RT_ERR_TOO_MANY_CONNECTIONS', `this worker has http.max_connections (${max}) connections open; retry later`, {}, { 'Retry-After': '1', Connection: 'close' });
   };
 }

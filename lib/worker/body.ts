@@ -12,18 +12,18 @@
 
 import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
-import { ApiError, CLIENT_CLOSED_REQUEST } from '../api-error.js';
+import { ApiError, CLIENT_CLOSED_REQUEST } from '../errors.js';
 import { connectionError } from './connection-errors.js';
 
 /** The rest of a body that is not read cannot be skipped cheaply: these answers close their connection. */
 const CLOSE = { Connection: 'close' };
 
 export function tooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, 'request body too large', `the body exceeds http.max_body_bytes (${maxBytes} bytes)`, {}, CLOSE);
+  return new ApiError('RT_ERR_BODY_TOO_LARGE', `the body exceeds http.max_body_bytes (${maxBytes} bytes)`, {}, CLOSE);
 }
 
 function tooSlow(): ApiError {
-  return new ApiError(408, 'request timeout', "the body did not arrive by the request's deadline (http.request_timeout_seconds)", {}, CLOSE);
+  return new ApiError('RT_ERR_REQUEST_TIMEOUT', "the body did not arrive by the request's deadline (http.request_timeout_seconds)", {}, CLOSE);
 }
 
 /** What the request's Content-Type names, without parameters, lower-cased; '' when it has none. */
@@ -69,7 +69,7 @@ export function readBody(req: IncomingMessage, maxBytes: number, deadline: numbe
   const decoder = DECODERS[encoding];
   if (!decoder) {
     // 415, not 400: the body may be fine, in a coding rt does not know (RFC 9110 §15.5.16); Accept-Encoding names those it does.
-    const error = new ApiError(415, 'unsupported content encoding', `Content-Encoding "${encoding}" is not supported (send gzip, deflate, br or none)`, {}, { 'Accept-Encoding': ACCEPTED_ENCODINGS });
+    const error = new ApiError('RT_ERR_UNSUPPORTED_CONTENT_ENCODING', `Content-Encoding "${encoding}" is not supported (send gzip, deflate, br or none)`, {}, { 'Accept-Encoding': ACCEPTED_ENCODINGS });
     return Promise.reject(error);
   }
   const stream = decoder();
@@ -82,7 +82,7 @@ export function parseJson(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
-    throw new ApiError(400, 'invalid JSON', (e as Error).message);
+    throw new ApiError('RT_ERR_INVALID_JSON', (e as Error).message);
   }
 }
 
@@ -125,7 +125,7 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: 
       reads.delete(late);
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
-    source.once('error', (e: Error) => fail(source === req ? new ApiError(400, 'invalid body', e.message) : new ApiError(400, 'invalid body', `the body does not decode as its Content-Encoding says: ${e.message}`)));
+    source.once('error', (e: Error) => fail(source === req ? new ApiError('RT_ERR_INVALID_BODY', e.message) : new ApiError('RT_ERR_INVALID_BODY', `the body does not decode as its Content-Encoding says: ${e.message}`)));
     req.once('aborted', () => fail(whyAborted(req)));
   });
 }
@@ -138,6 +138,6 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: 
 function whyAborted(req: IncomingMessage): ApiError {
   const cause = req.socket.errored;
   return (
-    (cause && connectionError(cause)) ?? new ApiError(CLIENT_CLOSED_REQUEST, 'client closed request', 'the client closed the connection before its body arrived')
+    (cause && connectionError(cause)) ?? new ApiError('RT_ERR_CLIENT_CLOSED_REQUEST', 'the client closed the connection before its body arrived')
   );
 }

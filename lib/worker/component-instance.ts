@@ -2,9 +2,10 @@
 // instance thread (instance-thread.ts) or inline on the worker's main thread
 // (inline-instance.ts). It instantiates, runs `init(config)`, and makes calls,
 // turning each outcome into a `CallOutcome`: the value, the err case of a
-// top-level result, or a trap with its kind and message.
+// top-level result, or a trap with its error code and message.
 
 import { pathToFileURL } from 'node:url';
+import type { ErrorCode } from '../errors.js';
 import type { ExportLocation } from '../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from './host.js';
 
@@ -12,19 +13,20 @@ type Bound = (...args: unknown[]) => unknown;
 type CoreInstantiate = (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>;
 type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports: ImportObject, instantiateCore: CoreInstantiate) => Promise<Record<string, unknown>>;
 
-export type TrapKind = 'component trapped' | 'unsatisfied import' | 'component exited';
+/** How a call failed without an answer from the component (docs/api.md §5.5). */
+export type TrapCode = Extract<ErrorCode, 'RT_ERR_COMPONENT_TRAPPED' | 'RT_ERR_UNSATISFIED_IMPORT' | 'RT_ERR_COMPONENT_EXITED' | 'RT_ERR_INSTANCE_LOST'>;
 
 export type CallOutcome =
   | { status: 'ok'; value: unknown }
   /** The err case of a top-level result<T, E>: the payload E. */
   | { status: 'component-error'; payload: unknown }
-  | { status: 'trap'; kind: TrapKind | 'instance lost'; message: string }
+  | { status: 'trap'; code: TrapCode; message: string }
   /** Cut off at the call's deadline. */
   | { status: 'timeout' }
   /** Not made: the service's queue was full. */
   | { status: 'overloaded' }
   /** Not made: its JSON body, decoded on an instance thread (large-body.ts), does not fit the signature. */
-  | { status: 'bad-arguments'; error: string; details: string };
+  | { status: 'bad-arguments'; code: ErrorCode; details: string };
 
 export interface InstanceSpec {
   /** The jco glue module (file path). */
@@ -123,7 +125,7 @@ export class ComponentInstance {
     } catch (e) {
       if (this.spec.isInterrupt?.(e)) throw e;
       if (isComponentError(e)) return { status: 'component-error', payload: e.payload };
-      return { status: 'trap', kind: trapKind(e), message: this.#trapMessage(e) };
+      return { status: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
     }
   }
 
@@ -154,10 +156,10 @@ function isComponentError(e: unknown): e is { payload: unknown } {
   return e instanceof Error && e.constructor.name === 'ComponentError' && 'payload' in e;
 }
 
-function trapKind(e: unknown): TrapKind {
-  if (e instanceof UnsatisfiedImportError) return 'unsatisfied import';
-  if (e instanceof ComponentExit) return 'component exited';
-  return 'component trapped';
+function trapCode(e: unknown): TrapCode {
+  if (e instanceof UnsatisfiedImportError) return 'RT_ERR_UNSATISFIED_IMPORT';
+  if (e instanceof ComponentExit) return 'RT_ERR_COMPONENT_EXITED';
+  return 'RT_ERR_COMPONENT_TRAPPED';
 }
 
 export function errorText(e: unknown): string {

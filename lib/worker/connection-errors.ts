@@ -5,7 +5,7 @@
 // so they get the contract's error body (§5.5) from here.
 
 import { maxHeaderSize } from 'node:http';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 
 /** Node's error for a request whose headers or body did not arrive within the server's timeouts. */
 export const REQUEST_TIMEOUT_CODE = 'ERR_HTTP_REQUEST_TIMEOUT';
@@ -13,14 +13,14 @@ export const REQUEST_TIMEOUT_CODE = 'ERR_HTTP_REQUEST_TIMEOUT';
 /** The answer for an error Node's HTTP server reports on a connection; undefined when there is none to give (a reset, a hang-up, a write error). */
 export function connectionError(error: Error & { code?: string; reason?: string }): ApiError | undefined {
   if (error.code === REQUEST_TIMEOUT_CODE) {
-    return new ApiError(408, 'request timeout', 'the request did not arrive in time (http.request_timeout_seconds)');
+    return new ApiError('RT_ERR_REQUEST_TIMEOUT', 'the request did not arrive in time (http.request_timeout_seconds)');
   }
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    return new ApiError(431, 'request header fields too large', `the request's headers exceed ${maxHeaderSize} bytes`);
+    return new ApiError('RT_ERR_REQUEST_HEADERS_TOO_LARGE', `the request's headers exceed ${maxHeaderSize} bytes`);
   }
   // The client closed its side mid-request: nobody is there to read an answer (a client abort, contract §5.5).
   if (error.code === 'HPE_INVALID_EOF_STATE') return undefined;
   // llhttp's codes: HPE_INVALID_METHOD, HPE_INVALID_CHUNK_SIZE, ... with the reason in words.
-  if (error.code?.startsWith('HPE_')) return new ApiError(400, 'bad request', `the request is not valid HTTP: ${error.reason ?? error.message}`);
+  if (error.code?.startsWith('HPE_')) return new ApiError('RT_ERR_BAD_REQUEST', `the request is not valid HTTP: ${error.reason ?? error.message}`);
   return undefined;
 }

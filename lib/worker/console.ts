@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Next } from 'koa';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 
 /** Where the build writes the console (dist/lib/worker/console.js → dist/console). */
 export const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
@@ -82,7 +82,7 @@ export function consoleFiles(files: Map<string, ConsoleFile>) {
     if (path !== '/' && path !== '/console' && !path.startsWith(CONSOLE_PATH)) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', 'GET, HEAD');
-      throw new ApiError(405, 'method not allowed', `${ctx.method} is not allowed on ${path} (allowed: GET, HEAD)`);
+      throw new ApiError('RT_ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${path} (allowed: GET, HEAD)`);
     }
     if (path === '/' || path === '/console') {
       ctx.redirect(CONSOLE_PATH);
@@ -91,7 +91,7 @@ export function consoleFiles(files: Map<string, ConsoleFile>) {
     const name = path === CONSOLE_PATH ? 'index.html' : path.slice(CONSOLE_PATH.length);
     const file = files.get(name);
     if (!file) {
-      if (name === 'index.html') throw new ApiError(404, 'not found', 'the console is not built (no dist/console/index.html): run `npm run build`');
+      if (name === 'index.html') throw new ApiError('RT_ERR_NOT_FOUND', 'the console is not built (no dist/console/index.html): run `npm run build`');
       return next();
     }
     ctx.set(SECURITY_HEADERS);

@@ -9,7 +9,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
 
 /** What a request says about where it comes from and who sends it. */
@@ -54,11 +54,11 @@ export function controlRefusal(request: ControlCredentials, policy: ControlPolic
   const allowed = origin !== undefined && controlOriginAllowed(origin, host, policy);
   if ((origin !== undefined || secFetchSite === 'cross-site') && !allowed) {
     const from = origin === undefined ? 'a cross-site page' : `origin ${origin}`;
-    return new ApiError(403, 'forbidden', `control operations are refused from ${from}: it is not rt's own origin nor listed in http.control.allowed_origins`);
+    return new ApiError('RT_ERR_FORBIDDEN', `control operations are refused from ${from}: it is not rt's own origin nor listed in http.control.allowed_origins`);
   }
   if (policy.tokenDigest && !bearerMatches(request.authorization, policy.tokenDigest)) {
     const details = request.authorization === undefined ? 'control operations need "Authorization: Bearer <token>" (http.control.token is set)' : 'the bearer token does not match http.control.token';
-    return new ApiError(401, 'unauthorized', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
+    return new ApiError('RT_ERR_UNAUTHORIZED', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
 // HTTP answers here too.
 
 import type { Logger } from 'pino';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, typeCodec, type FunctionCodec } from '../wit/codec.js';
 import type { StreamSignature } from '../wit/streaming.js';
@@ -29,9 +29,9 @@ export type InvokeResult = { kind: 'json'; value: unknown } | { kind: 'bytes'; b
 
 /** The 504 of a call, of one `next` of a stream, and of a whole stream. */
 const TIMEOUTS = {
-  call: ['call timed out', "the call did not finish within http.request_timeout_seconds of the request's arrival and was cut off"],
-  next: ['call timed out', 'a next call of the stream did not return within http.request_timeout_seconds and was cut off'],
-  stream: ['stream timed out', "the stream did not end within http.stream_timeout_seconds of the request's arrival and was ended"],
+  call: ['RT_ERR_CALL_TIMEOUT', "the call did not finish within http.request_timeout_seconds of the request's arrival and was cut off"],
+  next: ['RT_ERR_CALL_TIMEOUT', 'a next call of the stream did not return within http.request_timeout_seconds and was cut off'],
+  stream: ['RT_ERR_STREAM_TIMEOUT', "the stream did not end within http.stream_timeout_seconds of the request's arrival and was ended"],
 } as const;
 
 /** Seconds a client refused for a full queue is asked to wait. */
@@ -143,9 +143,9 @@ export class HostedService {
    */
   #prepare(method: Method, body: unknown): { execution: Execution; args: Arguments; codec: FunctionCodec } {
     const codec = method.codec;
-    if (!codec) throw new ApiError(400, 'method not invocable', method.descriptor.reason ?? 'not invocable', this.#where(method));
+    if (!codec) throw new ApiError('RT_ERR_METHOD_NOT_INVOCABLE', method.descriptor.reason ?? 'not invocable', this.#where(method));
     const execution = this.#quiescing ? undefined : this.#execution;
-    if (!execution) throw new ApiError(503, 'service quiesced', `${this.name} is quiesced: restart it to serve again`, this.#where(method));
+    if (!execution) throw new ApiError('RT_ERR_SERVICE_QUIESCED', `${this.name} is quiesced: restart it to serve again`, this.#where(method));
     if (body instanceof LargeJsonBody) return { execution, args: body, codec };
     try {
       return { execution, args: codec.decodeArgs(body), codec };
@@ -161,18 +161,18 @@ export class HostedService {
     switch (outcome.status) {
       case 'component-error': {
         const payload = method.codec!.encodeError(outcome.payload);
-        return new ApiError(500, 'method returned an error', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
+        return new ApiError('RT_ERR_METHOD_RETURNED_ERROR', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
       }
       case 'trap':
-        return new ApiError(500, outcome.kind, outcome.message, where);
+        return new ApiError(outcome.code, outcome.message, where);
       case 'timeout': {
-        const [error, details] = TIMEOUTS['what' in outcome ? outcome.what : 'call'];
-        return new ApiError(504, error, details, where);
+        const [code, details] = TIMEOUTS['what' in outcome ? outcome.what : 'call'];
+        return new ApiError(code, details, where);
       }
       case 'overloaded':
-        return new ApiError(503, 'service overloaded', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+        return new ApiError('RT_ERR_SERVICE_OVERLOADED', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
       case 'bad-arguments':
-        return new ApiError(400, outcome.error, outcome.details, where);
+        return new ApiError(outcome.code, outcome.details, where);
     }
   }
 

@@ -82,7 +82,7 @@ export class InlineInstance {
         if (fresh === 'interrupted') return { status: 'interrupted' };
         instance = fresh;
       } catch (e) {
-        return { status: 'trap', kind: 'instance lost', message: `could not create a fresh instance: ${errorText(e)}` };
+        return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `could not create a fresh instance: ${errorText(e)}` };
       }
     }
     let outcome: CallOutcome;

@@ -17,7 +17,7 @@
 // by its own deadline.
 
 import { Worker } from 'node:worker_threads';
-import type { CallOutcome, TrapKind } from './component-instance.js';
+import type { CallOutcome, TrapCode } from './component-instance.js';
 import { LargeJsonBody, type Arguments } from './large-body.js';
 import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
@@ -35,7 +35,7 @@ export interface PoolOptions {
 /** How a stream that was open ended badly: `next` returned err or trapped, a deadline passed, or the instance went away. */
 export type StreamFailure =
   | { status: 'component-error'; payload: unknown }
-  | { status: 'trap'; kind: TrapKind | 'instance lost'; message: string }
+  | { status: 'trap'; code: TrapCode; message: string }
   | { status: 'timeout'; what: 'next' | 'stream' };
 
 /** Where an open stream's framed items go. */
@@ -90,7 +90,7 @@ const STUCK_MS = 100;
 const IDLE_MS = 10_000;
 /** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
 const MAX_OVERFLOW = 4;
-const UNLOADED: CallOutcome = { status: 'trap', kind: 'instance lost', message: 'the service was unloaded' };
+const UNLOADED: CallOutcome = { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: 'the service was unloaded' };
 
 let nextId = 0;
 
@@ -232,7 +232,7 @@ class InstanceThread {
   /** The thread is gone or cannot make an instance: its call fails and the pool replaces it. */
   #lose(reason: string): void {
     if (this.#lost) return;
-    void this.end({ status: 'trap', kind: 'instance lost', message: `the instance was lost: ${reason}` });
+    void this.end({ status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the instance was lost: ${reason}` });
     this.pool.replace(this);
   }
 }
@@ -434,11 +434,11 @@ function outcomeOf(answer: CallAnswer): CallOutcome {
     case COMPONENT_ERROR:
       return { status: 'component-error', payload: answer[2] };
     case TRAP:
-      return { status: 'trap', kind: answer[2], message: answer[3] };
+      return { status: 'trap', code: answer[2], message: answer[3] };
     case BAD_ARGUMENTS:
-      return { status: 'bad-arguments', error: answer[2], details: answer[3] };
+      return { status: 'bad-arguments', code: answer[2], details: answer[3] };
     default:
-      return { status: 'trap', kind: 'instance lost', message: `unexpected answer ${answer[1]}` };
+      return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `unexpected answer ${answer[1]}` };
   }
 }
 
@@ -458,6 +458,6 @@ function asFailure(outcome: CallOutcome | StreamFailure): StreamFailure {
     case 'component-error':
       return outcome;
     default:
-      return { status: 'trap', kind: 'instance lost', message: `the stream ended unexpectedly (${outcome.status})` };
+      return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the stream ended unexpectedly (${outcome.status})` };
   }
 }

@@ -82,9 +82,9 @@ function answer(id: number, outcome: CallOutcome): CallAnswer {
     case 'component-error':
       return [id, COMPONENT_ERROR, outcome.payload];
     case 'trap':
-      return [id, TRAP, outcome.kind, outcome.message];
+      return [id, TRAP, outcome.code, outcome.message];
     default:
-      return [id, TRAP, 'component trapped', `unexpected outcome ${outcome.status}`];
+      return [id, TRAP, 'RT_ERR_COMPONENT_TRAPPED', `unexpected outcome ${outcome.status}`];
   }
 }
 
@@ -102,7 +102,7 @@ function drain(): void {
     const [id, method, body, framing, credit] = queue.shift()!;
     const args = argumentsOf(method, body);
     if (!Array.isArray(args)) {
-      post([id, BAD_ARGUMENTS, args.error, args.details]);
+      post([id, BAD_ARGUMENTS, args.code, args.details]);
       continue;
     }
     const outcome = instance.call(method, args);

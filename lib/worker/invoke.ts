@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { streamMediaType } from '../wit/streaming.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
 import type { Method } from './hosted-service.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from './large-body.js';
@@ -28,7 +28,6 @@ export interface InvokeDeps {
 
 export function invokeRoute({ config, registry, state, requests, log }: InvokeDeps) {
   const maxBytes = config.http.max_body_bytes;
-  const timeoutMs = config.http.request_timeout_seconds * 1000;
   const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
   const seriesOf = new WeakMap<Method, Series>();
 
@@ -41,7 +40,7 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
     if (!series) seriesOf.set(first.method, (series = requests.series(first.hosted.name, first.method.descriptor.name)));
     ctx.state.series = series;
 
-    const deadline = ctx.state.arrived + timeoutMs;
+    const { deadline } = ctx.state;
     const args = await readArguments(ctx, first.method, maxBytes, deadline);
     // A reload or restart may have replaced the service while the body
     // arrived; the replaced one is draining, so call the one serving now.
@@ -86,13 +85,13 @@ async function readArguments(ctx: RtContext, method: Method, maxBytes: number, d
   const where = { service: ctx.state.service, method: ctx.state.method };
   if (raw) {
     if (!method.bytesParam) {
-      throw new ApiError(415, 'unsupported content type', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
+      throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
     }
     return [await readBody(ctx.req, maxBytes, deadline)];
   }
   if (!isJson(type)) {
     const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
-    throw new ApiError(415, 'unsupported content type', `send ${accepted} (got ${type || 'no content type'})`, where);
+    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `send ${accepted} (got ${type || 'no content type'})`, where);
   }
   const bytes = await readBody(ctx.req, maxBytes, deadline);
   return bytes.length > MAIN_THREAD_JSON_BYTES ? new LargeJsonBody(bytes) : parseJson(bytes);

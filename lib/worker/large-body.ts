@@ -12,7 +12,7 @@
 // decode, clone), and the common small call keeps its path: parsed and
 // decoded where it arrived.
 
-import { ApiError } from '../api-error.js';
+import { ApiError, type ErrorCode } from '../errors.js';
 import { CodecError, type FunctionCodec } from '../wit/codec.js';
 import { parseJson } from './body.js';
 
@@ -34,7 +34,7 @@ export type Arguments = unknown[] | LargeJsonBody;
 
 /** Why a body does not decode: the 400 it answers. */
 export interface BadArguments {
-  error: string;
+  code: ErrorCode;
   details: string;
 }
 
@@ -43,7 +43,7 @@ export function decodeJsonBody(codec: Pick<FunctionCodec, 'decodeArgs'>, bytes: 
   try {
     return codec.decodeArgs(parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
   } catch (e) {
-    if (e instanceof ApiError) return { error: e.error, details: e.details };
+    if (e instanceof ApiError) return { code: e.code, details: e.details };
     if (e instanceof CodecError) return invalidArguments(e);
     throw e;
   }
@@ -51,5 +51,5 @@ export function decodeJsonBody(codec: Pick<FunctionCodec, 'decodeArgs'>, bytes: 
 
 /** The 400 of arguments that do not fit the signature, wherever they were decoded. */
 export function invalidArguments(e: CodecError): BadArguments {
-  return { error: 'invalid arguments', details: e.message };
+  return { code: 'RT_ERR_INVALID_ARGUMENTS', details: e.message };
 }

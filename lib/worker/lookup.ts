@@ -2,7 +2,7 @@
 // when there is none: 404 naming what is known, or 503 while this worker is
 // still loading (its set is not yet the primary's).
 
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 import type { HostedService, Method } from './hosted-service.js';
 import type { ServiceRegistry } from './registry.js';
 
@@ -16,13 +16,13 @@ export interface WorkerState {
 export function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {
   const hosted = registry.get(domain, service);
   if (hosted) return hosted;
-  if (!state.loaded) throw new ApiError(503, 'not ready', 'this worker is still loading the components', { service: `${domain}.${service}` });
-  throw new ApiError(404, 'unknown service', `no service ${domain}.${service} is loaded`, { service: `${domain}.${service}` });
+  if (!state.loaded) throw new ApiError('RT_ERR_NOT_READY', 'this worker is still loading the components', { service: `${domain}.${service}` });
+  throw new ApiError('RT_ERR_UNKNOWN_SERVICE', `no service ${domain}.${service} is loaded`, { service: `${domain}.${service}` });
 }
 
 export function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {
   const method = hosted.method(name);
   if (method) return { hosted, method };
   const known = hosted.descriptor.methods.map((m) => m.name).join(', ');
-  throw new ApiError(404, 'unknown method', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
+  throw new ApiError('RT_ERR_UNKNOWN_METHOD', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
 }

@@ -9,12 +9,11 @@ import {
   HEARTBEAT_INTERVAL_MS,
   isPrimaryMessage,
   WORKER_BOOTSTRAP_ENV,
-  type ControlAnswer,
-  type ControlRequest,
   type PrimaryMessage,
   type WorkerBootstrap,
   type WorkerMessage,
 } from '../ipc.js';
+import type { ControlOutcome, ControlRequest } from '../control.js';
 import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
 import { WorkerMetrics } from './metrics.js';
@@ -34,12 +33,12 @@ function send(message: WorkerMessage): void {
  */
 const CONTROL_TIMEOUT_MS = 600_000;
 const SEQUENTIAL = new Set<PrimaryMessage['type']>(['load', 'stage', 'commit', 'discard', 'quiesce']);
-const controlAnswers = new Correlator<{ id: number; answer: ControlAnswer }>();
+const controlAnswers = new Correlator<{ id: number; outcome: ControlOutcome }>();
 
-function askPrimary(request: ControlRequest): Promise<ControlAnswer> {
+function askPrimary(request: ControlRequest): Promise<ControlOutcome> {
   const { id, reply } = controlAnswers.request(CONTROL_TIMEOUT_MS, `the primary did not answer "${request.op}"`);
   send({ type: 'control', id, request });
-  return reply.then((r) => r.answer);
+  return reply.then((r) => r.outcome);
 }
 
 async function main(): Promise<void> {

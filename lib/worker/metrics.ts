@@ -5,11 +5,9 @@
 // are recorded on every request, where prom-client's bookkeeping costs too much.
 
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { MetricsSnapshot } from '../ipc.js';
 import type { ServiceRegistry } from './registry.js';
 import { RequestStats } from './request-stats.js';
-
-/** One worker's metrics as plain data: what crosses IPC to the primary. */
-export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 export class WorkerMetrics {
   readonly #registry = new Registry();

@@ -6,7 +6,7 @@
 // the series become prom-client's metric JSON only when the primary asks for
 // a snapshot (a few times a minute).
 
-import type { MetricsSnapshot } from './metrics.js';
+import type { MetricsSnapshot } from '../ipc.js';
 
 /** Upper bounds of the duration histogram's buckets, in seconds. */
 export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

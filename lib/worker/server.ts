@@ -22,7 +22,7 @@ import { createServer as createHttpServer, STATUS_CODES, type RequestListener, t
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { connectionError } from './connection-errors.js';
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
@@ -74,7 +74,7 @@ function options(http: HttpSettings) {
 function needingHost(handler: RequestListener): RequestListener {
   return (req, res) => {
     if (req.headers.host !== undefined || req.httpVersion !== '1.1') return handler(req, res);
-    const { headers, body } = outsideAnswer(new ApiError(400, 'bad request', 'an HTTP/1.1 request needs a Host header'), requestId(String(req.headers['x-request-id'] ?? '')));
+    const { headers, body } = outsideAnswer(new ApiError('RT_ERR_BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'), requestId(String(req.headers['x-request-id'] ?? '')));
     res.writeHead(400, headers);
     res.end(body);
   };

@@ -8,7 +8,7 @@
 // final chunk, so no client takes a broken stream for a whole one.
 
 import type { Logger } from 'pino';
-import { CLIENT_CLOSED_REQUEST, type ApiError } from '../api-error.js';
+import { CLIENT_CLOSED_REQUEST, type ApiError } from '../errors.js';
 import type { StreamFailure, StreamHandle, StreamSink } from './instance-pool.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';

@@ -2,10 +2,11 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
+import type { ErrorCode } from '../errors.js';
 import type { ExportLocation } from '../service.js';
 import type { StreamSignature } from '../wit/streaming.js';
 import type { ImportedItem, WitFunction } from '../wit/types.js';
-import type { TrapKind } from './component-instance.js';
+import type { TrapCode } from './component-instance.js';
 import type { Grants } from './host.js';
 
 /** What an instance thread is started with (its `workerData`). */
@@ -74,10 +75,10 @@ export type CallAnswer =
   | [id: number, status: typeof OK, value: unknown]
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
-  | [id: number, status: typeof TRAP, kind: TrapKind | 'instance lost', message: string]
+  | [id: number, status: typeof TRAP, code: TrapCode, message: string]
   | [id: number, status: typeof CHUNK, bytes: Uint8Array]
   | [id: number, status: typeof END]
-  | [id: number, status: typeof BAD_ARGUMENTS, error: string, details: string];
+  | [id: number, status: typeof BAD_ARGUMENTS, code: ErrorCode, details: string];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =

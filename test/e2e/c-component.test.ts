@@ -50,7 +50,7 @@ describe('a C component on wasi-libc (e2e)', function () {
   it('gives libc no host files and no host environment', async () => {
     const passwd = await invoke(rt!, 'acme/libc/invoke/read-file', { path: '/etc/passwd' });
     expect(passwd.status).to.equal(500);
-    expect(passwd.body).to.include({ error: 'method returned an error', service: 'acme.libc', method: 'read-file' });
+    expect(passwd.body).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', service: 'acme.libc', method: 'read-file' });
     expect(passwd.body.details).to.match(/no such file|capabilities insufficient/i);
     expect((await invoke(rt!, 'acme/libc/invoke/env', { name: 'PATH' })).body).to.deep.equal({ result: null });
   });

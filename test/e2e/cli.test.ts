@@ -125,7 +125,7 @@ describe('rt command line (e2e)', () => {
           expect(health.status).to.equal(200);
           const ready = await call(`${rt.url}/api/ready`, { method: 'GET' });
           seen.add(ready.status);
-          if (ready.status !== 200) expect(ready.body).to.include({ error: 'not ready' });
+          if (ready.status !== 200) expect(ready.body).to.include({ error: 'not ready', code: 'RT_ERR_NOT_READY' });
         }
         expect([...seen]).to.deep.equal([503, 200]);
       } finally {

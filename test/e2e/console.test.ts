@@ -197,7 +197,7 @@ describe('console (e2e, Chromium)', function () {
         const res = await fetch(`${off.url}${path}`, { redirect: 'manual' });
         expect(res.status, path).to.equal(404);
         expect(res.headers.get('content-type'), path).to.match(/^application\/json/);
-        expect(await res.json(), path).to.deep.include({ error: 'not found' });
+        expect(await res.json(), path).to.deep.include({ error: 'not found', code: 'RT_ERR_NOT_FOUND' });
       }
     } finally {
       await off.stop();

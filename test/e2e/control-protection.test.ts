@@ -44,7 +44,7 @@ describe('control operations from browsers, and the token (e2e)', function () {
         // A "simple" request: a page can send it without a preflight.
         const res = await control(rt, op, { origin: FOREIGN, 'content-type': 'text/plain' }, '{"greeting": "pwned"}');
         expect(res.status, `${op}: ${res.text}`).to.equal(403);
-        expect(res.body).to.include({ error: 'forbidden' });
+        expect(res.body).to.include({ error: 'forbidden', code: 'RT_ERR_FORBIDDEN' });
         expect(res.body.details).to.include(FOREIGN);
         if (op !== 'reload') expect(res.body).to.include({ service: 'acme.versioned' });
         expect(res.headers.get('x-request-id')).to.be.a('string');
@@ -110,7 +110,7 @@ describe('control operations from browsers, and the token (e2e)', function () {
     it('answers 401 without the bearer token or with a wrong one, and carries out the request with it', async () => {
       const none = await control(rt, 'reload');
       expect(none.status).to.equal(401);
-      expect(none.body).to.include({ error: 'unauthorized' });
+      expect(none.body).to.include({ error: 'unauthorized', code: 'RT_ERR_UNAUTHORIZED' });
       expect(none.headers.get('www-authenticate')).to.match(/^Bearer /);
       for (const authorization of [`Bearer ${TOKEN}x`, 'Bearer ', `Basic ${TOKEN}`, `Bearer ${TOKEN.slice(0, -1)}`]) {
         const res = await control(rt, 'restart', { authorization });

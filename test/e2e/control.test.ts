@@ -140,6 +140,7 @@ describe('control plane (e2e)', function () {
       expect(res.status).to.equal(500);
       expect(res.body).to.deep.equal({
         error: 'restart failed',
+        code: 'RT_ERR_RESTART_FAILED',
         details: 'init returned an error: refused: please fail',
         service: 'acme.configured',
         status: 'restart failed',
@@ -176,14 +177,14 @@ describe('control plane (e2e)', function () {
     it('answers 413 for a body over http.max_body_bytes, and keeps serving', async () => {
       const res = await restart('acme/configured', JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES) }), 'application/json');
       expect(res.status).to.equal(413);
-      expect(res.body).to.deep.include({ error: 'request body too large', service: 'acme.configured' });
+      expect(res.body).to.deep.include({ error: 'request body too large', code: 'RT_ERR_BODY_TOO_LARGE', service: 'acme.configured' });
       expect((await invoke(rt, 'acme/configured/invoke/setting', { key: 'db.host' })).body).to.deep.equal({ result: 'other' });
     });
 
     it('answers 404 for an unknown service', async () => {
       const res = await restart('acme/nothing');
       expect(res.status).to.equal(404);
-      expect(res.body).to.include({ error: 'unknown service', service: 'acme.nothing' });
+      expect(res.body).to.include({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', service: 'acme.nothing' });
     });
 
     it('keeps a restart body across a host restart, until a restart without body goes back to the file', async function () {
@@ -224,7 +225,7 @@ describe('control plane (e2e)', function () {
 
       const refused = await invoke(rt, 'acme/held/invoke/preopens', {});
       expect(refused.status).to.equal(503);
-      expect(refused.body).to.deep.include({ error: 'service quiesced', service: 'acme.held', method: 'preopens' });
+      expect(refused.body).to.deep.include({ error: 'service quiesced', code: 'RT_ERR_SERVICE_QUIESCED', service: 'acme.held', method: 'preopens' });
       const again = await call(`${rt.url}/api/services/acme/held/quiesce`, { method: 'PUT' });
       expect(again.status).to.equal(200);
       const listed = (await call(`${rt.url}/api/services/acme/held`, { method: 'GET' })).body;
@@ -359,7 +360,7 @@ describe('control plane (e2e)', function () {
       await broken.ready();
       const res = await call(`${broken.url}/api/services/acme/configured/restart`, { body: '{"kept": false}', contentType: 'application/json' });
       expect(res.status).to.equal(500);
-      expect(res.body).to.deep.include({ error: 'restart failed', status: 'restart failed', service: 'acme.configured' });
+      expect(res.body).to.deep.include({ error: 'restart failed', code: 'RT_ERR_RESTART_FAILED', status: 'restart failed', service: 'acme.configured' });
       expect(res.body.details).to.match(/^cannot keep the configuration in \/dev\/null\/rt\/restart-configs: ENOTDIR/);
       expect((await invoke(broken, 'acme/configured/invoke/config-text')).body).to.deep.equal({ result: CONFIG_FILE });
       // Nothing kept, nothing to forget: a restart without a body works.

@@ -61,7 +61,7 @@ describe('execution model (e2e)', function () {
           const res = await invoke(rt, `acme/${service}/invoke/${method}`, {});
           const elapsed = performance.now() - started;
           expect(res.status, `${attempt} runaway`).to.equal(504);
-          expect(res.body).to.include({ error: 'call timed out', service: `acme.${service}`, method });
+          expect(res.body).to.include({ error: 'call timed out', code: 'RT_ERR_CALL_TIMEOUT', service: `acme.${service}`, method });
           expect(elapsed, `${attempt} runaway`).to.be.within(TIMEOUT_S * 1000 - 50, TIMEOUT_S * 1000 + 1000);
           expect(await placement(service)).to.equal('threads');
         }
@@ -123,7 +123,7 @@ describe('execution model (e2e)', function () {
     expect(answer.status).to.equal(408);
     expect(answer.connection).to.equal('close');
     expect(performance.now() - sent).to.be.within(TIMEOUT_S * 1000 - 100, TIMEOUT_S * 1000 + 1500);
-    expect(JSON.parse(answer.text)).to.include({ error: 'request timeout', service: 'example.calculator', method: 'add' });
+    expect(JSON.parse(answer.text)).to.include({ error: 'request timeout', code: 'RT_ERR_REQUEST_TIMEOUT', service: 'example.calculator', method: 'add' });
     expect(await instances('example/calculator')).to.include({ placement: 'inline' });
   });
 
@@ -141,7 +141,7 @@ describe('execution model (e2e)', function () {
       expect(refused.length + cut.length).to.equal(12);
       expect(refused.length).to.be.at.least(4);
       for (const { res, at } of refused) {
-        expect(res.body).to.include({ error: 'service overloaded', service: 'acme.bounded', method: 'forever' });
+        expect(res.body).to.include({ error: 'service overloaded', code: 'RT_ERR_SERVICE_OVERLOADED', service: 'acme.bounded', method: 'forever' });
         expect(res.headers.get('retry-after')).to.equal('1');
         expect(at).to.be.below(1000);
       }

@@ -114,7 +114,7 @@ describe('HTTP hardening (e2e)', function () {
       const answer = await raw.answer();
       const closedAfter = await raw.closedWithin(CUT_WITHIN_MS);
       expect(answer.status).to.equal(408);
-      expect(json(answer)).to.deep.include({ error: 'request timeout', service: 'acme.bytes', method: 'size' });
+      expect(json(answer)).to.deep.include({ error: 'request timeout', code: 'RT_ERR_REQUEST_TIMEOUT', service: 'acme.bytes', method: 'size' });
       expect(answer.headers['connection']).to.equal('close');
       expect(closedAfter).to.be.above(REQUEST_TIMEOUT_SECONDS * 1000 - 500);
       const line = await logLine(answer.headers['x-request-id']!);
@@ -128,7 +128,7 @@ describe('HTTP hardening (e2e)', function () {
       // The health check answers at once; the rest of its body never comes.
       expect(unread.status).to.equal(200);
       expect(slowHeaders.status).to.equal(408);
-      expect(json(slowHeaders)).to.include({ error: 'request timeout' });
+      expect(json(slowHeaders)).to.include({ error: 'request timeout', code: 'RT_ERR_REQUEST_TIMEOUT' });
       expect(slowHeaders.headers['content-type']).to.match(/^application\/json/);
       expect(slowHeaders.headers['x-request-id']).to.match(UUID);
       await Promise.all([headers.closedWithin(CUT_WITHIN_MS), body.closedWithin(CUT_WITHIN_MS)]);
@@ -155,12 +155,12 @@ describe('HTTP hardening (e2e)', function () {
       const huge = (await Raw.open(rt.port)).send(`GET /api/health HTTP/1.1\r\nHost: rt\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
       const [bad, noHost, tooLarge] = await Promise.all([garbage.answer(), hostless.answer(), huge.answer()]);
       expect(bad.status).to.equal(400);
-      expect(json(bad)).to.include({ error: 'bad request' });
+      expect(json(bad)).to.include({ error: 'bad request', code: 'RT_ERR_BAD_REQUEST' });
       expect(json(bad).details).to.match(/^the request is not valid HTTP: /);
       expect(noHost.status).to.equal(400);
-      expect(json(noHost)).to.deep.equal({ error: 'bad request', details: 'an HTTP/1.1 request needs a Host header' });
+      expect(json(noHost)).to.deep.equal({ error: 'bad request', code: 'RT_ERR_BAD_REQUEST', details: 'an HTTP/1.1 request needs a Host header' });
       expect(tooLarge.status).to.equal(431);
-      expect(json(tooLarge)).to.include({ error: 'request header fields too large' });
+      expect(json(tooLarge)).to.include({ error: 'request header fields too large', code: 'RT_ERR_REQUEST_HEADERS_TOO_LARGE' });
       for (const answer of [bad, noHost, tooLarge]) {
         expect(answer.headers['content-type']).to.match(/^application\/json/);
         expect(answer.headers['x-request-id']).to.match(UUID);
@@ -173,7 +173,7 @@ describe('HTTP hardening (e2e)', function () {
       raw.send(`POST ${invokePath} HTTP/1.1\r\nHost: rt\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nX-Request-Id: chunky-1\r\n\r\n3\r\nabc\r\nZZ\r\n`);
       const answer = await raw.answer();
       expect(answer.status).to.equal(400);
-      expect(json(answer)).to.include({ error: 'bad request' });
+      expect(json(answer)).to.include({ error: 'bad request', code: 'RT_ERR_BAD_REQUEST' });
       expect(answer.headers['x-request-id']).to.equal('chunky-1');
       expect(await logLine('chunky-1')).to.deep.include({ status: 400, service: 'acme.bytes', method: 'size' });
     });
@@ -186,21 +186,21 @@ describe('HTTP hardening (e2e)', function () {
       const restart = await call(`${rt.url}/api/services/acme/bytes/restart`, { ...corrupt, contentType: 'application/json' });
       for (const res of [invoke, restart]) {
         expect(res.status, res.text).to.equal(400);
-        expect(res.body).to.include({ error: 'invalid body', service: 'acme.bytes' });
+        expect(res.body).to.include({ error: 'invalid body', code: 'RT_ERR_INVALID_BODY', service: 'acme.bytes' });
       }
       expect(invoke.body).to.include({ method: 'size' });
       const truncated = await call(`${rt.url}${invokePath}`, { body: gzipSync(Buffer.alloc(1000)).subarray(0, 20), headers: { 'content-encoding': 'gzip' }, contentType: 'application/octet-stream' });
       expect(truncated.status, truncated.text).to.equal(400);
       const unknown = await call(`${rt.url}${invokePath}`, { body: 'abc', headers: { 'content-encoding': 'br2' }, contentType: 'application/octet-stream' });
       expect(unknown.status).to.equal(415);
-      expect(unknown.body).to.include({ error: 'unsupported content encoding', service: 'acme.bytes', method: 'size' });
+      expect(unknown.body).to.include({ error: 'unsupported content encoding', code: 'RT_ERR_UNSUPPORTED_CONTENT_ENCODING', service: 'acme.bytes', method: 'size' });
       expect(unknown.headers.get('accept-encoding')).to.equal('gzip, deflate, br');
     });
 
     it('404 for an unknown service names the service and the method the path names', async () => {
       const res = await call(`${rt.url}/api/services/acme/nothing/invoke/size`);
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'unknown service', details: 'no service acme.nothing is loaded', service: 'acme.nothing', method: 'size' });
+      expect(res.body).to.deep.equal({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', details: 'no service acme.nothing is loaded', service: 'acme.nothing', method: 'size' });
     });
   });
 
@@ -277,7 +277,7 @@ describe('connection cap (e2e)', function () {
     const refused = (await open()).send(health);
     const answer = await refused.answer();
     expect(answer.status).to.equal(503);
-    expect(json(answer)).to.include({ error: 'too many connections' });
+    expect(json(answer)).to.include({ error: 'too many connections', code: 'RT_ERR_TOO_MANY_CONNECTIONS' });
     expect(json(answer).details).to.include(`http.max_connections (${MAX_CONNECTIONS})`);
     expect(answer.headers['retry-after']).to.equal('1');
     expect(answer.headers['connection']).to.equal('close');

@@ -87,7 +87,7 @@ describe('introspection (e2e)', function () {
     expect(methods.find((m) => m.name === '[method]file.size')).to.include({ invocable: false });
     const call400 = await invoke(rt, 'acme/files/invoke/open', { name: 'x' });
     expect(call400.status).to.equal(400);
-    expect(call400.body).to.include({ error: 'method not invocable', service: 'acme.files', method: 'open' });
+    expect(call400.body).to.include({ error: 'method not invocable', code: 'RT_ERR_METHOD_NOT_INVOCABLE', service: 'acme.files', method: 'open' });
   });
 
   it('serves the higher package version when two components claim one address, and lists the other as shadowed', async () => {
@@ -101,7 +101,7 @@ describe('introspection (e2e)', function () {
   it('404 for describing an unknown service', async () => {
     const res = await call(`${rt.url}/api/services/nope/none`, { method: 'GET' });
     expect(res.status).to.equal(404);
-    expect(res.body).to.include({ error: 'unknown service', service: 'nope.none' });
+    expect(res.body).to.include({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', service: 'nope.none' });
   });
 
   it('serves an OpenAPI 3.1 document that validates, with one operation per invocable method', async () => {

@@ -51,7 +51,7 @@ describe('invoke (e2e)', function () {
   it('answers 500 for a trap, and the next call succeeds on a fresh instance', async () => {
     const trap = await invoke(rt, 'example/calculator/invoke/divide', { a: 1, b: 0 });
     expect(trap.status).to.equal(500);
-    expect(trap.body).to.include({ error: 'component trapped', service: 'example.calculator', method: 'divide' });
+    expect(trap.body).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED', service: 'example.calculator', method: 'divide' });
     expect(trap.body.details).to.match(/divide by zero/i);
     // Enough calls to reach every worker, including the one whose instance trapped.
     for (let i = 0; i < 6; i++) {
@@ -89,13 +89,13 @@ describe('invoke (e2e)', function () {
     it('404 for an unknown service, with the contract error body (naming the method the path names)', async () => {
       const res = await invoke(rt, 'nope/nothing/invoke/x', {});
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'unknown service', details: 'no service nope.nothing is loaded', service: 'nope.nothing', method: 'x' });
+      expect(res.body).to.deep.equal({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', details: 'no service nope.nothing is loaded', service: 'nope.nothing', method: 'x' });
     });
 
     it('404 for an unknown method, listing the methods', async () => {
       const res = await invoke(rt, 'example/greeter/invoke/Greet', { name: 'x' });
       expect(res.status).to.equal(404);
-      expect(res.body).to.include({ error: 'unknown method', service: 'example.greeter', method: 'Greet' });
+      expect(res.body).to.include({ error: 'unknown method', code: 'RT_ERR_UNKNOWN_METHOD', service: 'example.greeter', method: 'Greet' });
       expect(res.body.details).to.include('greet-person');
     });
 
@@ -127,13 +127,13 @@ describe('invoke (e2e)', function () {
     it('415 for an unsupported content type', async () => {
       const res = await call(`${rt.url}/api/services/example/calculator/invoke/add`, { body: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' });
       expect(res.status).to.equal(415);
-      expect(res.body).to.include({ error: 'unsupported content type', service: 'example.calculator', method: 'add' });
+      expect(res.body).to.include({ error: 'unsupported content type', code: 'RT_ERR_UNSUPPORTED_CONTENT_TYPE', service: 'example.calculator', method: 'add' });
     });
 
     it('413 for a body over http.max_body_bytes', async () => {
       const res = await invoke(rt, 'example/greeter/invoke/greet', { name: 'x'.repeat(5000) });
       expect(res.status).to.equal(413);
-      expect(res.body).to.include({ error: 'request body too large', service: 'example.greeter', method: 'greet' });
+      expect(res.body).to.include({ error: 'request body too large', code: 'RT_ERR_BODY_TOO_LARGE', service: 'example.greeter', method: 'greet' });
       expect(res.body.details).to.include('4096');
     });
 
@@ -182,7 +182,7 @@ describe('invoke (e2e)', function () {
       expect(PNG.sync.read(Buffer.from(json.body.result as string, 'base64')).width).to.equal(8);
       const refused = await invoke(rt, 'example/mandelbrot/invoke/render', [2000, 2000, 10]);
       expect(refused.status).to.equal(500);
-      expect(refused.body).to.include({ error: 'method returned an error', details: 'at most 1000000 pixels, asked for 4000000' });
+      expect(refused.body).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'at most 1000000 pixels, asked for 4000000' });
     });
   });
 
@@ -198,7 +198,7 @@ describe('invoke (e2e)', function () {
       ]) {
         const res = await invoke(rt, 'example/library/invoke/read', { name });
         expect(res.status, name).to.equal(500);
-        expect(res.body, name).to.include({ error: 'method returned an error', details: code });
+        expect(res.body, name).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: code });
       }
       const write = await invoke(rt, 'example/library/invoke/write', { name: 'new.txt', text: 'graffiti' });
       expect(write.body).to.include({ details: 'read-only' });

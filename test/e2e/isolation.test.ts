@@ -84,7 +84,7 @@ describe('isolation and limits (e2e)', function () {
       const elapsed = performance.now() - started;
 
       expect(res.status).to.equal(504);
-      expect(res.body).to.include({ error: 'call timed out', service: 'acme.runaway', method: 'forever' });
+      expect(res.body).to.include({ error: 'call timed out', code: 'RT_ERR_CALL_TIMEOUT', service: 'acme.runaway', method: 'forever' });
       expect(res.body.details).to.match(/request_timeout_seconds/);
       expect(elapsed).to.be.at.least(TIMEOUT_S * 1000 - 50);
       expect(elapsed).to.be.below(TIMEOUT_S * 1000 + 1000);
@@ -144,7 +144,7 @@ describe('isolation and limits (e2e)', function () {
     it('a memory bomb traps at runtime.max_memory_mb with a message saying so, and the service recovers', async () => {
       const res = await invoke(rt, 'acme/runaway/invoke/bomb', {});
       expect(res.status).to.equal(500);
-      expect(res.body).to.include({ error: 'component trapped', method: 'bomb' });
+      expect(res.body).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED', method: 'bomb' });
       expect(res.body.details).to.match(/memory reached 3[12] MiB; runtime\.max_memory_mb is 32/);
       expect((await invoke(rt, 'acme/runaway/invoke/count', {})).body).to.deep.equal({ result: 1 });
     });
@@ -215,7 +215,7 @@ describe('isolation and limits (e2e)', function () {
       const pids = rt.workerPids();
       const res = await invoke(rt, 'acme/hostile/invoke/quit', {});
       expect(res.status).to.equal(500);
-      expect(res.body).to.include({ error: 'component exited' });
+      expect(res.body).to.include({ error: 'component exited', code: 'RT_ERR_COMPONENT_EXITED' });
       expect((await invoke(rt, 'acme/hostile/invoke/env', {})).status).to.equal(200);
       expect(rt.workerPids()).to.deep.equal(pids);
     });

@@ -130,10 +130,10 @@ describe('limits: big request bodies (e2e)', function () {
     const { text } = body('[1]', 200_000);
     const broken = await post(rt, 'pooled/invoke/lists', text.slice(0, -2));
     expect(broken.status).to.equal(400);
-    expect(broken.body).to.include({ error: 'invalid JSON', service: 'acme.pooled', method: 'lists' });
+    expect(broken.body).to.include({ error: 'invalid JSON', code: 'RT_ERR_INVALID_JSON', service: 'acme.pooled', method: 'lists' });
     const wrong = await post(rt, 'pooled/invoke/lists', text.replace(/\[1\]\]\}$/, '[-1]]}'));
     expect(wrong.status).to.equal(400);
-    expect(wrong.body).to.include({ error: 'invalid arguments', service: 'acme.pooled', method: 'lists' });
+    expect(wrong.body).to.include({ error: 'invalid arguments', code: 'RT_ERR_INVALID_ARGUMENTS', service: 'acme.pooled', method: 'lists' });
     expect(wrong.body.details).to.match(/^x\[\d{5}\]\[0\]: expected u32 \(0\.\.4294967295\), got -1$/);
     expect((await post(rt, 'pooled/invoke/ok', '')).body).to.deep.equal({ result: 1 });
   });
@@ -182,7 +182,7 @@ describe('limits: the JS heap of instance threads (e2e)', function () {
     }
     const lost = await big;
     expect(lost.status, lost.text.slice(0, 300)).to.equal(500);
-    expect(lost.body).to.include({ error: 'instance lost', service: 'acme.pooled', method: 'lists' });
+    expect(lost.body).to.include({ error: 'instance lost', code: 'RT_ERR_INSTANCE_LOST', service: 'acme.pooled', method: 'lists' });
     expect(lost.body.details).to.equal('the instance was lost: its thread reached its JS heap limit (runtime.max_thread_heap_mb: 64 MiB) during this call');
     for (const res of await Promise.all(small)) expect(res.body).to.deep.equal({ result: 1 });
     // A fresh thread took the lost one's place.

@@ -168,13 +168,13 @@ describe('streaming methods (e2e)', function () {
       const sse = await truncatedAfter(await stream('fail-after', { n: 2 }, SSE));
       const events = sseEvents(sse);
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'message', 'error']);
-      expect(events[2]!.data).to.include({ error: 'method returned an error', details: 'failed after 2', service: 'acme.streams', method: 'fail-after' });
+      expect(events[2]!.data).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'failed after 2', service: 'acme.streams', method: 'fail-after' });
     });
 
     it('a trap in next cuts the body short; the next call gets a fresh instance', async () => {
       const events = sseEvents(await truncatedAfter(await stream('trap-after', { n: 1 }, SSE)));
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'error']);
-      expect(events[1]!.data).to.include({ error: 'component trapped' });
+      expect(events[1]!.data).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED' });
       expect((await stats()).nexts, 'a fresh instance counts from 0').to.equal(0);
       const again = await stream('words', { n: 2 });
       expect((await again.ended).complete).to.equal(true);
@@ -185,7 +185,7 @@ describe('streaming methods (e2e)', function () {
       const { at } = await answer.ended;
       const events = sseEvents(await truncatedAfter(answer));
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'message', 'error']);
-      expect(events[2]!.data).to.include({ error: 'call timed out' });
+      expect(events[2]!.data).to.include({ error: 'call timed out', code: 'RT_ERR_CALL_TIMEOUT' });
       expect(at).to.be.within(REQUEST_TIMEOUT_S * 1000 - 100, REQUEST_TIMEOUT_S * 1000 + 2000);
       const again = await stream('words', { n: 1 });
       expect((await again.ended).complete).to.equal(true);
@@ -198,7 +198,7 @@ describe('streaming methods (e2e)', function () {
       const { at } = await answer.ended;
       const events = sseEvents(await truncatedAfter(answer));
       expect(events.at(-1)).to.deep.include({ event: 'error' });
-      expect(events.at(-1)!.data).to.include({ error: 'stream timed out' });
+      expect(events.at(-1)!.data).to.include({ error: 'stream timed out', code: 'RT_ERR_STREAM_TIMEOUT' });
       expect(events.length).to.be.within(40, 110);
       expect(at).to.be.within(STREAM_TIMEOUT_S * 1000 - 100, STREAM_TIMEOUT_S * 1000 + 1500);
       expect(await dropped()).to.equal(before + 1);

@@ -196,7 +196,7 @@ describe('WIT ⇄ JSON through HTTP (e2e)', function () {
     it(`400 for ${method} ${JSON.stringify(input)}`, async () => {
       const res = await send(method, { [param[method]!]: input });
       expect(res.status, res.text).to.equal(400);
-      expect(res.body).to.include({ error: 'invalid arguments', service: `test.${method.split('/')[0]}`, method: method.split('/')[1] });
+      expect(res.body).to.include({ error: 'invalid arguments', code: 'RT_ERR_INVALID_ARGUMENTS', service: `test.${method.split('/')[0]}`, method: method.split('/')[1] });
       expect(res.body.details as string).to.satisfy((d: string) => d.startsWith(details), `${res.body.details}`);
     });
   }
@@ -219,6 +219,6 @@ describe('WIT ⇄ JSON through HTTP (e2e)', function () {
     expect((await invoke(rt, 'test/roundtrip/invoke/checked', { fail: false })).body).to.deep.equal({ result: 'fine' });
     const err = await invoke(rt, 'test/roundtrip/invoke/checked', { fail: true });
     expect(err.status).to.equal(500);
-    expect(err.body).to.deep.include({ error: 'method returned an error', details: 'it failed', value: 'it failed', service: 'test.roundtrip', method: 'checked' });
+    expect(err.body).to.deep.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'it failed', value: 'it failed', service: 'test.roundtrip', method: 'checked' });
   });
 });

@@ -5,7 +5,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { ApiError } from '../../lib/api-error.js';
+import { ApiError } from '../../lib/errors.js';
 import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
 
 const MAX = 1024;
@@ -59,7 +59,7 @@ describe('request bodies', () => {
     const { error } = await read;
     expect(error).to.be.instanceOf(ApiError);
     expect(error!.status).to.equal(499);
-    expect(error!.body()).to.deep.equal({ error: 'client closed request', details: 'the client closed the connection before its body arrived' });
+    expect(error!.body()).to.deep.equal({ error: 'client closed request', code: 'RT_ERR_CLIENT_CLOSED_REQUEST', details: 'the client closed the connection before its body arrived' });
   });
 
   it("answers 408 for a body that has not arrived by the request's deadline, and closes the connection", async () => {

@@ -22,13 +22,13 @@ describe('large JSON bodies', () => {
 
   it('a body that is not JSON: 400 invalid JSON, with the parser\'s complaint', () => {
     const problem = decodeJsonBody(codec, bytes('{"x": [[1, 2], ['));
-    expect(problem).to.have.property('error', 'invalid JSON');
+    expect(problem).to.have.property('code', 'RT_ERR_INVALID_JSON');
     expect(problem).to.have.property('details').that.is.a('string').and.not.empty;
   });
 
   it('a body that does not fit the signature: 400 invalid arguments, naming the path', () => {
-    expect(decodeJsonBody(codec, bytes('{"x": [[1], [2, -3]]}'))).to.deep.equal({ error: 'invalid arguments', details: 'x[1][1]: expected u32 (0..4294967295), got -3' });
-    expect(decodeJsonBody(codec, bytes('{"y": []}'))).to.deep.include({ error: 'invalid arguments' });
+    expect(decodeJsonBody(codec, bytes('{"x": [[1], [2, -3]]}'))).to.deep.equal({ code: 'RT_ERR_INVALID_ARGUMENTS', details: 'x[1][1]: expected u32 (0..4294967295), got -3' });
+    expect(decodeJsonBody(codec, bytes('{"y": []}'))).to.deep.include({ code: 'RT_ERR_INVALID_ARGUMENTS' });
   });
 
   it('keep bytes that are alone in their buffer, and copy those that share one (they are moved to the thread)', () => {
