@@ -10,7 +10,9 @@ import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { firstLine } from '../first-line.js';
 import { compileComponent } from './compiler.js';
-import { scanRepository, type FoundComponent, type HttpsOptions } from './repositories.js';
+import type { HttpsOptions } from './https-repository.js';
+import { scanRepository } from './repositories.js';
+import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 

@@ -14,7 +14,7 @@ import { rootCertificates } from 'node:tls';
 import { basename, join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
 import { writeAtomically } from '../write-atomically.js';
-import { RepositoryError, type FoundComponent } from './repositories.js';
+import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
 export interface HttpsOptions {
   /** Extra CA (PEM file) trusted in addition to the system CAs. */
@@ -32,17 +32,6 @@ export interface HttpsOptions {
  * non-empty while `components` is not: those are cached components of the last
  * good scan, kept serving while the repository fails.
  */
-export interface RepositoryScan {
-  components: FoundComponent[];
-  errors: string[];
-  /**
-   * The repository could not be read at all (a `file:` root that is missing
-   * or unreadable, an `https:` index that cannot be fetched): what it served
-   * before keeps serving, as opposed to a repository that lists nothing.
-   */
-  unreadable?: true;
-}
-
 interface CachedFile {
   /** Local path, relative to the repository's cache folder. */
   path: string;
@@ -100,7 +89,7 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
     http = await httpOptions(url, options);
     entries = await listing(url, http);
   } catch (e) {
-    return lastGoodScan(url, dir, state, message(url, e));
+    return lastGoodScan(url, dir, state, scanError(url, e));
   }
   const ctx: Context = { dir, state, http, listed: new Set() };
   const scan: RepositoryScan = { components: [], errors: [] };
@@ -108,10 +97,10 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
     try {
       scan.components.push(await mirror(ctx, entry, url));
     } catch (e) {
-      scan.errors.push(message(entry.url, e));
+      scan.errors.push(scanError(entry.url, e));
       // The previous version of this component, if it was good, keeps serving.
       const local = join(...entry.segments);
-      if (state.good.includes(local)) scan.components.push(found(join(dir, local), url));
+      if (state.good.includes(local)) scan.components.push(foundComponent(join(dir, local), url));
     }
   }
   await prune(ctx);
@@ -211,7 +200,7 @@ async function mirror(ctx: Context, entry: Entry, repository: string): Promise<F
   const toml = await fetchFile(ctx, sidecar.url, sidecar.local);
   await store(ctx, entry.url, local, wasm);
   await store(ctx, sidecar.url, sidecar.local, toml);
-  return found(local, repository);
+  return foundComponent(local, repository);
 }
 
 /** The file's bytes, or `cached` when the copy on disk is current, or `missing` on 404. */
@@ -256,7 +245,7 @@ async function lastGoodScan(url: string, dir: string, state: State, error: strin
   const components: FoundComponent[] = [];
   for (const path of state.good) {
     const local = join(dir, path);
-    if (await exists(local)) components.push(found(local, url));
+    if (await exists(local)) components.push(foundComponent(local, url));
   }
   const note = components.length ? ` (serving the ${components.length} component(s) of the last good scan)` : '';
   return { components, errors: [error + note], unreadable: true };
@@ -353,10 +342,6 @@ function describeNetworkError(e: unknown): string {
 
 // ---- Small helpers ----
 
-function found(path: string, repository: string): FoundComponent {
-  return { path, stem: basename(path, '.wasm'), repository };
-}
-
 async function fileSha256(path: string): Promise<string | undefined> {
   try {
     return sha256(await readFile(path));
@@ -370,11 +355,6 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function message(url: string, e: unknown): string {
-  if (e instanceof RepositoryError) return e.message;
-  return `${url}: ${e instanceof Error ? e.message : String(e)}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -7,27 +7,11 @@
 // at all says so (`unreadable`), for the control plane to keep what it served.
 
 import { readdir, stat } from 'node:fs/promises';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { cacheDir } from '../paths.js';
-import { fetchHttpsRepository, type HttpsOptions, type RepositoryScan } from './https-repository.js';
-
-export type { HttpsOptions, RepositoryScan };
-
-export interface FoundComponent {
-  /** Absolute path of the .wasm file. */
-  path: string;
-  /** File name without `.wasm`: the fallback service name and the sidecar's stem. */
-  stem: string;
-  /** The repository URL it was found through. */
-  repository: string;
-}
-
-export class RepositoryError extends Error {
-  constructor(readonly repository: string, message: string) {
-    super(`${repository}: ${message}`);
-  }
-}
+import { fetchHttpsRepository, type HttpsOptions } from './https-repository.js';
+import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
 /** `file:///abs`, `file://./rel`, `file:rel` → an absolute path (relative ones against `cwd`). */
 export function fileUrlPath(url: string, cwd: string): string {
@@ -53,8 +37,7 @@ export async function scanRepository(url: string, cwd: string, options: HttpsOpt
   try {
     return { components: await scanFileRepository(url, cwd), errors: [] };
   } catch (e) {
-    const message = e instanceof RepositoryError ? e.message : `${url}: ${e instanceof Error ? e.message : String(e)}`;
-    return { components: [], errors: [message], unreadable: true };
+    return { components: [], errors: [scanError(url, e)], unreadable: true };
   }
 }
 
@@ -69,14 +52,10 @@ async function scanFileRepository(url: string, cwd: string): Promise<FoundCompon
   }
   if (info.isFile()) {
     if (!root.endsWith('.wasm')) throw new RepositoryError(url, `${root} is not a .wasm file`);
-    return [found(root, url)];
+    return [foundComponent(root, url)];
   }
   const files = await wasmFiles(root);
-  return files.sort().map((path) => found(path, url));
-}
-
-function found(path: string, repository: string): FoundComponent {
-  return { path, stem: basename(path, '.wasm'), repository };
+  return files.sort().map((path) => foundComponent(path, url));
 }
 
 async function wasmFiles(dir: string): Promise<string[]> {
