@@ -58,7 +58,7 @@ export async function overHttp(): Promise<void> {
     const results = new Map<Target['key'], LoadResult[]>(targets.map((t) => [t.key, []]));
     for (let round = 0; round < rounds; round++) {
       // Rotate the order each round: no target always runs first (or right after the heaviest one).
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       process.stderr.write(`http: round ${round + 1}/${rounds}: ${order.map((t) => t.key).join(' → ')}\n`);
       for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
     }

@@ -40,7 +40,7 @@ export async function perCall(): Promise<void> {
     instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Record<string, { add: (a: number, b: number) => number }>>;
   };
   const module = await WebAssembly.compile(await parse(source.wat));
-  const glue = (await instantiate(() => module, hostImports(artifact.importSpecifiers, iface.imports)))['example:calculator/ops@1.0.0']!.add;
+  const glue = (await instantiate(() => module, hostImports(artifact.importSpecifiers, iface.imports)))['example:calculator/ops@1.0.0'].add;
 
   const service = await HostedService.start(
     {

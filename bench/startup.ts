@@ -105,7 +105,7 @@ export async function startupAndMemory(): Promise<void> {
     printTable(startup);
     console.log(`\nmemory (RSS per process; ${settings.workers} workers)`);
     printTable(memory);
-    const manyMedianS = Number(startup[`${many} components`]!['median s']);
+    const manyMedianS = Number(startup[`${many} components`]['median s']);
     const limitMiB = 200 / 1.048576;
     console.log('\ntargets');
     printTable({

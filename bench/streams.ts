@@ -168,12 +168,12 @@ export async function streams(): Promise<void> {
     const ttfb = new Map<string, Read[]>(firstByte.map((f) => [f.key, []]));
     const started = performance.now();
     for (let round = 0; round < rounds; round++) {
-      const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+      const order = variants.map((_, i) => variants[(i + round) % variants.length]);
       process.stderr.write(`streams: round ${round + 1}/${rounds}\n`);
       for (const v of order) runs.get(v.key)!.push(await readAll(v.key, v.url, v.json, v.bytes));
       for (let i = 0; i < perRound; i++) {
         for (let j = 0; j < firstByte.length; j++) {
-          const f = firstByte[(i + j) % firstByte.length]!;
+          const f = firstByte[(i + j) % firstByte.length];
           const r = await read(f.url, f.json, agent);
           if (r.status !== 200 || !r.complete) throw new Error(`${f.key}: ${r.status}`);
           ttfb.get(f.key)!.push(r);

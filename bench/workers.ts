@@ -63,12 +63,12 @@ export async function workersScaling(): Promise<void> {
     cleanup.add(() => Promise.all(caches.map((dir) => rm(dir, { recursive: true, force: true }))));
     process.stderr.write('workers: starting rt with 1 and 2 workers on empty compile caches (each transpiles the examples)\n');
     const started = performance.now();
-    const servers = await startAll(cleanup, WORKER_COUNTS.map((workers, i) => startCold(config, workers, caches[i]!)));
+    const servers = await startAll(cleanup, WORKER_COUNTS.map((workers, i) => startCold(config, workers, caches[i])));
     process.stderr.write(`workers: both ready after ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     const memory: Record<string, Record<string, string>> = {};
-    for (const [i, workers] of WORKER_COUNTS.entries()) memory[`${workers} worker${workers > 1 ? 's' : ''}, ready`] = await memoryRow(servers[i]!);
+    for (const [i, workers] of WORKER_COUNTS.entries()) memory[`${workers} worker${workers > 1 ? 's' : ''}, ready`] = await memoryRow(servers[i]);
     const targets = WORKER_COUNTS.flatMap((workers, i) =>
-      CALLS.map((c) => ({ key: `${workers}:${c.label}`, workers, call: c, url: `${servers[i]!.url}/api/services/${c.path}` })),
+      CALLS.map((c) => ({ key: `${workers}:${c.label}`, workers, call: c, url: `${servers[i].url}/api/services/${c.path}` })),
     );
     for (const t of targets) {
       const answer = await post(t.url, t.call.body);
@@ -80,7 +80,7 @@ export async function workersScaling(): Promise<void> {
     }
     const results = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
     for (let round = 0; round < rounds; round++) {
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       process.stderr.write(`workers: round ${round + 1}/${rounds}\n`);
       for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.call.body, seconds, connections }));
     }
@@ -108,7 +108,7 @@ export async function workersScaling(): Promise<void> {
     printTable(Object.fromEntries(CALLS.map((c) => [c.label, { ratio: ratio(reqPerSec(`2:${c.label}`), reqPerSec(`1:${c.label}`)) }])));
 
     for (const server of servers) for (const o of OTHERS) await load({ url: `${server.url}/api/services/${o.path}`, body: o.body, seconds: Math.max(1, warmupSeconds), connections });
-    for (const [i, workers] of WORKER_COUNTS.entries()) memory[`${workers} worker${workers > 1 ? 's' : ''}, after the load`] = await memoryRow(servers[i]!);
+    for (const [i, workers] of WORKER_COUNTS.entries()) memory[`${workers} worker${workers > 1 ? 's' : ''}, after the load`] = await memoryRow(servers[i]);
     console.log('\nmemory: RSS (peak RSS) MiB per process, the compile cache empty at start');
     printTable(memory);
   } finally {

@@ -4,5 +4,5 @@
 
 export function firstLine(e: unknown): string {
   const text = e instanceof Error ? e.message : String(e);
-  return text.split('\n')[0]!.trim();
+  return text.split('\n')[0].trim();
 }

@@ -24,7 +24,7 @@ export function parseHostPattern(entry: string): HostPattern | undefined {
   const match = ENTRY.exec(entry);
   if (!match) return undefined;
   const [, scheme, rawHost, rawPort] = match;
-  const host = rawHost!.toLowerCase();
+  const host = rawHost.toLowerCase();
   if (host.length > 253 || !host.split('.').every((label) => LABEL.test(label))) return undefined;
   const pattern: HostPattern = { host };
   if (scheme) pattern.scheme = scheme.toLowerCase() as 'http' | 'https';
@@ -42,7 +42,7 @@ export function allowsRequest(patterns: HostPattern[], scheme: string, authority
   if (defaultPort === undefined) return false;
   const match = /^([^:]+)(?::(\d+))?$/.exec(authority);
   if (!match) return false;
-  const host = match[1]!.toLowerCase();
+  const host = match[1].toLowerCase();
   const port = match[2] === undefined ? defaultPort : Number(match[2]);
   return patterns.some(
     (p) => p.host === host && (p.scheme === undefined || p.scheme === scheme) && port === (p.port ?? DEFAULT_PORTS[p.scheme ?? scheme]),

@@ -51,7 +51,7 @@ export function answerView(): AnswerView {
       clear();
       statusLine(res, startedAt);
       element.classList.toggle('failed', !res.ok);
-      const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (streamed && res.ok && res.body) return showStream(res, type, body, (summary) => statusLine(res, startedAt, ` · ${summary}`));
       if (type === 'application/json' || type.endsWith('+json')) {
         const text = await res.text();

@@ -61,6 +61,6 @@ function caseTitle(c: Schema): string {
   if (typeof tag === 'string') return tag;
   const required = c.required as string[] | undefined;
   // result's {"ok": v} / {"err": v}, option<option<T>>'s {"some": v}
-  if (required?.length === 1 && props && Object.keys(props).length === 1 && !c.title) return required[0]!;
-  return typeof c.title === 'string' ? c.title : String(c.type ?? 'value');
+  if (required?.length === 1 && props && Object.keys(props).length === 1 && !c.title) return required[0];
+  return typeof c.title === 'string' ? c.title : typeof c.type === 'string' ? c.type : 'value';
 }

@@ -4,7 +4,7 @@
 // CSP would refuse.
 
 /*! @json-editor/json-editor 2.17.2 | MIT License | https://github.com/json-editor/json-editor */
-import { JSONEditor, type AbstractTheme, type OptIn } from '@json-editor/json-editor/src/core.js';
+import { JSONEditor, type OptIn } from '@json-editor/json-editor/src/core.js';
 import { formSchema, type Schema } from './form-schema.js';
 
 const THEME = 'rt';
@@ -19,7 +19,7 @@ const THEME = 'rt';
  */
 function registerTheme(): void {
   if (JSONEditor.defaults.themes[THEME]) return;
-  const Html = JSONEditor.defaults.themes.html as typeof AbstractTheme;
+  const Html = JSONEditor.defaults.themes.html;
   class CspTheme extends Html {
     override getHiddenLabel(text: string): HTMLElement {
       return hidden(document.createElement('label'), text);

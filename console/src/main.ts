@@ -35,13 +35,13 @@ function main(): void {
   tokenInput.addEventListener('change', () => controlToken.set(tokenInput.value.trim()));
   const reloadButton = h('button', { type: 'button', class: 'reload' }, 'Reload components');
   const reloadAnswer = h('pre', { class: 'control-answer reload-answer' });
-  reloadButton.addEventListener('click', () =>
-    runControl(reloadButton, reloadAnswer, 'POST', '/api/reload').then((body) => {
+  reloadButton.addEventListener('click', () => {
+    void runControl(reloadButton, reloadAnswer, 'POST', '/api/reload').then((body) => {
       // A reload may have replaced services: their descriptions are fetched again when next shown.
       const changed = body as { updated?: string[] } | undefined;
       for (const name of changed?.updated ?? []) views.get(name)?.forget();
-    }),
-  );
+    });
+  });
   const app = document.getElementById('app')!;
   fill(
     app,
@@ -279,7 +279,9 @@ function invokePanel(service: ServiceDescription, method: MethodDescription): HT
   }
   let running: AbortController | undefined;
   stop.addEventListener('click', () => running?.abort());
-  invoke.addEventListener('click', async () => {
+  // The answer shows in the page; nothing awaits the handler.
+  invoke.addEventListener('click', () => void send());
+  async function send(): Promise<void> {
     running?.abort();
     const abort = (running = new AbortController());
     const headers: Record<string, string> = {};
@@ -308,7 +310,7 @@ function invokePanel(service: ServiceDescription, method: MethodDescription): HT
         running = undefined;
       }
     }
-  });
+  }
   return h(
     'div',
     { class: 'invoke-panel' },

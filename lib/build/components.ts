@@ -11,9 +11,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
+import * as jco from '@bytecodealliance/jco';
 import { cacheDir } from '../paths.js';
 import { writeAtomically } from '../write-atomically.js';
+
+// jco's tool functions are declared `any`; these are the shapes they have.
+const parse = jco.parse as (wat: string) => Promise<Uint8Array>;
+const componentEmbed = jco.componentEmbed as (options: { binary?: Uint8Array; dummy?: boolean; witSource: string; world: string }) => Promise<Uint8Array>;
+const componentNew = jco.componentNew as (binary: Uint8Array, adapters: [string, Uint8Array][]) => Promise<Uint8Array>;
 
 export interface WatSource {
   kind: 'wat';
@@ -109,8 +114,8 @@ async function buildC(source: CSource): Promise<Uint8Array> {
       await promisify(execFile)(CLANG, ['--target=wasm32-wasi', '--sysroot=/usr', '-mexec-model=reactor', '-O2', '-Wall', '-Werror', '-o', core, join(dir, 'component.c')]);
     } catch (e) {
       const error = e as NodeJS.ErrnoException & { stderr?: string };
-      if (error.code === 'ENOENT') throw new Error(`building C components needs ${CLANG} (Debian: apt-get install ${C_TOOLCHAIN_PACKAGES})`);
-      throw new Error(`${CLANG} failed: ${error.stderr ?? error.message}`);
+      if (error.code === 'ENOENT') throw new Error(`building C components needs ${CLANG} (Debian: apt-get install ${C_TOOLCHAIN_PACKAGES})`, { cause: e });
+      throw new Error(`${CLANG} failed: ${error.stderr ?? error.message}`, { cause: e });
     }
     const embedded: Uint8Array = await componentEmbed({ binary: new Uint8Array(await readFile(core)), witSource: source.wit, world: source.world });
     // jco ships the adapter beside its sources (its package exports do not name it).

@@ -15,7 +15,7 @@ export function nest(values: ReadonlyMap<string, Value>): Tree {
     const leaf = parts.pop()!;
     let table = root;
     for (const part of parts) table = (table[part] ??= {}) as Tree;
-    table[leaf] = Array.isArray(value) ? [...value] : value;
+    table[leaf] = typeof value === 'object' ? [...value] : value;
   }
   return root;
 }

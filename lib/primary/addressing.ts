@@ -33,8 +33,8 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
   const [fromPackageDomain, fromPackageService] = single ? single[0].split(':') : ['default', fileStem];
   const address: Address = {
     id: {
-      domain: override.domain ?? fromPackageDomain!,
-      service: override.service ?? fromPackageService!,
+      domain: override.domain ?? fromPackageDomain,
+      service: override.service ?? fromPackageService,
     },
   };
   if (single?.[1] !== undefined) address.version = single[1];
@@ -72,7 +72,7 @@ export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
     const stream = streamSignature(iface, fn);
     const reason = notInvocableReason(fn, stream);
     const method: MethodDescriptor = {
-      name: aliases[0]!,
+      name: aliases[0],
       aliases,
       interface: interfaceName,
       function: fn,
@@ -98,8 +98,8 @@ function interfaceQualifiers(interfaces: WitInterface[]): Map<WitInterface, stri
   const versioned = interfaces.map((i) => (i.package?.version ? `${i.interfaceName}@${i.package.version}` : i.interfaceName));
   return new Map(
     interfaces.map((i, n) => {
-      if (count(short, short[n]!) === 1) return [i, short[n]!];
-      if (count(versioned, versioned[n]!) === 1) return [i, versioned[n]!];
+      if (count(short, short[n]) === 1) return [i, short[n]];
+      if (count(versioned, versioned[n]) === 1) return [i, versioned[n]];
       return [i, i.name];
     }),
   );

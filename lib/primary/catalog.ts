@@ -93,7 +93,7 @@ function isInitHook(fn: WitFunction): boolean {
   return (
     fn.name === 'init' &&
     fn.params.length === 1 &&
-    isBytes(fn.params[0]!.type) &&
+    isBytes(fn.params[0].type) &&
     result?.kind === 'result' &&
     result.ok === null &&
     result.err?.kind === 'primitive' &&

@@ -71,10 +71,10 @@ export async function compileComponent(bytes: Uint8Array, events: CompileEvents 
     const options = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 };
     output = await transpile(bytes, options as unknown as Parameters<typeof transpile>[1]);
   } catch (e) {
-    throw new Error(`jco could not transpile the component: ${firstLine(e)}`);
+    throw new Error(`jco could not transpile the component: ${firstLine(e)}`, { cause: e });
   }
   const files = Object.entries(output.files).filter(([name]) => name !== ENTRY);
-  const glue = await entries.writeGlue(output.files[ENTRY]!);
+  const glue = await entries.writeGlue(output.files[ENTRY]);
   const cores = files.filter(([name]) => name.endsWith('.wasm'));
   const fuel = await instrumentAll(cores);
   if (fuel.ok) files.push(...fuel.files);

@@ -116,7 +116,7 @@ function dropFunctionEndTicks(module: binaryen.Module): void {
     const entry = Fn.getBody(module.getFunctionByIndex(i));
     if (!entry || !isTick(entry)) continue;
     const body = Block.getChildAt(entry, 1);
-    if (binaryen.getExpressionId(body) !== binaryen.BlockId) continue;
+    if (binaryen.getExpressionId(body) !== (binaryen.BlockId as number)) continue;
     const last = Block.getNumChildren(body) - 1;
     const end = last >= 0 ? Block.getChildAt(body, last) : 0;
     if (end && isTick(end)) Block.setChildAt(body, last, Block.getChildAt(end, 1));
@@ -125,9 +125,9 @@ function dropFunctionEndTicks(module: binaryen.Module): void {
 
 /** `{ log(id); x }` as log-execution builds it: an unnamed block of the call and the expression. */
 function isTick(expr: binaryen.ExpressionRef): boolean {
-  if (binaryen.getExpressionId(expr) !== binaryen.BlockId || Block.getName(expr) || Block.getNumChildren(expr) !== 2) return false;
+  if (binaryen.getExpressionId(expr) !== (binaryen.BlockId as number) || Block.getName(expr) || Block.getNumChildren(expr) !== 2) return false;
   const call = Block.getChildAt(expr, 0);
-  return binaryen.getExpressionId(call) === binaryen.CallId && Call.getTarget(call) === LOGGER;
+  return binaryen.getExpressionId(call) === (binaryen.CallId as number) && Call.getTarget(call) === LOGGER;
 }
 
 /** Turns the pass's imported logger into the counter: `fuel -= 1; if (fuel <= 0) { fuel = INTERVAL; check() }`. */

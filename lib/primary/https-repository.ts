@@ -11,7 +11,7 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
-import { basename, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
 import { writeAtomically } from '../write-atomically.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';

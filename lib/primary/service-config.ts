@@ -27,7 +27,7 @@ export async function findConfigFile(wasmPath: string, sidecarConfig: string | u
   const prefix = `${basename(wasmPath, '.wasm')}.config.`;
   const candidates = (await readdir(dir)).filter((name) => name.startsWith(prefix)).sort();
   if (candidates.length > 1) throw new ConfigError(`several configuration files for ${basename(wasmPath)}: ${candidates.join(', ')}; name one with the sidecar's "config" key`);
-  return candidates.length === 1 ? join(dir, candidates[0]!) : null;
+  return candidates.length === 1 ? join(dir, candidates[0]) : null;
 }
 
 /** Reads a configuration file; its extension gives its media type. */
@@ -43,12 +43,12 @@ export async function readConfigFile(path: string): Promise<ServiceConfig> {
 
 /** Configuration data of media type `contentType`; TOML and JSON must parse, and their keys are flattened for wasi:config/store. */
 export function serviceConfig(bytes: Uint8Array, contentType: string, origin: string): ServiceConfig {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const type = contentType.split(';')[0].trim().toLowerCase();
   let entries: [string, string][] = [];
   if (type === 'application/json' || type.endsWith('+json')) {
     entries = flatten(parse('JSON', () => JSON.parse(text(bytes)) as unknown));
   } else if (type === 'application/toml' || type === 'text/toml' || type === 'text/x-toml') {
-    entries = flatten(parse('TOML', () => TOML.parse(text(bytes), { joiner: '\n', bigint: false }) as unknown));
+    entries = flatten(parse('TOML', () => TOML.parse(text(bytes), { joiner: '\n', bigint: false })));
   }
   return { bytes, contentType, origin, entries };
 }

@@ -57,7 +57,7 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
   }
   let table: Record<string, unknown>;
   try {
-    table = TOML.parse(text, { joiner: '\n', bigint: false }) as Record<string, unknown>;
+    table = TOML.parse(text, { joiner: '\n', bigint: false });
   } catch (e) {
     throw new SidecarError(`${path}: invalid TOML: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -174,7 +174,7 @@ export class Supervisor implements Fleet<Worker> {
     const gone = this.#gone.get(worker)!;
     try {
       await Promise.race([this.#started.get(worker), reply, gone]);
-      this.#send(worker, { ...(typeof request === 'function' ? request() : request), id } as PrimaryMessage);
+      this.#send(worker, { ...(typeof request === 'function' ? request() : request), id });
       // The worker answers each request with its reply type (lib/worker/main.ts).
       return (await Promise.race([reply, gone])) as ReplyTo<T>;
     } catch (e) {

@@ -27,12 +27,12 @@ export class BinaryReader {
 
   byte(): number {
     if (this.pos >= this.end) throw this.faults.truncated(this.pos);
-    return this.buf[this.pos++]!;
+    return this.buf[this.pos++];
   }
 
   peek(): number {
     if (this.pos >= this.end) throw this.faults.truncated(this.pos);
-    return this.buf[this.pos]!;
+    return this.buf[this.pos];
   }
 
   /** Unsigned LEB128 of at most 5 bytes (a u32). */

@@ -70,7 +70,7 @@ export function preview(value: unknown): string {
     if (v === null || typeof v !== 'object') {
       // NaN and ±Infinity are not JSON; show them as JS does rather than as `null`.
       if (typeof v === 'number' && !Number.isFinite(v)) return push(String(v));
-      return push(JSON.stringify(v) ?? String(v));
+      return push(JSON.stringify(v) ?? typeof v);
     }
     if (Array.isArray(v) || ArrayBuffer.isView(v)) {
       const items = v as ArrayLike<unknown>;

@@ -164,7 +164,7 @@ function list(t: WitType, element: WitType): Codec {
         } catch (e) {
           Mismatch.within(e, `[${i}]`);
         }
-        return json;
+        return json as unknown[];
       }
     : (json) => {
         if (!Array.isArray(json)) throw mismatch(expected, json);
@@ -179,7 +179,7 @@ function list(t: WitType, element: WitType): Codec {
         } catch (e) {
           Mismatch.within(e, `[${i}]`);
         }
-        return json;
+        return json as unknown[];
       };
   // jco builds a fresh array for every list it returns, so it can be answered as is.
   const encode: Encode = item.sameOut ? identity : (value) => mapArray(value as ArrayLike<unknown>, itemEncode);
@@ -229,18 +229,18 @@ function fixedArray(expected: string, items: Codec[]): Codec {
     const out = sameIn ? json : new Array<unknown>(n);
     let i = 0;
     try {
-      for (; i < n; i++) out[i] = decoders[i]!(json[i]);
+      for (; i < n; i++) out[i] = decoders[i](json[i]);
     } catch (e) {
       Mismatch.within(e, `[${i}]`);
     }
-    return out;
+    return out as unknown[];
   };
   const encode: Encode = sameOut
     ? identity
     : (value) => {
         const v = value as ArrayLike<unknown>;
         const out = new Array<unknown>(n);
-        for (let i = 0; i < n; i++) out[i] = encoders[i]!(v[i]);
+        for (let i = 0; i < n; i++) out[i] = encoders[i](v[i]);
         return out;
       };
   return { decode, encode, sameIn, sameOut };
@@ -376,11 +376,11 @@ function record(t: WitType, fields: Field[]): Codec {
       if (v === undefined) throw problem(json, i);
       let decoded: unknown;
       try {
-        decoded = decoders[i]!(v);
+        decoded = decoders[i](v);
       } catch (e) {
-        Mismatch.within(e, steps[i]!);
+        Mismatch.within(e, steps[i]);
       }
-      if (!sameIn) out[props[i]!] = decoded;
+      if (!sameIn) out[props[i]] = decoded;
     }
     if (keyCount(json) !== n) throw problem(json, -1);
     return out;
@@ -390,7 +390,7 @@ function record(t: WitType, fields: Field[]): Codec {
     : (value) => {
         const v = value as Record<string, unknown>;
         const out: Record<string, unknown> = {};
-        for (let i = 0; i < n; i++) out[names[i]!] = encoders[i]!(v[props[i]!]);
+        for (let i = 0; i < n; i++) out[names[i]] = encoders[i](v[props[i]]);
         return out;
       };
   return { decode, encode, sameIn, sameOut };
@@ -403,9 +403,9 @@ function record(t: WitType, fields: Field[]): Codec {
  */
 export function ownReader(keys: string[]): (json: object, i: number) => unknown {
   if (keys.some((k) => k in Object.prototype)) {
-    return (json, i) => (Object.hasOwn(json, keys[i]!) ? (json as Record<string, unknown>)[keys[i]!] : undefined);
+    return (json, i) => (Object.hasOwn(json, keys[i]) ? (json as Record<string, unknown>)[keys[i]] : undefined);
   }
-  return (json, i) => (json as Record<string, unknown>)[keys[i]!];
+  return (json, i) => (json as Record<string, unknown>)[keys[i]];
 }
 
 /** How many keys a JSON object has, without allocating the list of them. */
@@ -478,7 +478,7 @@ function enumeration(t: WitType, cases: string[]): Codec {
 function flags(t: WitType, names: string[]): Codec {
   const expected = expectedName(t);
   const props = names.map(jsIdentifier);
-  const byName = new Map(names.map((name, i) => [name, props[i]!]));
+  const byName = new Map(names.map((name, i) => [name, props[i]]));
   const listing = names.join(', ');
   return {
     decode(json) {
@@ -486,7 +486,7 @@ function flags(t: WitType, names: string[]): Codec {
       const out: Record<string, boolean> = {};
       for (const p of props) out[p] = false;
       for (let i = 0; i < json.length; i++) {
-        const name = json[i];
+        const name: unknown = json[i];
         const prop = typeof name === 'string' ? byName.get(name) : undefined;
         if (prop === undefined) {
           const m =
@@ -503,7 +503,7 @@ function flags(t: WitType, names: string[]): Codec {
     encode(value) {
       const v = value as Record<string, unknown>;
       const out: string[] = [];
-      for (let i = 0; i < props.length; i++) if (v[props[i]!]) out.push(names[i]!);
+      for (let i = 0; i < props.length; i++) if (v[props[i]]) out.push(names[i]);
       return out;
     },
   };

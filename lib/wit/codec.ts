@@ -79,9 +79,9 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
 
   const decodeAt = (json: unknown, i: number): unknown => {
     try {
-      return decoders[i]!(json);
+      return decoders[i](json);
     } catch (e) {
-      if (e instanceof Mismatch) throw e.toCodecError(names[i]!);
+      if (e instanceof Mismatch) throw e.toCodecError(names[i]);
       throw e;
     }
   };
@@ -91,7 +91,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
       const listing = n === 0 ? `${fn.name} takes no parameters` : `parameters: ${names.join(', ')}`;
       return new CodecError(key, n === 0 ? 'no parameters' : `one of the parameters ${names.join(', ')}`, `unknown parameter ${JSON.stringify(key)} (${listing})`);
     }
-    return new CodecError(names[i]!, expected[i]!, `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i]!.type)})`);
+    return new CodecError(names[i], expected[i], `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i].type)})`);
   };
 
   const decode = (body: unknown): unknown[] => {

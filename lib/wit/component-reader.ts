@@ -247,7 +247,7 @@ function functype(async: boolean, r: Bytes, env: Env): Omit<WitFunction, 'name'>
   } else if (tag === 0x01) {
     // Named results are gone from WIT; an empty list means no result.
     const named = r.vec(() => ({ name: r.string(), type: valtype(r, env) }));
-    result = named.length === 0 ? null : named.length === 1 ? named[0]!.type : { kind: 'tuple', elements: named.map((n) => n.type) };
+    result = named.length === 0 ? null : named.length === 1 ? named[0].type : { kind: 'tuple', elements: named.map((n) => n.type) };
   } else {
     return r.fail(`unknown result list 0x${tag.toString(16)}`);
   }
@@ -615,7 +615,7 @@ function instantiate(component: Extract<Item, { sort: 'component' }>, args: Map<
     const body = evaluate(componentBytes(bytes, start, end), inner, args);
     return { exports: body.exports, scope: inner.scope };
   }
-  return { exports: component.type?.exports ?? new Map() };
+  return { exports: component.type?.exports ?? new Map<string, Item>() };
 }
 
 function skipOpts(r: Bytes): void {
@@ -751,12 +751,12 @@ function checkPreamble(bytes: Uint8Array): void {
   if (bytes[0] !== 0x00 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
     throw new ComponentFormatError('not a WebAssembly component: the file does not start with the \\0asm magic number');
   }
-  const layer = bytes[6]! | (bytes[7]! << 8);
+  const layer = bytes[6] | (bytes[7] << 8);
   if (layer === 0) {
-    throw new ComponentFormatError(`not a WebAssembly component: this is a core module (version ${bytes[4]! | (bytes[5]! << 8)}), not a component`);
+    throw new ComponentFormatError(`not a WebAssembly component: this is a core module (version ${bytes[4] | (bytes[5] << 8)}), not a component`);
   }
   if (layer !== 1 || bytes[4] !== 0x0d || bytes[5] !== 0x00) {
-    throw new ComponentFormatError(`not a WebAssembly component this runtime can read: layer ${layer}, version 0x${bytes[4]!.toString(16)}`);
+    throw new ComponentFormatError(`not a WebAssembly component this runtime can read: layer ${layer}, version 0x${bytes[4].toString(16)}`);
   }
 }
 

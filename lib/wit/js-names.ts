@@ -5,9 +5,9 @@
 
 export function jsIdentifier(witName: string): string {
   const words = witName.split('-');
-  let out = words[0]!.toLowerCase();
+  let out = words[0].toLowerCase();
   for (let i = 1; i < words.length; i++) {
-    const w = words[i]!.toLowerCase();
+    const w = words[i].toLowerCase();
     out += w.charAt(0).toUpperCase() + w.slice(1);
   }
   return out;

@@ -41,13 +41,13 @@ export function bytesDecoder(typeName: string): (json: unknown) => Uint8Array {
       if (bytes === undefined) throw mismatch(typeName, json, 'not valid base64');
       return bytes;
     }
-    if (Array.isArray(json)) return byteArray(json, typeName);
+    if (Array.isArray(json)) return byteArray(json);
     if (json instanceof Uint8Array) return json;
     throw mismatch(typeName, json, BYTES_HINT);
   };
 }
 
-function byteArray(json: unknown[], typeName: string): Uint8Array {
+function byteArray(json: unknown[]): Uint8Array {
   const n = json.length;
   const out = typedArray(Uint8Array, n);
   for (let i = 0; i < n; i++) {

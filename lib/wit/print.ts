@@ -99,7 +99,7 @@ function printResource(name: string, functions: WitFunction[], indent: string): 
 /** How an interface is referred to from `usingPackage`: its bare name within the same package. */
 function interfaceRef(name: string, usingPackage: string | undefined): string {
   const m = /^([^:/@]+:[^:/@]+)\/([^@]+)(@.+)?$/.exec(name);
-  if (m && `${m[1]}${m[3] ?? ''}` === usingPackage) return m[2]!;
+  if (m && `${m[1]}${m[3] ?? ''}` === usingPackage) return m[2];
   return name;
 }
 
@@ -148,7 +148,7 @@ export function printComponentWit(component: ComponentInterface, worldName: stri
 
   const out: string[] = [];
   const blocks = [...packages];
-  const single = blocks.length === 1 ? blocks[0]! : undefined;
+  const single = blocks.length === 1 ? blocks[0] : undefined;
   if (single) {
     out.push(`package ${single[0]};`, '');
     for (const i of single[1]) out.push(...printInterface(i, ''), '');

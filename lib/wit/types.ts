@@ -125,9 +125,9 @@ export interface ComponentInterface {
 export function parseInterfaceName(name: string): { package: PackageName; interfaceName: string } | undefined {
   const m = /^([^:/@]+):([^:/@]+)\/([^:/@]+)(?:@(.+))?$/.exec(name);
   if (!m) return undefined;
-  const pkg: PackageName = { namespace: m[1]!, name: m[2]! };
+  const pkg: PackageName = { namespace: m[1], name: m[2] };
   if (m[4] !== undefined) pkg.version = m[4];
-  return { package: pkg, interfaceName: m[3]! };
+  return { package: pkg, interfaceName: m[3] };
 }
 
 /** True when values of this type (anywhere inside it) are resource handles, which JSON cannot carry. */

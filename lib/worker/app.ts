@@ -120,8 +120,8 @@ function corsFor(config: Config, control: ControlPolicy) {
   });
   const controlRoutes = cors({ ...options, origin: (ctx: Context) => (controlOriginAllowed(ctx.get('Origin'), ctx.get('Host'), control) ? ctx.get('Origin') : '') });
   return (ctx: Context, next: Next) => {
-    if (isControlPath(ctx.path)) return controlRoutes(ctx, next);
-    if (ctx.get('Origin')) return general(ctx, next);
+    if (isControlPath(ctx.path)) return controlRoutes(ctx, next) as Promise<void>;
+    if (ctx.get('Origin')) return general(ctx, next) as Promise<void>;
     // Caches must still tell this answer from one to a browser.
     ctx.vary('Origin');
     return next();

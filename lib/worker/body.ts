@@ -12,7 +12,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
-import { ApiError, CLIENT_CLOSED_REQUEST } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { connectionError } from './connection-errors.js';
 
 /** The rest of a body that is not read cannot be skipped cheaply: these answers close their connection. */
@@ -52,7 +52,7 @@ const DECODERS: Record<string, () => Gunzip> = {
   gzip: createGunzip,
   'x-gzip': createGunzip,
   deflate: createInflate,
-  br: createBrotliDecompress as () => Gunzip,
+  br: createBrotliDecompress,
 };
 const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
 
@@ -123,7 +123,7 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: 
       if (done) return;
       done = true;
       reads.delete(late);
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     });
     source.once('error', (e: Error) => fail(source === req ? new ApiError('RT_ERR_INVALID_BODY', e.message) : new ApiError('RT_ERR_INVALID_BODY', `the body does not decode as its Content-Encoding says: ${e.message}`)));
     req.once('aborted', () => fail(whyAborted(req)));

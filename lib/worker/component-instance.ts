@@ -146,8 +146,8 @@ function runInit(init: Bound | undefined, config: Uint8Array, isInterrupt?: (e: 
     init(config);
   } catch (e) {
     if (isInterrupt?.(e)) throw e;
-    if (isComponentError(e)) throw new Error(`init returned an error: ${typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload)}`);
-    throw new Error(`init trapped: ${errorText(e)}`);
+    if (isComponentError(e)) throw new Error(`init returned an error: ${typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload)}`, { cause: e });
+    throw new Error(`init trapped: ${errorText(e)}`, { cause: e });
   }
 }
 

@@ -20,8 +20,8 @@ export async function compileCoreModules(artifact: ComponentArtifact, memoryCapB
   if (!files) throw new Error('the component has no fuel-instrumented modules');
   return Promise.all(
     artifact.coreModules.map(async (name, i) => {
-      const bytes = capMemories(new Uint8Array(await readFile(join(dir, files[i]!))), memoryCapBytes);
+      const bytes = capMemories(new Uint8Array(await readFile(join(dir, files[i]))), memoryCapBytes);
       return [name, await WebAssembly.compile(bytes)] as const;
     }),
-  ) as Promise<CompiledModules>;
+  );
 }

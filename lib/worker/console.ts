@@ -79,7 +79,7 @@ export function readConsoleFiles(dir = CONSOLE_DIR): Map<string, ConsoleFile> {
 export function consoleFiles(files: Map<string, ConsoleFile>) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const { path } = ctx;
-    if (path !== '/' && path !== '/console' && !path.startsWith(CONSOLE_PATH)) return next();
+    if (path !== '/' && path !== '/console' && !path.startsWith(CONSOLE_PATH)) return next() as Promise<void>;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', 'GET, HEAD');
       throw new ApiError('RT_ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${path} (allowed: GET, HEAD)`);
@@ -92,7 +92,7 @@ export function consoleFiles(files: Map<string, ConsoleFile>) {
     const file = files.get(name);
     if (!file) {
       if (name === 'index.html') throw new ApiError('RT_ERR_NOT_FOUND', 'the console is not built (no dist/console/index.html): run `npm run build`');
-      return next();
+      return next() as Promise<void>;
     }
     ctx.set(SECURITY_HEADERS);
     ctx.set({ 'Cache-Control': file.cacheControl, ETag: file.etag });

@@ -134,10 +134,10 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
     return;
   }
   const [, kind, resource, member] = decorated;
-  const cls = members[jsClassName(resource!)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
+  const cls = members[jsClassName(resource)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
   if (!cls || kind === 'constructor') return;
-  if (kind === 'static') cls[jsIdentifier(member!)] = trap(qualified);
-  else cls.prototype[jsIdentifier(member!)] = trap(qualified);
+  if (kind === 'static') cls[jsIdentifier(member)] = trap(qualified);
+  else cls.prototype[jsIdentifier(member)] = trap(qualified);
 }
 
 /**

@@ -60,7 +60,7 @@ export class HostedService {
     this.name = serviceName(descriptor.id);
     descriptor.methods.forEach((m, index) => {
       const fn = m.function;
-      const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0]!.type), bytesResult: bytesResult(fn) };
+      const method: Method = { descriptor: m, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0].type), bytesResult: bytesResult(fn) };
       if (m.invocable) method.codec = m.stream ? streamCodec(m.function, m.stream) : functionCodec(m.function);
       for (const alias of m.aliases) this.#methods.set(alias, method);
     });

@@ -324,7 +324,7 @@ export class InstancePool {
   /** Hands waiting calls to free threads; one whose deadline has passed is answered 504 without running. */
   dispatch(): void {
     while (this.#queue.length > 0) {
-      const call = this.#queue[0]!;
+      const call = this.#queue[0];
       if (performance.now() >= call.deadline) {
         this.#queue.shift();
         settle(call, { status: 'timeout' });
@@ -447,7 +447,7 @@ function settle(call: Call, outcome: CallOutcome | StreamFailure): void {
   call.finish();
   if (call.stream?.open) {
     if (!call.stream.cancelled) call.stream.sink.end(asFailure(outcome));
-  } else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome as CallOutcome));
+  } else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome));
 }
 
 function asFailure(outcome: CallOutcome | StreamFailure): StreamFailure {

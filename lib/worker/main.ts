@@ -56,10 +56,11 @@ async function main(): Promise<void> {
   const metrics = new WorkerMetrics(registry);
   const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId: cluster.worker!.id });
 
-  const servers = [listen(createServer(config.http, app.callback()), config.http.port)];
+  const handler = app.callback();
+  const servers = [listen(createServer(config.http, handler), config.http.port)];
   if (bootstrap.tls) {
     const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];
-    servers.push(listen(createHttpsServer(config.http, { cert, key }, app.callback()), config.http.tls_port));
+    servers.push(listen(createHttpsServer(config.http, { cert, key }, handler), config.http.tls_port));
   }
 
   function listen(server: Server, port: number): Server {

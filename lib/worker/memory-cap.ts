@@ -18,7 +18,7 @@ export function capMemories(bytes: Uint8Array<ArrayBuffer>, capBytes: number): U
   let at = 8;
   let changed = false;
   while (at < bytes.length) {
-    const id = bytes[at]!;
+    const id = bytes[at];
     const [size, sizeEnd] = readU32(bytes, at + 1);
     const end = sizeEnd + size;
     if (id === MEMORY_SECTION) {
@@ -45,7 +45,7 @@ function cappedMemorySection(section: Uint8Array, capPages: number): Uint8Array 
   const out: number[] = [...encodeU32(count)];
   let at = start;
   for (let i = 0; i < count; i++) {
-    const flags = section[at++]!;
+    const flags = section[at++];
     // Bit 2 is memory64; its limits are u64 and such modules are rare enough to refuse.
     if (flags & 0x04) throw new MemoryCapError('64-bit memories are not supported');
     const [min, minEnd] = readU32(section, at);

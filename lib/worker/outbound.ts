@@ -29,6 +29,7 @@ export function grantedOutgoingHandler(hosts: string[]): { handle: Handle } {
     handle(request, options) {
       const authority = request.authority();
       if (authority === undefined || !allowsRequest(patterns, schemeOf(request), authority)) {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the glue turns a thrown ErrorCode into the err case
         throw { tag: 'HTTP-request-denied' } satisfies wasi.ErrorCode;
       }
       return shim.outgoingHandler.handle(request, options);

@@ -57,7 +57,7 @@ function install(): void {
       if (!active) return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
       active.write(stream, chunk);
       return true;
-    }) as typeof process.stdout.write;
+    });
   }
 }
 

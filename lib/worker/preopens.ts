@@ -33,6 +33,7 @@ interface Grant {
 
 /** WASI errors are thrown as their error-code string; the glue turns them into the err case. */
 function fail(code: ErrorCode): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the glue's convention for WASI errors, not ours
   throw code;
 }
 
@@ -281,7 +282,7 @@ function grantRoot(grant: PathGrant): string {
   try {
     return realpathSync(grant.host);
   } catch (e) {
-    throw new Error(`allowed_paths: ${grant.host} (granted as ${grant.guest}) cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`allowed_paths: ${grant.host} (granted as ${grant.guest}) cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
   }
 }
 

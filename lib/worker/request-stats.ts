@@ -43,8 +43,8 @@ export class Series {
   observe(status: number, seconds: number): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     let bucket = 0;
-    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket++;
-    this.buckets[bucket]!++;
+    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]) bucket++;
+    this.buckets[bucket]++;
     this.sum += seconds;
     this.count++;
   }

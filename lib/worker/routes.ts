@@ -45,7 +45,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
   });
 
   router.get('/services/:domain/:service', (ctx) => {
-    ctx.body = description(findService(registry, state, ctx.params.domain!, ctx.params.service!));
+    ctx.body = description(findService(registry, state, ctx.params.domain, ctx.params.service));
   });
 
   // Built once per service set: it changes only when the primary sends a new one.
@@ -63,7 +63,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
   const guard = controlGuard(controlPolicy(config.http.control));
 
   router.post('/services/:domain/:service/restart', guard, async (ctx) => {
-    const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
+    const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
     ctx.state.service = hosted.name;
     // The body is the new configuration, whatever its format: it goes to the component as it is.
     const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes, ctx.state.deadline) : undefined;
@@ -73,7 +73,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
   });
 
   router.put('/services/:domain/:service/quiesce', guard, async (ctx) => {
-    const hosted = findService(registry, state, ctx.params.domain!, ctx.params.service!);
+    const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
     ctx.state.service = hosted.name;
     answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
   });

@@ -18,7 +18,10 @@
 // app: logged and counted) and the connection is closed. Those refusals take
 // sockets too, so past twice the cap Node closes new connections unanswered.
 
-import { createServer as createHttpServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+
+/** Koa's `app.callback()`: it answers every request itself, failures included, so its promise is not the server's to await. */
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -48,7 +51,7 @@ export function createHttpsServer(http: HttpSettings, tls: { cert: Buffer; key: 
   // A TLS handshake is a slow client's first chance to hold a connection.
   const server = createTlsServer({ ...tls, ...settings, handshakeTimeout: settings.headersTimeout }, needingHost(handler));
   // Requests arrive on the TLS socket the handshake made, so that is the one refused.
-  return harden(server as unknown as Server, http, 'secureConnection');
+  return harden(server, http, 'secureConnection');
 }
 
 /** Connections accepted past `http.max_connections`: their requests are refused. */
@@ -71,9 +74,12 @@ function options(http: HttpSettings) {
 }
 
 /** An HTTP/1.1 request must name its host (RFC 9112 §3.2); Node's own check answers 400 without a body. */
-function needingHost(handler: RequestListener): RequestListener {
+function needingHost(handler: RequestListener): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return handler(req, res);
+    if (req.headers.host !== undefined || req.httpVersion !== '1.1') {
+      void handler(req, res);
+      return;
+    }
     const { headers, body } = outsideAnswer(new ApiError('RT_ERR_BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'), requestId(String(req.headers['x-request-id'] ?? '')));
     res.writeHead(400, headers);
     res.end(body);

@@ -35,6 +35,8 @@ export interface StreamAnswer {
 export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Promise<void> {
   const { res } = ctx;
   const { series, framing } = answer;
+  // Set once the stream opens; the sink's callbacks, made before that, read it when they run.
+  // eslint-disable-next-line prefer-const
   let handle: StreamHandle | undefined;
   let outcome: StreamOutcome | undefined;
   /** Whether the headers went out, and the stream is counted as open. */

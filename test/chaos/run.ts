@@ -127,7 +127,7 @@ const scenarios: Scenario[] = [
     repo: { slow: SLOW },
     async inject(rt) {
       const [pid] = rt.workerPids();
-      process.kill(pid!, 'SIGSTOP');
+      process.kill(pid, 'SIGSTOP');
       const found = await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat'), 15_000);
       return { note: found ? 'found by its heartbeats and replaced; its connections are lost' : 'NOT found within 15 s', failed: found ? 0 : 1 };
     },
@@ -220,8 +220,8 @@ async function main(): Promise<void> {
 
   const rows = outcomes.map((o) => [o.fault, String(o.sent), String(o.failed), String(o.killed), o.promised ? 'no loss' : '—', o.note]);
   const header = ['fault', 'sent', 'failed', 'workers killed', 'contract', 'what happened'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const r of [header, widths.map((w) => '-'.repeat(w)), ...rows]) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  '));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const r of [header, widths.map((w) => '-'.repeat(w)), ...rows]) console.log(r.map((c, i) => c.padEnd(widths[i])).join('  '));
   const broken = outcomes.filter((o) => o.promised && (o.failed > 0 || o.killed > 0));
   if (broken.length) {
     console.log(`\n${broken.length} fault(s) lost work where the contract promises none.`);

@@ -138,7 +138,7 @@ describe('rt command line (e2e)', () => {
       try {
         await rt.ready();
         const [victim] = rt.workerPids();
-        process.kill(victim!, 'SIGKILL');
+        process.kill(victim, 'SIGKILL');
         // Each call on a new connection: one the client kept open to the killed
         // worker died with it, which is not what "keeps serving" is about.
         for (let i = 0; i < 10; i++) {
@@ -146,7 +146,7 @@ describe('rt command line (e2e)', () => {
           expect(res).to.deep.equal({ status: 200, body: { result: i + 1 } });
         }
         const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline && !(rt.workerPids().length === 2 && !rt.workerPids().includes(victim!))) {
+        while (Date.now() < deadline && !(rt.workerPids().length === 2 && !rt.workerPids().includes(victim))) {
           await new Promise((r) => setTimeout(r, 100));
         }
         expect(rt.workerPids()).to.have.length(2).and.not.include(victim);

@@ -172,7 +172,7 @@ describe('console (e2e, Chromium)', function () {
     );
     expect(revalidated).to.equal(304);
 
-    const script = /src="([^"]+\.js)"/.exec(await res.text())![1]!;
+    const script = /src="([^"]+\.js)"/.exec(await res.text())![1];
     const bundle = await fetch(`${rt.url}/console/${script}`, { headers: { 'accept-encoding': 'gzip' } });
     expect(bundle.status).to.equal(200);
     expect(bundle.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');

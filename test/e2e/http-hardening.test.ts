@@ -84,7 +84,7 @@ function parseAnswer(data: string): RawAnswer | undefined {
   }
   const length = Number(headers['content-length'] ?? 0);
   if (data.length < end + 4 + length) return undefined;
-  return { status: Number(statusLine!.split(' ')[1]), headers, body: data.slice(end + 4, end + 4 + length) };
+  return { status: Number(statusLine.split(' ')[1]), headers, body: data.slice(end + 4, end + 4 + length) };
 }
 
 const json = (answer: RawAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
@@ -117,7 +117,7 @@ describe('HTTP hardening (e2e)', function () {
       expect(json(answer)).to.deep.include({ error: 'request timeout', code: 'RT_ERR_REQUEST_TIMEOUT', service: 'acme.bytes', method: 'size' });
       expect(answer.headers['connection']).to.equal('close');
       expect(closedAfter).to.be.above(REQUEST_TIMEOUT_SECONDS * 1000 - 500);
-      const line = await logLine(answer.headers['x-request-id']!);
+      const line = await logLine(answer.headers['x-request-id']);
       expect(line, 'the request log line').to.deep.include({ status: 408, service: 'acme.bytes', method: 'size' });
     });
 
@@ -309,7 +309,7 @@ describe('connection cap (e2e)', function () {
     expect(dropped).to.equal(MAX_CONNECTIONS);
     expect(idle.every((raw) => raw.data === '')).to.equal(true);
     // A held one past the cap still learns why when it asks.
-    const pastCap = idle[2 * MAX_CONNECTIONS - 1]!.send(health);
+    const pastCap = idle[2 * MAX_CONNECTIONS - 1].send(health);
     expect((await pastCap.answer()).status).to.equal(503);
   });
 });

@@ -71,7 +71,7 @@ describe('https:// repository (e2e)', function () {
     expect(await reload()).to.deep.include({ added: [], updated: [], removed: [], failed: [] });
     const alpha = server.requests.filter((r) => r.path === '/repo/alpha.wasm');
     expect(alpha).to.have.length(1);
-    expect(alpha[0]!.ifNoneMatch).to.equal(server.routes.get('/repo/alpha.wasm')!.etag);
+    expect(alpha[0].ifNoneMatch).to.equal(server.routes.get('/repo/alpha.wasm')!.etag);
   });
 
   it('on reload, picks up an updated and an added component', async () => {
@@ -87,8 +87,8 @@ describe('https:// repository (e2e)', function () {
     expect(body).to.deep.include({ added: [], updated: [], removed: [] });
     const failed = body.failed as { source: string; error: string }[];
     expect(failed).to.have.length(1);
-    expect(failed[0]!.source).to.equal(`${server.url}/repo/`);
-    expect(failed[0]!.error).to.match(/503/);
+    expect(failed[0].source).to.equal(`${server.url}/repo/`);
+    expect(failed[0].error).to.match(/503/);
     expect(await version('alpha')).to.deep.equal({ result: 2 });
     expect(await version('beta')).to.deep.equal({ result: 5 });
   });

@@ -218,8 +218,8 @@ describe('invoke (e2e)', function () {
       expect(faulty.unsatisfied_imports).to.deep.equal(['acme:faulty/host@1.0.0']);
       const failed = res.body.failed as { source: string; error: string }[];
       expect(failed).to.have.length(1);
-      expect(failed[0]!.source).to.match(/broken\.wasm$/);
-      expect(failed[0]!.error).to.match(/not a WebAssembly component/i);
+      expect(failed[0].source).to.match(/broken\.wasm$/);
+      expect(failed[0].error).to.match(/not a WebAssembly component/i);
     });
 
     it('logs the skipped file and one line per request', async () => {

@@ -121,7 +121,7 @@ describe('limits: big request bodies (e2e)', function () {
     const { text, items } = body('[[1]]', 6.9 * MB);
     const [pid] = rt.workerPids();
     const calls = Promise.all(Array.from({ length: 4 }, () => post(rt, 'pooled/invoke/lists3', text)));
-    const { result, largest } = await largestDuring(calls, async () => (await RtProcess.status(pid!)).rssMiB, 25);
+    const { result, largest } = await largestDuring(calls, async () => (await RtProcess.status(pid)).rssMiB, 25);
     for (const res of result) expect(res.body, res.text.slice(0, 300)).to.deep.equal({ result: items });
     expect(largest, 'largest worker RSS (MiB)').to.be.below(3_000);
   });

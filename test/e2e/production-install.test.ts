@@ -39,7 +39,7 @@ function installArgs(runtime: Stage): string[] {
   const runs = (words: string[]) => (words[0] === 'sh' ? words.slice(1) : words)[0]?.endsWith('/install-runtime.sh');
   const install = commands.filter(runs);
   expect(install, `the runtime stage runs ${INSTALL_SCRIPT} once`).to.have.length(1);
-  return install[0]!.slice(install[0]![0] === 'sh' ? 2 : 1);
+  return install[0].slice(install[0][0] === 'sh' ? 2 : 1);
 }
 
 /**
@@ -145,8 +145,8 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
 
       const env = envOf(runtime);
       const [, , app, components] = installArgs(runtime);
-      for (const [image, here] of [[app!, 'app'], [components!, 'components'], [env.RT_CACHE_DIR!, 'cache'], [env.RT_DATA_DIR!, 'data']] as const) local.set(image, join(dir, here));
-      const install = spawnSync('sh', [join(ROOT, INSTALL_SCRIPT), join(dir, filename), join(ROOT, 'package-lock.json'), inImage(app!), inImage(components!)], {
+      for (const [image, here] of [[app, 'app'], [components, 'components'], [env.RT_CACHE_DIR, 'cache'], [env.RT_DATA_DIR, 'data']] as const) local.set(image, join(dir, here));
+      const install = spawnSync('sh', [join(ROOT, INSTALL_SCRIPT), join(dir, filename), join(ROOT, 'package-lock.json'), inImage(app), inImage(components)], {
         encoding: 'utf8',
         env: npmEnv(),
       });
@@ -195,8 +195,8 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       let output = '';
       const child = spawn(process.execPath, startArgs, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
       rt = child;
-      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       const url = `http://127.0.0.1:${port}`;
       await waitReady(url, child, () => output, 240_000);
@@ -219,7 +219,7 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
 
       expect(await snapshot(app), 'nothing written in the app directory').to.deep.equal(before.app);
       expect(await snapshot(components), 'nothing written in the components directory').to.deep.equal(before.components);
-      expect((await readdir(join(local.get(envOf(runtime).RT_CACHE_DIR!)!, 'components'))).length, 'the transpiled components are in the cache volume').to.be.above(0);
+      expect((await readdir(join(local.get(envOf(runtime).RT_CACHE_DIR)!, 'components'))).length, 'the transpiled components are in the cache volume').to.be.above(0);
     });
   });
 });

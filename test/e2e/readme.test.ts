@@ -30,18 +30,18 @@ interface CurlLine {
 
 /** The words of a shell command line: single-quoted strings and bare words (all the README uses). */
 function words(line: string): string[] {
-  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
 }
 
 function parseCurl(command: string): CurlLine {
   const args = words(command).slice(1);
   const curl: CurlLine = { command, method: '', url: '', headers: {} };
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
+    const arg = args[i];
     if (arg === '-X') curl.method = args[++i]!;
     else if (arg === '-H') {
-      const [name, ...value] = args[++i]!.split(':');
-      curl.headers[name!.trim().toLowerCase()] = value.join(':').trim();
+      const [name, ...value] = args[++i].split(':');
+      curl.headers[name.trim().toLowerCase()] = value.join(':').trim();
     } else if (arg === '-d') curl.body = args[++i]!;
     else if (arg === '-o') curl.output = args[++i]!;
     else if (arg.startsWith('localhost:')) curl.url = arg.slice(arg.indexOf('/'));
@@ -58,7 +58,7 @@ async function curlLines(): Promise<CurlLine[]> {
   const text = await readFile(README, 'utf8');
   const start = text.indexOf('## Calling components');
   const section = text.slice(start, text.indexOf('\n## ', start + 1));
-  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.replace(/\\\n\s*/g, ' ').split('\n'));
+  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n'));
   const found: CurlLine[] = [];
   lines.forEach((line, i) => {
     if (!line.startsWith('curl ')) return;
@@ -98,7 +98,7 @@ describe('README examples (e2e)', function () {
       if (line.streamed) {
         expect(res.headers.get('transfer-encoding'), line.command).to.equal('chunked');
         expect(pieces.length, `${line.command}: pieces`).to.be.at.least(2);
-        expect(pieces.at(-1)!.at - pieces[0]!.at, `${line.command}: the first piece came well before the last`).to.be.above(100);
+        expect(pieces.at(-1)!.at - pieces[0].at, `${line.command}: the first piece came well before the last`).to.be.above(100);
       }
       if (line.output) {
         expect(res.status, line.command).to.equal(200);
@@ -115,7 +115,7 @@ describe('README examples (e2e)', function () {
         continue;
       }
       const ndjson = res.headers.get('content-type') === 'application/x-ndjson';
-      const answer = JSON.parse(ndjson ? bytes.toString().split('\n')[0]! : bytes.toString()) as Record<string, unknown>;
+      const answer = JSON.parse(ndjson ? bytes.toString().split('\n')[0] : bytes.toString()) as Record<string, unknown>;
       if (line.expected.endsWith(',...}')) {
         expect(answer, line.command).to.deep.include(JSON.parse(`${line.expected.slice(0, -',...}'.length)}}`));
       } else {

@@ -135,7 +135,7 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
       const [first, second] = report(run).pods;
       expect(first).to.deep.include({ url: a.url, ok: true });
       expect(second).to.deep.include({ url: b.url, ok: false });
-      expect(second!.error).to.include('ECONNREFUSED');
+      expect(second.error).to.include('ECONNREFUSED');
       const text = await reloadAll(['--targets', targets()]);
       expect(text.stdout).to.include(`${b.url}: FAILED: connect ECONNREFUSED`);
       expect(text.stdout).to.include('2 pod(s): 1 reloaded, 1 failed');
@@ -170,11 +170,11 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
         apiVersion: 'v1',
         kind: 'List',
         items: [
-          { kind: 'EndpointSlice', metadata: { name: 'rt-a' }, ports: [{ name: 'http', port: one!.port }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true }, targetRef: { name: 'rt-1' } }] },
+          { kind: 'EndpointSlice', metadata: { name: 'rt-a' }, ports: [{ name: 'http', port: one.port }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true }, targetRef: { name: 'rt-1' } }] },
           {
             kind: 'EndpointSlice',
             metadata: { name: 'rt-b' },
-            ports: [{ name: 'metrics', port: 1 }, { name: 'http', port: two!.port }],
+            ports: [{ name: 'metrics', port: 1 }, { name: 'http', port: two.port }],
             endpoints: [
               { addresses: ['127.0.0.1'], conditions: { ready: true }, targetRef: { name: 'rt-2' } },
               { addresses: ['127.0.0.9'], conditions: { ready: false }, targetRef: { name: 'rt-3' } },
@@ -184,22 +184,22 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
       };
       const fromSlices = report(await reloadAll(['--endpoints', '-', '--json'], { stdin: JSON.stringify(slices) }));
       expect(fromSlices.pods.map((p) => [p.pod, p.url, p.ok])).to.deep.equal([
-        ['rt-1', `http://127.0.0.1:${one!.port}`, true],
-        ['rt-2', `http://127.0.0.1:${two!.port}`, true],
+        ['rt-1', `http://127.0.0.1:${one.port}`, true],
+        ['rt-2', `http://127.0.0.1:${two.port}`, true],
       ]);
-      expect(fromSlices.not_ready.map((p) => p.url)).to.deep.equal([`http://127.0.0.9:${two!.port}`]);
+      expect(fromSlices.not_ready.map((p) => p.url)).to.deep.equal([`http://127.0.0.9:${two.port}`]);
 
       const endpoints = {
         kind: 'Endpoints',
         metadata: { name: 'rt' },
         subsets: [
-          { addresses: [{ ip: '127.0.0.1', targetRef: { name: 'rt-1' } }], ports: [{ name: 'http', port: one!.port }] },
-          { addresses: [{ ip: '127.0.0.1' }], notReadyAddresses: [{ ip: '127.0.0.9' }], ports: [{ port: two!.port }] },
+          { addresses: [{ ip: '127.0.0.1', targetRef: { name: 'rt-1' } }], ports: [{ name: 'http', port: one.port }] },
+          { addresses: [{ ip: '127.0.0.1' }], notReadyAddresses: [{ ip: '127.0.0.9' }], ports: [{ port: two.port }] },
         ],
       };
       const fromEndpoints = await reloadAll(['--endpoints', '-'], { stdin: JSON.stringify(endpoints) });
       expect(fromEndpoints.code, fromEndpoints.stderr).to.equal(0);
-      expect(fromEndpoints.stdout).to.include(`http://127.0.0.9:${two!.port}: skipped: not ready`);
+      expect(fromEndpoints.stdout).to.include(`http://127.0.0.9:${two.port}: skipped: not ready`);
       expect(fromEndpoints.stdout).to.include('2 pod(s): 2 reloaded, 0 failed, 1 not ready');
       for (const p of pods) expect(p.seen).to.have.length(2);
     });

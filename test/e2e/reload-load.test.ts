@@ -80,9 +80,9 @@ describe('reload under load (e2e)', function () {
     console.log(`      worker RSS MiB ${before.map((s) => s.rssMiB).join('/')} → ${after.map((s) => s.rssMiB).join('/')}, threads ${before.map((s) => s.threads).join('/')} → ${after.map((s) => s.threads).join('/')}`);
     for (const [i, s] of after.entries()) {
       // Each instance is a thread: 40 versions left behind would be 40 more.
-      expect(s.threads, 'threads').to.be.at.most(before[i]!.threads + 2);
+      expect(s.threads, 'threads').to.be.at.most(before[i].threads + 2);
       // A leaked instance costs ~10 MiB (its thread's heap); 40 of them could not hide in this margin.
-      expect(s.rssMiB, 'RSS').to.be.below(before[i]!.rssMiB + 100);
+      expect(s.rssMiB, 'RSS').to.be.below(before[i].rssMiB + 100);
     }
     expect(rt.workerPids()).to.deep.equal(workers);
   });

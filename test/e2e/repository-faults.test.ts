@@ -96,7 +96,7 @@ describe('repository faults (e2e)', function () {
       expect(await rt!.logged(rebuilt('glue/')), rt!.output).to.equal(true);
       // A new worker imports the glue from the cache.
       const [worker] = rt!.workerPids();
-      process.kill(worker!, 'SIGKILL');
+      process.kill(worker, 'SIGKILL');
       await rt!.logged((l) => l.msg === 'worker died; starting a replacement');
       await rt!.ready();
       const after = await invoke(rt!, 'acme/cached/invoke/version');

@@ -69,7 +69,7 @@ describe('streaming methods (e2e)', function () {
       expect(ndjson(answer.text())).to.deep.equal([0, 1, 2, 3, 4].map((seq) => ({ seq, text: `item ${seq}` })));
       // Five items 300 ms apart: the first is out ~1.2 s before the last is made.
       expect(at).to.be.at.least(1400);
-      expect(answer.pieces[0]!.at, 'first item').to.be.below(at - 900);
+      expect(answer.pieces[0].at, 'first item').to.be.below(at - 900);
       expect(answer.pieces.length, 'items went out one by one').to.be.at.least(5);
     });
 
@@ -138,13 +138,13 @@ describe('streaming methods (e2e)', function () {
 
     it('keeps a slow reader\'s stream within a bounded window: the worker does not buffer what the reader has not taken', async function () {
       const [worker] = rt.workerPids();
-      const before = (await RtProcess.status(worker!)).rssMiB;
+      const before = (await RtProcess.status(worker)).rssMiB;
       // 512 MiB offered in 64 KiB items; the reader takes nothing for 3 s.
       const answer = await openStream(url('streams', 'bytes'), { total: 512 * 1024 * 1024, chunk: 65_536 }, {}, { paused: true });
       let peak = 0;
       for (let i = 0; i < 15; i++) {
         await new Promise((r) => setTimeout(r, 200));
-        peak = Math.max(peak, (await RtProcess.status(worker!)).rssMiB);
+        peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
       }
       answer.close();
       const made = await stats();
@@ -168,13 +168,13 @@ describe('streaming methods (e2e)', function () {
       const sse = await truncatedAfter(await stream('fail-after', { n: 2 }, SSE));
       const events = sseEvents(sse);
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'message', 'error']);
-      expect(events[2]!.data).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'failed after 2', service: 'acme.streams', method: 'fail-after' });
+      expect(events[2].data).to.include({ error: 'method returned an error', code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'failed after 2', service: 'acme.streams', method: 'fail-after' });
     });
 
     it('a trap in next cuts the body short; the next call gets a fresh instance', async () => {
       const events = sseEvents(await truncatedAfter(await stream('trap-after', { n: 1 }, SSE)));
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'error']);
-      expect(events[1]!.data).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED' });
+      expect(events[1].data).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED' });
       expect((await stats()).nexts, 'a fresh instance counts from 0').to.equal(0);
       const again = await stream('words', { n: 2 });
       expect((await again.ended).complete).to.equal(true);
@@ -185,7 +185,7 @@ describe('streaming methods (e2e)', function () {
       const { at } = await answer.ended;
       const events = sseEvents(await truncatedAfter(answer));
       expect(events.map((e) => e.event)).to.deep.equal(['message', 'message', 'error']);
-      expect(events[2]!.data).to.include({ error: 'call timed out', code: 'RT_ERR_CALL_TIMEOUT' });
+      expect(events[2].data).to.include({ error: 'call timed out', code: 'RT_ERR_CALL_TIMEOUT' });
       expect(at).to.be.within(REQUEST_TIMEOUT_S * 1000 - 100, REQUEST_TIMEOUT_S * 1000 + 2000);
       const again = await stream('words', { n: 1 });
       expect((await again.ended).complete).to.equal(true);
@@ -262,7 +262,7 @@ describe('streaming methods (e2e)', function () {
       expect(typed).to.deep.include({ streaming: true, media_types: ['video/mp2t', 'text/event-stream'] });
 
       const openapi = (await call(`${rt.url}/api/openapi.json`, { method: 'GET' })).body as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, unknown> }> } }> };
-      const ok = openapi.paths['/api/services/acme/streams/invoke/count']!.post.responses['200']!;
+      const ok = openapi.paths['/api/services/acme/streams/invoke/count'].post.responses['200'];
       expect(Object.keys(ok.content)).to.deep.equal(['application/x-ndjson', 'text/event-stream']);
     });
   });

@@ -80,7 +80,7 @@ describe('HTTPS (e2e)', function () {
       RT__WORKERS: '1',
     });
     const command = [...wrap, process.execPath, RT_BIN, 'start', '--logo-off'];
-    const result = spawnSync(command[0]!, command.slice(1), { cwd, env: { ...base, ...env }, encoding: 'utf8', timeout: 30_000 });
+    const result = spawnSync(command[0], command.slice(1), { cwd, env: { ...base, ...env }, encoding: 'utf8', timeout: 30_000 });
     await rm(cwd, { recursive: true, force: true });
     return { status: result.status, stderr: result.stderr };
   }

@@ -36,7 +36,7 @@ describe('a worker that does not answer (e2e)', function () {
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S) } });
     await rt.ready();
     const [stopped] = rt.workerPids();
-    process.kill(stopped!, 'SIGSTOP');
+    process.kill(stopped, 'SIGSTOP');
     let elapsed: number;
     try {
       const started = performance.now();
@@ -46,7 +46,7 @@ describe('a worker that does not answer (e2e)', function () {
       expect(res.body).to.deep.equal({ status: 'quiesced', service: 'acme.slow' });
     } finally {
       try {
-        process.kill(stopped!, 'SIGCONT');
+        process.kill(stopped, 'SIGCONT');
       } catch {
         // already gone: killed by the primary
       }
@@ -56,7 +56,7 @@ describe('a worker that does not answer (e2e)', function () {
     expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat') && l.msg.includes('replacing it'))).to.equal(true);
 
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (rt.workerPids().includes(stopped!) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 200));
+    while (Date.now() < deadline && (rt.workerPids().includes(stopped) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 200));
     expect(rt.workerPids()).to.have.length(2).and.not.include(stopped);
     // Once the replacement has loaded (until then it answers "not ready"),
     // every worker refuses calls to the quiesced service.

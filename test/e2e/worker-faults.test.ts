@@ -50,7 +50,7 @@ describe('worker faults (e2e)', function () {
     let loading = true;
     const unrelated: Answer[] = [];
     const load = (async () => {
-      while (loading) unrelated.push(await fresh(rt!, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1000}'));
+      while (loading) unrelated.push(await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1000}'));
     })();
     await new Promise((r) => setTimeout(r, 300));
     const quiesce = await fresh(rt, 'PUT', '/api/services/acme/runaway/quiesce');
@@ -75,12 +75,12 @@ describe('worker faults (e2e)', function () {
     await rt.ready();
     const [stopped, other] = rt.workerPids();
     const stoppedAt = performance.now();
-    process.kill(stopped!, 'SIGSTOP');
+    process.kill(stopped, 'SIGSTOP');
     try {
       expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat'), 20_000)).to.equal(true);
     } finally {
       try {
-        process.kill(stopped!, 'SIGCONT');
+        process.kill(stopped, 'SIGCONT');
       } catch {
         // already gone
       }
@@ -88,7 +88,7 @@ describe('worker faults (e2e)', function () {
     // HEARTBEAT_TIMEOUT_MS (5 s), checked every 0.5 s.
     expect(performance.now() - stoppedAt).to.be.within(4_500, 12_000);
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (rt.workerPids().includes(stopped!) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 100));
+    while (Date.now() < deadline && (rt.workerPids().includes(stopped) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 100));
     expect(rt.workerPids()).to.have.length(2).and.include(other).and.not.include(stopped);
   });
 
@@ -119,10 +119,10 @@ describe('worker faults (e2e)', function () {
       expect(performance.now() - started).to.be.greaterThan(1_000);
       // Then it goes on its own, without a primary to tell it to.
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && isRunning(worker!)) await new Promise((r) => setTimeout(r, 100));
-      expect(isRunning(worker!)).to.equal(false);
+      while (Date.now() < deadline && isRunning(worker)) await new Promise((r) => setTimeout(r, 100));
+      expect(isRunning(worker)).to.equal(false);
     } finally {
-      if (isRunning(worker!)) process.kill(worker!, 'SIGKILL');
+      if (isRunning(worker)) process.kill(worker, 'SIGKILL');
     }
   });
 });

@@ -26,7 +26,7 @@ export function parseDockerfile(text: string): Stage[] {
   const stages: Stage[] = [];
   for (const line of logical) {
     const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line)!;
-    const instruction = { keyword: keyword!.toUpperCase(), args: args! };
+    const instruction = { keyword: keyword.toUpperCase(), args: args };
     if (instruction.keyword === 'FROM') stages.push({ from: instruction.args, instructions: [] });
     else if (stages.length === 0) throw new Error(`Dockerfile: ${instruction.keyword} before any FROM`);
     else stages.at(-1)!.instructions.push(instruction);
@@ -55,12 +55,12 @@ export function envOf(stage: Stage): Record<string, string> {
 export function execForm(args: string): string[] {
   const json = /(?:^|\s)(?:CMD\s+)?(\[.*\])$/.exec(args);
   if (!json) throw new Error(`Dockerfile: ${args}: expected the exec form, CMD ["executable", ...]`);
-  return JSON.parse(json[1]!) as string[];
+  return JSON.parse(json[1]) as string[];
 }
 
 /** The single value of an instruction that must appear once in the stage. */
 export function onlyArgs(stage: Stage, keyword: string): string {
   const all = argsOf(stage, keyword);
   if (all.length !== 1) throw new Error(`Dockerfile: expected one ${keyword} in the stage FROM ${stage.from}, found ${all.length}`);
-  return all[0]!;
+  return all[0];
 }

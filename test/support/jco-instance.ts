@@ -63,7 +63,7 @@ async function wasiImports(specifiers: string[]): Promise<Record<string, unknown
   const shim = (await import('@bytecodealliance/preview2-shim')) as unknown as Record<string, Record<string, unknown>>;
   for (const specifier of wasi) {
     const m = /^wasi:([^/]+)\/([^@]+)/.exec(specifier);
-    const iface = m ? shim[m[1]!]?.[m[2]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined;
+    const iface = m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined;
     if (iface === undefined) throw new Error(`preview2-shim has nothing for ${specifier}`);
     out[specifier] = iface;
   }

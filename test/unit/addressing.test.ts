@@ -72,8 +72,8 @@ describe('addressing', () => {
       const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
       const [method, open] = serviceMethods(c);
       expect(method).to.include({ invocable: false });
-      expect(open!.invocable).to.equal(false);
-      expect(open!.reason).to.include('"b"');
+      expect(open.invocable).to.equal(false);
+      expect(open.reason).to.include('"b"');
     });
   });
 

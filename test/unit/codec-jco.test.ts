@@ -480,7 +480,7 @@ describe('codec against jco 1.12 glue', function () {
     for (const [name, json, expected] of ROUND_TRIPS) {
       const want = expected === undefined ? json : expected;
       it(`${name}(${JSON.stringify(json)}) → ${JSON.stringify(want)}`, () => {
-        const param = FUNCTIONS[name]!.params[0]!.name;
+        const param = FUNCTIONS[name].params[0].name;
         expect(invoke(exports, name, { [param]: json })).to.deep.equal({ result: want });
         expect(invoke(exports, name, [json]), 'the array form of the body').to.deep.equal({ result: want });
       });
@@ -553,140 +553,140 @@ describe('codec against jco 1.12 glue', function () {
   // The conventions the codec is written against, observed on the glue itself.
   describe('jco 1.12 JS conventions', () => {
     it('integers are numbers; jco wraps out-of-range ones silently (so the codec must check)', () => {
-      expect(exact.echoU8!(255)).to.equal(255);
-      expect(exact.echoU8!(300)).to.equal(44);
-      expect(exact.echoS8!(128)).to.equal(-128);
-      expect(exact.echoU32!(-1)).to.equal(4294967295);
-      expect(exact.echoU16!(1.5)).to.equal(1);
+      expect(exact.echoU8(255)).to.equal(255);
+      expect(exact.echoU8(300)).to.equal(44);
+      expect(exact.echoS8(128)).to.equal(-128);
+      expect(exact.echoU32(-1)).to.equal(4294967295);
+      expect(exact.echoU16(1.5)).to.equal(1);
     });
 
     it('u64/s64 are BigInt', () => {
-      expect(exact.echoU64!(18446744073709551615n)).to.equal(18446744073709551615n);
-      expect(exact.echoS64!(-9223372036854775808n)).to.equal(-9223372036854775808n);
-      expect(exact.echoU64!(-1n), 'wrapped too').to.equal(18446744073709551615n);
-      expect(exact.echoU64!(5), 'a number is taken too').to.equal(5n);
+      expect(exact.echoU64(18446744073709551615n)).to.equal(18446744073709551615n);
+      expect(exact.echoS64(-9223372036854775808n)).to.equal(-9223372036854775808n);
+      expect(exact.echoU64(-1n), 'wrapped too').to.equal(18446744073709551615n);
+      expect(exact.echoU64(5), 'a number is taken too').to.equal(5n);
     });
 
     it('f32 comes back as the f32 value widened to a double', () => {
-      expect(exact.echoF32!(0.1)).to.equal(Math.fround(0.1));
-      expect(exact.echoF32!(1e39)).to.equal(Infinity);
-      expect(Number.isNaN(exact.echoF64!(NaN))).to.equal(true);
+      expect(exact.echoF32(0.1)).to.equal(Math.fround(0.1));
+      expect(exact.echoF32(1e39)).to.equal(Infinity);
+      expect(Number.isNaN(exact.echoF64(NaN))).to.equal(true);
     });
 
     it('char is a one-character string; jco reads only the first code point of a longer one, and a missing one as NUL', () => {
-      expect(exact.echoChar!('😀')).to.equal('😀');
-      expect(exact.echoChar!('ab')).to.equal('a');
-      expect(exact.echoChar!(''), 'and takes an empty one as U+0000').to.equal('\u0000');
+      expect(exact.echoChar('😀')).to.equal('😀');
+      expect(exact.echoChar('ab')).to.equal('a');
+      expect(exact.echoChar(''), 'and takes an empty one as U+0000').to.equal('\u0000');
     });
 
     it('string: a lone surrogate becomes U+FFFD', () => {
-      expect(api.echoString!('a\ud800')).to.equal('a\ufffd');
+      expect(api.echoString('a\ud800')).to.equal('a\ufffd');
     });
 
     it('list<u8> is a Uint8Array both ways', () => {
-      const out = api.echoBytes!(new Uint8Array([1, 2, 3]));
+      const out = api.echoBytes(new Uint8Array([1, 2, 3]));
       expect(out).to.be.instanceOf(Uint8Array);
       expect([...(out as Uint8Array)]).to.deep.equal([1, 2, 3]);
     });
 
     it('other numeric lists are typed arrays both ways (also through an alias and inside records)', () => {
-      expect(api.echoListS8!(new Int8Array([-1]))).to.be.instanceOf(Int8Array);
-      expect(api.echoListU16!(new Uint16Array([1]))).to.be.instanceOf(Uint16Array);
-      expect(api.echoListS16!(new Int16Array([1]))).to.be.instanceOf(Int16Array);
-      expect(api.echoListU32!(new Uint32Array([1]))).to.be.instanceOf(Uint32Array);
-      expect(api.echoListS32!(new Int32Array([1]))).to.be.instanceOf(Int32Array);
-      expect(api.echoListU64!(new BigUint64Array([1n]))).to.be.instanceOf(BigUint64Array);
-      expect(api.echoListS64!(new BigInt64Array([1n]))).to.be.instanceOf(BigInt64Array);
-      expect(api.echoListF32!(new Float32Array([1]))).to.be.instanceOf(Float32Array);
-      expect(api.echoListF64!(new Float64Array([1]))).to.be.instanceOf(Float64Array);
-      expect(api.echoIds!(new Uint32Array([7]))).to.be.instanceOf(Uint32Array);
-      const b = api.echoBlob!({ data: new Uint8Array([1]), nums: new Uint16Array([2]), big: new BigInt64Array([3n]) }) as Record<string, unknown>;
+      expect(api.echoListS8(new Int8Array([-1]))).to.be.instanceOf(Int8Array);
+      expect(api.echoListU16(new Uint16Array([1]))).to.be.instanceOf(Uint16Array);
+      expect(api.echoListS16(new Int16Array([1]))).to.be.instanceOf(Int16Array);
+      expect(api.echoListU32(new Uint32Array([1]))).to.be.instanceOf(Uint32Array);
+      expect(api.echoListS32(new Int32Array([1]))).to.be.instanceOf(Int32Array);
+      expect(api.echoListU64(new BigUint64Array([1n]))).to.be.instanceOf(BigUint64Array);
+      expect(api.echoListS64(new BigInt64Array([1n]))).to.be.instanceOf(BigInt64Array);
+      expect(api.echoListF32(new Float32Array([1]))).to.be.instanceOf(Float32Array);
+      expect(api.echoListF64(new Float64Array([1]))).to.be.instanceOf(Float64Array);
+      expect(api.echoIds(new Uint32Array([7]))).to.be.instanceOf(Uint32Array);
+      const b = api.echoBlob({ data: new Uint8Array([1]), nums: new Uint16Array([2]), big: new BigInt64Array([3n]) }) as Record<string, unknown>;
       expect(b.nums).to.be.instanceOf(Uint16Array);
       expect(b.big).to.be.instanceOf(BigInt64Array);
     });
 
     it('a plain array given for list<u32> is not read as its numbers (so the codec makes typed arrays)', () => {
-      expect([...(api.echoListU32!([1, 2, 3]) as Uint32Array)]).to.not.deep.equal([1, 2, 3]);
+      expect([...(api.echoListU32([1, 2, 3]) as Uint32Array)]).to.not.deep.equal([1, 2, 3]);
     });
 
     it('list<bool>, list<char>, list<string> are plain arrays', () => {
-      expect(api.echoListBool!([true])).to.be.an('array');
-      expect(api.echoListChar!(['a'])).to.be.an('array');
-      expect(api.echoListString!(['a'])).to.be.an('array');
+      expect(api.echoListBool([true])).to.be.an('array');
+      expect(api.echoListChar(['a'])).to.be.an('array');
+      expect(api.echoListString(['a'])).to.be.an('array');
     });
 
     it('tuples are arrays', () => {
-      expect(api.echoTuple!([1, 'x', true])).to.deep.equal([1, 'x', true]);
+      expect(api.echoTuple([1, 'x', true])).to.deep.equal([1, 'x', true]);
     });
 
     it('record fields are lowerCamelCase properties (keywords kept, acronyms lowered)', () => {
       const rec = { name: 'n', age: 1, firstName: 'f', tags: [] };
-      expect(api.echoRecord!(rec)).to.deep.equal(rec);
+      expect(api.echoRecord(rec)).to.deep.equal(rec);
       const t = { type: 1, class: 'c', list: true, getHttpStatus: 2, a1B2: 3 };
-      expect(api.echoTricky!(t)).to.deep.equal(t);
+      expect(api.echoTricky(t)).to.deep.equal(t);
     });
 
     it('flags are an object of booleans keyed by lowerCamelCase names, every flag present on output', () => {
-      expect(api.echoFlags!({ execAll: true })).to.deep.equal({ read: false, write: false, execAll: true });
-      expect(api.echoTrickyFlags!({ type: true, getHttp: true })).to.deep.equal({ type: true, getHttp: true, x1: false });
-      const out = api.echoMany!({ flag32: true }) as Record<string, boolean>;
+      expect(api.echoFlags({ execAll: true })).to.deep.equal({ read: false, write: false, execAll: true });
+      expect(api.echoTrickyFlags({ type: true, getHttp: true })).to.deep.equal({ type: true, getHttp: true, x1: false });
+      const out = api.echoMany({ flag32: true }) as Record<string, boolean>;
       expect(Object.keys(out)).to.have.length(32);
       expect(out.flag32).to.equal(true);
     });
 
     it('enum cases are their WIT names', () => {
-      expect(api.echoEnum!('light-blue')).to.equal('light-blue');
-      expect(() => api.echoEnum!('purple')).to.throw(TypeError);
+      expect(api.echoEnum('light-blue')).to.equal('light-blue');
+      expect(() => api.echoEnum('purple')).to.throw(TypeError);
     });
 
     it('variants are {tag, val} with WIT case names; no val key for a case without payload', () => {
-      expect(api.echoVariant!({ tag: 'named-point', val: { name: 'n', age: 1, firstName: 'f', tags: [] } })).to.deep.equal({
+      expect(api.echoVariant({ tag: 'named-point', val: { name: 'n', age: 1, firstName: 'f', tags: [] } })).to.deep.equal({
         tag: 'named-point',
         val: { name: 'n', age: 1, firstName: 'f', tags: [] },
       });
-      const empty = api.echoVariant!({ tag: 'empty' }) as object;
+      const empty = api.echoVariant({ tag: 'empty' }) as object;
       expect(empty).to.deep.equal({ tag: 'empty' });
       expect(Object.keys(empty)).to.deep.equal(['tag']);
     });
 
     it('option<T> is undefined or the value; null is taken for none', () => {
-      expect(api.echoOpt!(undefined)).to.equal(undefined);
-      expect(api.echoOpt!(null)).to.equal(undefined);
-      expect(api.echoOpt!(5)).to.equal(5);
-      expect(api.echoOptBytes!(new Uint8Array([1]))).to.be.instanceOf(Uint8Array);
+      expect(api.echoOpt(undefined)).to.equal(undefined);
+      expect(api.echoOpt(null)).to.equal(undefined);
+      expect(api.echoOpt(5)).to.equal(5);
+      expect(api.echoOptBytes(new Uint8Array([1]))).to.be.instanceOf(Uint8Array);
     });
 
     it('option<option<T>>: the outer option is tagged, the inner one nullable', () => {
-      expect(api.echoOptOpt!({ tag: 'none' })).to.deep.equal({ tag: 'none' });
-      expect(api.echoOptOpt!({ tag: 'some', val: undefined })).to.deep.equal({ tag: 'some', val: undefined });
-      expect(api.echoOptOpt!({ tag: 'some', val: 3 })).to.deep.equal({ tag: 'some', val: 3 });
+      expect(api.echoOptOpt({ tag: 'none' })).to.deep.equal({ tag: 'none' });
+      expect(api.echoOptOpt({ tag: 'some', val: undefined })).to.deep.equal({ tag: 'some', val: undefined });
+      expect(api.echoOptOpt({ tag: 'some', val: 3 })).to.deep.equal({ tag: 'some', val: 3 });
     });
 
     it('option<option<option<T>>>: nullable, tagged, nullable (they alternate)', () => {
-      expect(api.echoOpt3!(undefined)).to.equal(undefined);
-      expect(api.echoOpt3!({ tag: 'none' })).to.deep.equal({ tag: 'none' });
-      expect(api.echoOpt3!({ tag: 'some', val: undefined })).to.deep.equal({ tag: 'some', val: undefined });
-      expect(api.echoOpt3!({ tag: 'some', val: 'x' })).to.deep.equal({ tag: 'some', val: 'x' });
+      expect(api.echoOpt3(undefined)).to.equal(undefined);
+      expect(api.echoOpt3({ tag: 'none' })).to.deep.equal({ tag: 'none' });
+      expect(api.echoOpt3({ tag: 'some', val: undefined })).to.deep.equal({ tag: 'some', val: undefined });
+      expect(api.echoOpt3({ tag: 'some', val: 'x' })).to.deep.equal({ tag: 'some', val: 'x' });
     });
 
     it('nested results are {tag: ok|err, val}; val is undefined for _', () => {
-      expect(api.echoNestedResult!([{ tag: 'ok', val: 'a' }, { tag: 'err', val: 1 }])).to.deep.equal([
+      expect(api.echoNestedResult([{ tag: 'ok', val: 'a' }, { tag: 'err', val: 1 }])).to.deep.equal([
         { tag: 'ok', val: 'a' },
         { tag: 'err', val: 1 },
       ]);
-      expect(api.echoResultBare!([{ tag: 'ok' }])).to.deep.equal([{ tag: 'ok', val: undefined }]);
+      expect(api.echoResultBare([{ tag: 'ok' }])).to.deep.equal([{ tag: 'ok', val: undefined }]);
     });
 
     it('a top-level result returns T or throws a ComponentError whose payload is E', () => {
-      expect(api.failIf!('x')).to.equal('x');
+      expect(api.failIf('x')).to.equal('x');
       try {
-        api.failIf!('fail');
+        api.failIf('fail');
         expect.fail('should have thrown');
       } catch (e) {
         expect((e as Error).constructor.name).to.equal('ComponentError');
         expect((e as { payload: unknown }).payload).to.equal('failed: fail');
       }
-      expect(api.check!(true)).to.equal(undefined);
+      expect(api.check(true)).to.equal(undefined);
     });
 
     it('world-level functions are top-level exports; interfaces appear under their short and full names', () => {

@@ -48,7 +48,7 @@ describe('compile cache', function () {
 
   it('builds an entry whose core module was truncated anew, naming the entry and the file', async () => {
     const { artifact } = await compile();
-    const core = join(artifact.dir, artifact.coreModules[0]!);
+    const core = join(artifact.dir, artifact.coreModules[0]);
     const good = await readFile(core);
     await truncate(core, 10);
     const { events } = await compile();
@@ -68,7 +68,7 @@ describe('compile cache', function () {
 
   it('builds an entry anew when a file or its record is missing', async () => {
     const { artifact } = await compile();
-    await rm(join(artifact.dir, artifact.fuelModules![0]!));
+    await rm(join(artifact.dir, artifact.fuelModules![0]));
     expect((await compile()).events[0]).to.equal(`rebuilding ${artifact.dir}: ${artifact.fuelModules![0]}: ENOENT`);
     await rm(join(artifact.dir, 'meta.json'));
     expect((await compile()).events).to.deep.equal([`rebuilding ${artifact.dir}: meta.json: ENOENT`, 'transpiling']);

@@ -74,8 +74,8 @@ describe('component type reader', () => {
     it('decodes the type definitions of an interface, in order, with their names and origins', () => {
       expect(types.types.map((t) => t.name)).to.deep.equal(['id', 'point', 'color', 'perms', 'shape', 'canvas']);
       const origin = (name: string) => ({ interface: 'acme:shapes/types@2.1.0', name });
-      expect(types.types[0]!.type).to.deep.equal({ kind: 'primitive', name: 'u64', origin: origin('id') });
-      expect(types.types[1]!.type).to.deep.equal({
+      expect(types.types[0].type).to.deep.equal({ kind: 'primitive', name: 'u64', origin: origin('id') });
+      expect(types.types[1].type).to.deep.equal({
         kind: 'record',
         origin: origin('point'),
         fields: [
@@ -83,24 +83,24 @@ describe('component type reader', () => {
           { name: 'y-coord', type: p('f64') },
         ],
       });
-      expect(types.types[2]!.type).to.deep.equal({ kind: 'enum', origin: origin('color'), cases: ['red', 'light-blue'] });
-      expect(types.types[3]!.type).to.deep.equal({ kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] });
-      const shape = types.types[4]!.type as Extract<WitType, { kind: 'variant' }>;
+      expect(types.types[2].type).to.deep.equal({ kind: 'enum', origin: origin('color'), cases: ['red', 'light-blue'] });
+      expect(types.types[3].type).to.deep.equal({ kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] });
+      const shape = types.types[4].type as Extract<WitType, { kind: 'variant' }>;
       expect(shape.kind).to.equal('variant');
       expect(shape.cases.map((c) => c.name)).to.deep.equal(['circle', 'square', 'none']);
-      expect(shape.cases[1]!.type).to.include({ kind: 'record' });
-      expect(shape.cases[2]!.type).to.equal(null);
-      expect(types.types[5]!.type).to.deep.equal({ kind: 'resource' });
+      expect(shape.cases[1].type).to.include({ kind: 'record' });
+      expect(shape.cases[2].type).to.equal(null);
+      expect(types.types[5].type).to.deep.equal({ kind: 'resource' });
     });
 
     it('keeps resource functions with their decorated names and handle types', () => {
       const names = types.functions.map((f) => f.name);
       expect(names).to.deep.equal(['[constructor]canvas', '[method]canvas.draw', '[static]canvas.open']);
       const [ctor, draw, open] = types.functions;
-      expect(ctor!.result).to.deep.equal({ kind: 'own', resource: 'canvas' });
-      expect(draw!.params[0]).to.deep.equal({ name: 'self', type: { kind: 'borrow', resource: 'canvas' } });
-      expect(draw!.result).to.deep.equal({ kind: 'result', ok: null, err: p('string') });
-      expect(open!.result).to.deep.equal({ kind: 'option', inner: { kind: 'own', resource: 'canvas' } });
+      expect(ctor.result).to.deep.equal({ kind: 'own', resource: 'canvas' });
+      expect(draw.params[0]).to.deep.equal({ name: 'self', type: { kind: 'borrow', resource: 'canvas' } });
+      expect(draw.result).to.deep.equal({ kind: 'result', ok: null, err: p('string') });
+      expect(open.result).to.deep.equal({ kind: 'option', inner: { kind: 'own', resource: 'canvas' } });
     });
 
     it('gives types used from another interface the origin of the interface that defines them', () => {
@@ -173,7 +173,7 @@ describe('component type reader', () => {
       const c = readComponentInterface(await buildComponent(source, (m) => process.stderr.write(`      ${m}\n`), 'greeter'));
       const greeter = c.interfaces.find((i) => i.name === 'example:greeter/greeter@1.0.0')!;
       expect(greeter.functions.map((f) => f.name)).to.deep.equal(['init', 'greet', 'greet-person']);
-      expect(greeter.functions[2]!.params[0]!.type).to.deep.equal({
+      expect(greeter.functions[2].params[0].type).to.deep.equal({
         kind: 'record',
         origin: { interface: 'example:greeter/greeter@1.0.0', name: 'person' },
         fields: [
@@ -202,7 +202,7 @@ describe('component type reader', () => {
       const c = readComponentInterface(bytes);
       expect(c.imports).to.have.length(1);
       expect(c.imports[0]).to.deep.include({ name: 'acme:host/log@0.1.0', kind: 'instance' });
-      expect(c.imports[0]!.types).to.deep.equal([{ name: 'level', type: { kind: 'resource' } }]);
+      expect(c.imports[0].types).to.deep.equal([{ name: 'level', type: { kind: 'resource' } }]);
       expect(c.functions).to.deep.equal([{ name: 'double', params: [{ name: 'n', type: p('u32') }], result: p('u32') }]);
       expect(c.types).to.deep.equal([{ name: 'count', type: { kind: 'record', origin: { interface: '', name: 'count' }, fields: [{ name: 'n', type: p('u32') }] } }]);
     });

@@ -31,8 +31,8 @@ describe('console', () => {
       const samples = parsePrometheus(METRICS);
       expect(samples).to.have.length(12);
       expect(samples[1]).to.deep.equal({ name: 'rt_http_requests_total', labels: { service: 'example.greeter', method: 'greet', status: '200' }, value: 10 });
-      expect(samples[4]!.labels).to.deep.equal({ service: 'odd "name"', method: 'a\\b', status: '200' });
-      expect(samples[5]!.value).to.equal(11);
+      expect(samples[4].labels).to.deep.equal({ service: 'odd "name"', method: 'a\\b', status: '200' });
+      expect(samples[5].value).to.equal(11);
       expect(samples.at(-1)).to.deep.equal({ name: 'rt_worker_process_cpu_seconds_total', labels: {}, value: 1.5 });
     });
 
@@ -78,12 +78,12 @@ describe('console', () => {
 
   describe('formSchema', () => {
     const prim = (name: string) => ({ kind: 'primitive', name }) as WitType;
-    const fn = (params: [string, WitType][]): WitFunction => ({ name: 'f', params: params.map(([name, type]) => ({ name, type })), result: null }) as unknown as WitFunction;
+    const fn = (params: [string, WitType][]): WitFunction => ({ name: 'f', params: params.map(([name, type]) => ({ name, type })), result: null });
 
     it('is the object keyed by parameter name, with tuples as items arrays', () => {
-      const schema = formSchema(requestSchema(fn([['pair', { kind: 'tuple', elements: [prim('u8'), prim('string')] } as WitType]])));
+      const schema = formSchema(requestSchema(fn([['pair', { kind: 'tuple', elements: [prim('u8'), prim('string')] }]])));
       expect(schema).to.deep.include({ title: 'arguments', type: 'object', required: ['pair'] });
-      const pair = (schema.properties as Record<string, Record<string, unknown>>).pair!;
+      const pair = (schema.properties as Record<string, Record<string, unknown>>).pair;
       expect(pair).to.not.have.property('prefixItems');
       expect(pair.items).to.deep.equal([{ type: 'integer', minimum: 0, maximum: 255 }, { type: 'string' }]);
       expect(pair.additionalItems).to.equal(false);
@@ -96,9 +96,9 @@ describe('console', () => {
           fn([
             ['big', prim('u64')],
             ['ratio', prim('f64')],
-            ['data', { kind: 'list', element: prim('u8') } as WitType],
-            ['maybe', { kind: 'option', inner: prim('string') } as WitType],
-            ['outcome', { kind: 'result', ok: prim('string'), err: null } as WitType],
+            ['data', { kind: 'list', element: prim('u8') }],
+            ['maybe', { kind: 'option', inner: prim('string') }],
+            ['outcome', { kind: 'result', ok: prim('string'), err: null }],
             ['v', variant],
             ['on', prim('bool')],
           ]),
@@ -108,14 +108,14 @@ describe('console', () => {
       expect(p.big).to.deep.equal({ type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
       expect(p.ratio).to.deep.equal({ type: 'number' });
       expect(p.data).to.deep.equal({ type: 'string', contentEncoding: 'base64' });
-      expect(p.maybe!.anyOf).to.deep.equal([
+      expect(p.maybe.anyOf).to.deep.equal([
         { type: 'null', title: 'none' },
         { type: 'string', title: 'some' },
       ]);
-      expect((p.outcome!.oneOf as { title: string }[]).map((c) => c.title)).to.deep.equal(['ok', 'err']);
-      const cases = p.v!.oneOf as Record<string, Record<string, Record<string, unknown>>>[];
+      expect((p.outcome.oneOf as { title: string }[]).map((c) => c.title)).to.deep.equal(['ok', 'err']);
+      const cases = p.v.oneOf as Record<string, Record<string, Record<string, unknown>>>[];
       expect(cases.map((c) => c.title)).to.deep.equal(['none-yet', 'count']);
-      expect(cases[1]!.properties!.tag).to.deep.equal({ enum: ['count'], default: 'count' });
+      expect(cases[1].properties.tag).to.deep.equal({ enum: ['count'], default: 'count' });
       expect(p.on).to.deep.equal({ type: 'boolean', format: 'checkbox' });
     });
 

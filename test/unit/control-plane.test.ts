@@ -155,7 +155,7 @@ describe('control plane (fake fleet)', function () {
     let done = false;
     const quiesced = control.handle({ op: 'quiesce', service: { domain: 'acme', service: 'one' } }).then((o) => ((done = true), o));
     await until(() => fleet.sent('quiesce').length === 2);
-    expect(control.catalog.services[0]!.quiesced).to.equal(true);
+    expect(control.catalog.services[0].quiesced).to.equal(true);
     await new Promise((r) => setImmediate(r));
     expect(done).to.equal(false);
     held.open();
@@ -165,7 +165,7 @@ describe('control plane (fake fleet)', function () {
   it('restarts on every worker or none: a stage error discards everywhere and keeps the catalog', async () => {
     const control = await plane({ one: versioned(1, 'one') });
     await control.start();
-    const before = control.catalog.services[0]!;
+    const before = control.catalog.services[0];
     fleet.respond = async (w, r) => (r.type === 'stage' && w === 'w2' ? { type: 'staged', id: 0, error: 'init refused' } : success(r));
     const body = { bytes: new Uint8Array(Buffer.from('{"a":1}')), contentType: 'application/json' };
     const outcome = await control.handle({ op: 'restart', service: before.id, config: body });
@@ -177,7 +177,7 @@ describe('control plane (fake fleet)', function () {
     fleet.respond = async (_w, r) => success(r);
     expect(await control.handle({ op: 'restart', service: before.id, config: body })).to.deep.equal({ outcome: 'restarted', service: 'acme.one' });
     expect(fleet.sent('commit').map(([w]) => w)).to.deep.equal(['w1', 'w2']);
-    expect(control.catalog.services[0]!.config?.origin).to.equal('restart body');
+    expect(control.catalog.services[0].config?.origin).to.equal('restart body');
   });
 
   it('refuses a restart body that is not a configuration with RT_ERR_INVALID_CONFIGURATION, before asking any worker', async () => {

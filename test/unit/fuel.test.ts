@@ -261,7 +261,7 @@ describe('fuel instrumentation', () => {
       this.timeout(180_000);
       const bytes = await buildComponent(HOSTILE);
       const { files, imports } = await transpile(bytes, { name: 'component', instantiation: 'async' });
-      const cores = Object.entries(files).filter(([name]) => /\.core\d*\.wasm$/.test(name)) as [string, Uint8Array][];
+      const cores = Object.entries<Uint8Array>(files).filter(([name]) => /\.core\d*\.wasm$/.test(name));
       const [name, core] = cores.reduce((a, b) => (b[1].length > a[1].length ? b : a));
       largest = [name, core.length];
       for (const [name, core] of cores) {

@@ -83,7 +83,7 @@ function manifests(): { file: string; doc: Manifest }[] {
 function only<T extends Manifest>(kind: string): T {
   const all = manifests().filter((m) => m.doc.kind === kind);
   expect(all, kind).to.have.length(1);
-  return all[0]!.doc as T;
+  return all[0].doc as T;
 }
 
 interface Container {
@@ -103,7 +103,7 @@ interface DeploymentDoc extends Manifest {
 }
 
 const deployment = () => only<DeploymentDoc>('Deployment');
-const container = () => deployment().spec.template.spec.containers[0]!;
+const container = () => deployment().spec.template.spec.containers[0];
 const settings = () => only<Manifest & { metadata: { name: string }; data: Record<string, string> }>('ConfigMap');
 
 describe('Kubernetes example manifests', () => {
@@ -122,7 +122,7 @@ describe('Kubernetes example manifests', () => {
         c.readinesProbe = c.readinessProbe;
         delete c.readinessProbe;
       }, /containers\[0\]\.readinesProbe: unknown field/],
-      ['a CPU limit that is not a quantity', (d) => (d.spec.template.spec.containers[0]!.resources.limits.cpu = 'two cores'), /limits\/cpu must match format "quantity"/],
+      ['a CPU limit that is not a quantity', (d) => (d.spec.template.spec.containers[0].resources.limits.cpu = 'two cores'), /limits\/cpu must match format "quantity"/],
       ['an unknown kind', (d) => (d.kind = 'Deploymnet'), /no schema for apps\/v1\/Deploymnet/],
     ];
     for (const [what, breakIt, expected] of broken) {

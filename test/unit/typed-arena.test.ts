@@ -15,7 +15,7 @@ describe('typed arrays of one decode', () => {
     const [lists] = decode([[[1], [2, 3], [], [4_000_000_000]]]) as [Uint32Array[]];
     expect(lists.map((l) => [...l])).to.deep.equal([[1], [2, 3], [], [4_000_000_000]]);
     expect(new Set(lists.map((l) => l.buffer)).size).to.equal(1);
-    expect(lists[0]!.buffer.byteLength).to.be.below(1024);
+    expect(lists[0].buffer.byteLength).to.be.below(1024);
   });
 
   it('views are aligned to their element size, whatever came before them', () => {
@@ -57,15 +57,15 @@ describe('typed arrays of one decode', () => {
   it('a decode outside a call (typeCodec) gives each list its own buffer', () => {
     const codec = typeCodec(list(list(p('u32'))));
     const [a, b] = codec.decode([[1], [2]], 'x') as Uint32Array[];
-    expect(a!.buffer).to.not.equal(b!.buffer);
+    expect(a.buffer).to.not.equal(b.buffer);
   });
 
   it('a call that fails leaves the next call a fresh arena', () => {
     const decode = functionCodec(fn(list(list(p('u8'))))).decodeArgs;
     expect(() => decode([[[1], [256]]])).to.throw('p0[1][0]: expected u8 (0..255), got 256');
     const [[x]] = decode([[[7]]]) as [Uint8Array[]];
-    expect([...x!]).to.deep.equal([7]);
-    expect(x!.buffer.byteLength).to.be.below(1024);
+    expect([...x]).to.deep.equal([7]);
+    expect(x.buffer.byteLength).to.be.below(1024);
   });
 
   it('the arguments clone to another thread as the values they hold', () => {

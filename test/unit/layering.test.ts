@@ -1,0 +1,84 @@
+// The layering of lib/ (docs/architecture.md): the primary and the workers
+// share only the modules below both (lib/*.ts, lib/config, lib/wit), which
+// import neither; nothing imports in a circle. Read from the sources.
+
+import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const LIB = join(ROOT, 'lib');
+
+/** Every lib/ module (as `lib/...ts`) and the lib/ modules it imports, statically or dynamically, types included. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) {
+        const source = readFileSync(path, 'utf8');
+        const targets = [...source.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((m) => relative(ROOT, normalize(join(dirname(path), m[1]))).replace(/\.js$/, '.ts'));
+        graph.set(relative(ROOT, path), targets);
+      }
+    }
+  };
+  walk(LIB);
+  return graph;
+}
+
+const layer = (module: string): 'primary' | 'worker' | 'entry' | 'shared' =>
+  module.startsWith('lib/primary/') ? 'primary' : module.startsWith('lib/worker/') ? 'worker' : module === 'lib/cli.ts' ? 'entry' : 'shared';
+
+/** Import cycles, each as the modules around it. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (module: string): void => {
+    const at = path.indexOf(module);
+    if (at >= 0) return void found.push([...path.slice(at), module]);
+    if (done.has(module)) return;
+    path.push(module);
+    for (const target of graph.get(module) ?? []) visit(target);
+    path.pop();
+    done.add(module);
+  };
+  for (const module of graph.keys()) visit(module);
+  return found;
+}
+
+describe('layering of lib/', () => {
+  const graph = importGraph();
+
+  it('finds the modules and their imports', () => {
+    expect(graph.get('lib/primary/supervisor.ts')).to.include('lib/primary/control-plane.ts');
+    expect(graph.size).to.be.above(50);
+  });
+
+  it('keeps lib/worker and lib/primary apart, and the shared modules below both', () => {
+    const crossings: string[] = [];
+    for (const [from, targets] of graph) {
+      for (const to of targets) {
+        const [a, b] = [layer(from), layer(to)];
+        const crosses = (a === 'primary' && b === 'worker') || (a === 'worker' && b === 'primary') || (a === 'shared' && (b === 'primary' || b === 'worker'));
+        if (crosses) crossings.push(`${from} → ${to}`);
+      }
+    }
+    expect(crossings).to.deep.equal([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(cycles(graph).map((c) => c.join(' → '))).to.deep.equal([]);
+  });
+
+  it('would report a cycle and a crossing (the checks can fail)', () => {
+    const bad = new Map([
+      ['lib/a.ts', ['lib/worker/b.ts']],
+      ['lib/worker/b.ts', ['lib/a.ts']],
+    ]);
+    expect(cycles(bad)).to.deep.equal([['lib/a.ts', 'lib/worker/b.ts', 'lib/a.ts']]);
+    expect(layer('lib/a.ts')).to.equal('shared');
+  });
+});
