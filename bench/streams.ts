@@ -1,4 +1,4 @@
-// Streamed answers (contract §5.1.1): rt on 1 worker serving the streaming
+// Streamed answers (docs/api.md §5.1.1): rt on 1 worker serving the streaming
 // test fixtures (STREAMS in componentize-js, DROPS in WAT) and the digits
 // example (WAT), next to bare node:http (stream-baseline.ts, 1 worker too)
 // writing the same items with backpressure. One client on loopback reads as

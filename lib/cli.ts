@@ -1,4 +1,4 @@
-// The `rt` command line (contract §3).
+// The `rt` command line (docs/api.md §3).
 
 import { readFileSync } from 'node:fs';
 import sade from 'sade';
@@ -16,7 +16,7 @@ export const LOGO = String.raw`
   |_|   \__|
 `;
 
-/** Exit code for any bad configuration or usage (contract §2), and for what rt was started with that it cannot use (StartupError). */
+/** Exit code for any bad configuration or usage (docs/api.md §2), and for what rt was started with that it cannot use (StartupError). */
 const EXIT_USAGE = 2;
 
 function fail(message: string): never {

@@ -1,5 +1,5 @@
 // pino loggers for the primary and the workers: JSON lines, or pretty output
-// when stdout is a terminal (contract §7).
+// when stdout is a terminal (docs/api.md §7).
 
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
@@ -13,7 +13,7 @@ export function createLogger(level: LevelWithSilent, bindings: Record<string, un
     // thread in every worker just to format lines for a human.
     return pino(options, pretty({ sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
   }
-  // One line per request is the contract; one write(2) per line would cost a
+  // One line per request (docs/api.md §7); one write(2) per line would cost a
   // quarter of the throughput (measured: 15k vs 20.5k req/s). Lines are
   // buffered up to 4 KiB and flushed at least every 100 ms and at exit.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });

@@ -25,7 +25,7 @@ const errorResponse = (description: string) => ({
 });
 
 /**
- * A streaming method's 200 (contract §5.1.1): chunked, one entry per media
+ * A streaming method's 200 (docs/api.md §5.1.1): chunked, one entry per media
  * type it may have. OpenAPI 3.1 has no item schemas, so the NDJSON and SSE
  * entries give one item's schema, and the description says how items are framed.
  */

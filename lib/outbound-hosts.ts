@@ -1,4 +1,4 @@
-// The sidecar's `allowed_outbound_hosts` (contract §8): which HTTP requests a
+// The sidecar's `allowed_outbound_hosts` (docs/api.md §8): which HTTP requests a
 // component may send. Read by the sidecar check (primary) and by the outgoing
 // handler it guards (worker), so both agree on what an entry means.
 //

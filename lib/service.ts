@@ -11,7 +11,7 @@ export interface ServiceId {
   service: string;
 }
 
-/** `<domain>.<service>`: how errors and control answers name a service (contract §5.5). */
+/** `<domain>.<service>`: how errors and control answers name a service (docs/api.md §5.5). */
 export function serviceName(id: ServiceId): string {
   return `${id.domain}.${id.service}`;
 }
@@ -37,7 +37,7 @@ export interface MethodDescriptor {
   jsName: string;
   /** The media type of a list<u8> result or stream item, from the sidecar (default application/octet-stream). */
   mediaType?: string;
-  /** Present for a streaming method (contract §5.1.1): it returns a resource whose `next` gives the items. */
+  /** Present for a streaming method (docs/api.md §5.1.1): it returns a resource whose `next` gives the items. */
   stream?: StreamSignature;
 }
 
@@ -77,19 +77,19 @@ export interface ServiceDescriptor {
   unsatisfiedImports: string[];
   /** How a worker keeps the service's instances (sidecar `pool_size`, `max_invocations`, `instance_per_call`). */
   instances: InstanceOptions;
-  /** Environment variables the sidecar grants the component (contract §8): it sees nothing else of the host's. */
+  /** Environment variables the sidecar grants the component (docs/api.md §8): it sees nothing else of the host's. */
   env: Record<string, string>;
-  /** The component's `init` export, called once per instance with the configuration (contract §5.2); not a method. */
+  /** The component's `init` export, called once per instance with the configuration (docs/api.md §5.2); not a method. */
   init: ExportLocation | null;
   /** The configuration its instances get: from a restart body, else from its file in the repository. */
   config: ServiceConfig | null;
   /** The configuration file in the repository (sidecar `config`, or `<stem>.config.*`): what a restart without body reads. */
   configFile: string | null;
-  /** Quiesced (contract §5.3): no instances, invocations answered 503, until a restart. */
+  /** Quiesced (docs/api.md §5.3): no instances, invocations answered 503, until a restart. */
   quiesced: boolean;
   /** Identifies what the instances are made from (component, sidecar options, configuration): equal revisions need no new instances. */
   revision: string;
-  /** Host directories the sidecar grants as preopens (`allowed_paths`, contract §8); none by default. */
+  /** Host directories the sidecar grants as preopens (`allowed_paths`, docs/api.md §8); none by default. */
   paths: PathGrant[];
   /** Hosts the component may send HTTP requests to (`allowed_outbound_hosts`); none by default. */
   outboundHosts: string[];

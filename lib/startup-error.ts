@@ -1,5 +1,5 @@
 // A problem with what rt was started with (files, directories), not a bug:
-// like a bad configuration value (contract §2), `rt start` prints its one
+// like a bad configuration value (docs/api.md §2), `rt start` prints its one
 // line, without a stack, and exits 2.
 
 export class StartupError extends Error {

@@ -1,6 +1,6 @@
 // Shows an invoke's answer as it is: JSON pretty-printed, an image for image/*
 // bytes, text for text/*, other bytes as a download; and a streamed answer's
-// items as they arrive (contract §5.1.1), read from the response body stream.
+// items as they arrive (docs/api.md §5.1.1), read from the response body stream.
 
 import { describeError } from './api.js';
 import { append, fill, h } from './dom.js';
@@ -62,7 +62,7 @@ export function answerView(): AnswerView {
           return fill(body, h('pre', { class: 'json' }, text));
         }
         fill(body, h('pre', { class: 'json' }, JSON.stringify(value, null, 2)));
-        // An error answer (contract §5.5) says what went wrong in its first line.
+        // An error answer (docs/api.md §5.5) says what went wrong in its first line.
         if (!res.ok) fill(status, describeError(res.status, value));
         return;
       }

@@ -1,7 +1,7 @@
-// What the console reads from rt's /api (contract §5), and the control
+// What the console reads from rt's /api (docs/api.md §5), and the control
 // requests it sends. Control operations carry `Authorization: Bearer <token>`
 // when the user gave a token (rt asks for one when `http.control.token` is
-// set, contract §5.6); the page is served by rt itself, so its requests are
+// set, docs/api.md §5.6); the page is served by rt itself, so its requests are
 // same-origin and pass the cross-site check.
 
 export interface MethodSummary {
@@ -53,7 +53,7 @@ export class HttpError extends Error {
   }
 }
 
-/** "404 unknown service: ..." from the contract's error body (§5.5). */
+/** "404 unknown service: ..." from the error body (docs/api.md §5.5). */
 export function describeError(status: number, body: unknown): string {
   const e = body as { error?: unknown; details?: unknown } | null;
   if (typeof e?.error !== 'string') return `HTTP ${status}`;

@@ -12,7 +12,7 @@ export class ConfigError extends Error {
     readonly key: string | undefined,
     message: string,
   ) {
-    // Parser messages and file contents may span lines; the contract wants one.
+    // Parser messages and file contents may span lines; docs/api.md §2 promises one.
     super(message.replace(/\s*[\r\n]+\s*/g, ' '));
   }
 

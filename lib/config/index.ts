@@ -1,4 +1,4 @@
-// rt's configuration (contract §2): the merged result of built-in defaults,
+// rt's configuration (docs/api.md §2): the merged result of built-in defaults,
 // rt/config.toml, the user config file, --config FILE and RT__ variables.
 // Field names are the TOML keys, so files, variables and this type map 1:1.
 

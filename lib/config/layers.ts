@@ -1,4 +1,4 @@
-// The layers of the configuration, later overriding earlier (contract §2):
+// The layers of the configuration, later overriding earlier (docs/api.md §2):
 // built-in defaults, rt/config.toml in the working directory, the user config
 // file, --config FILE, RT__ variables. Each layer is flat (key path → value),
 // so tables merge key by key and an array replaces the whole array below it.

@@ -86,7 +86,7 @@ async function describe(component: FoundComponent, log: Logger): Promise<Service
 /**
  * `init: func(config: list<u8>) -> result<_, string>`, world-level or in any
  * exported interface: the runtime calls it once per instance with the
- * configuration (contract §5.2). It is not a method clients can call.
+ * configuration (docs/api.md §5.2). It is not a method clients can call.
  */
 function isInitHook(fn: WitFunction): boolean {
   const result = fn.result;

@@ -1,4 +1,4 @@
-// The control plane (contract §5.2–5.4): restart, quiesce and reload, carried
+// The control plane (docs/api.md §5.2–5.4): restart, quiesce and reload, carried
 // out by the primary on every worker before the HTTP answer goes back. It
 // owns the catalog, the set of services every worker is told to serve.
 //

@@ -1,4 +1,4 @@
-// `https:` component repositories (contract §4): a URL ending in `.wasm` is one
+// `https:` component repositories (docs/api.md §4): a URL ending in `.wasm` is one
 // component; any other URL is a directory whose `index.json` lists them.
 //
 // Files are mirrored into `<cacheRoot>/<sha256 of the repository URL>/`, keeping

@@ -1,5 +1,5 @@
 // Configurations given in restart bodies, kept in the data directory so they
-// apply again after the host restarts (contract §5.2), until a restart
+// apply again after the host restarts (docs/api.md §5.2), until a restart
 // without a body goes back to the repository's file.
 
 import { readFile, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Finds component files in repositories (contract §4). A `file:` URL names a
+// Finds component files in repositories (docs/api.md §4). A `file:` URL names a
 // directory scanned recursively for *.wasm, or a single .wasm file; an `https:`
 // URL is mirrored into the cache first (https-repository.ts), so callers always
 // get local paths. A scan returns the components to serve and the errors to

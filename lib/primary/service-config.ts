@@ -1,4 +1,4 @@
-// A service's configuration data (contract §5.2): where its file is, what
+// A service's configuration data (docs/api.md §5.2): where its file is, what
 // format it has, and the flattened keys wasi:config/store serves from it.
 
 import { readdir, readFile } from 'node:fs/promises';

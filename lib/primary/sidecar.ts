@@ -1,4 +1,4 @@
-// A component's sidecar: `<stem>.toml` beside the .wasm file (contract §4).
+// A component's sidecar: `<stem>.toml` beside the .wasm file (docs/api.md §4).
 // It overrides the service address; an invalid sidecar makes the component
 // fail to load with a message naming the file and key.
 

@@ -1,4 +1,4 @@
-// The WIT⇄JSON codec of the invoke path (contract §6): request JSON → the
+// The WIT⇄JSON codec of the invoke path (docs/api.md §6): request JSON → the
 // arguments jco's glue takes, and jco's return values → response JSON.
 // This module is the function level (parameters, the top-level result that jco
 // throws on err); each type's closures are in codec-types.ts.

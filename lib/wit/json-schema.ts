@@ -1,5 +1,5 @@
 // JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it) for the JSON the codec
-// accepts and produces (contract §6). Requests and responses differ where the
+// accepts and produces (docs/api.md §6). Requests and responses differ where the
 // codec is lenient on input: a u64 may be sent as a number or a string, a
 // list<u8> as base64 or an array of bytes.
 

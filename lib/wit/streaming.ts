@@ -1,4 +1,4 @@
-// Streaming methods (contract §5.1.1): a function whose result is an owned
+// Streaming methods (docs/api.md §5.1.1): a function whose result is an owned
 // resource, exported by the component, with `next: func() -> option<T>` or
 // `next: func() -> result<option<T>, E>`. rt calls the function, then `next`
 // until none, and writes each item as it comes. This module recognises the

@@ -36,7 +36,7 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
 /**
  * One log line per request (unless `log.requests` is off), with the service
  * and method when the route named them; its metrics; its request id
- * (contract §5.7: the answer's `X-Request-Id` and the line's `reqId`); and
+ * (docs/api.md §5.7: the answer's `X-Request-Id` and the line's `reqId`); and
  * an `X-Rt-Worker` header naming the worker (the log lines carry the same
  * id), so an answer can be traced to its process. The arrival time it notes
  * is where the request's deadline counts from (docs/api.md §5.1).
@@ -61,7 +61,7 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
 }
 
 /**
- * Turns every failure into the contract's error body (§5.5) with the right
+ * Turns every failure into the error body (docs/api.md §5.5) with the right
  * status, naming the service and method whenever the path names them (a
  * 413 from reading the body knows neither by itself; a 404 names the
  * service and method that do not exist). The names the route resolved win
@@ -85,7 +85,7 @@ function errorAnswers(log: Logger) {
 }
 
 /**
- * Gives the contract's error body to answers the router left empty: 404 when
+ * Gives the error body (docs/api.md §5.5) to answers the router left empty: 404 when
  * no route matched, 405/501 (with the Allow header it set) for a wrong method.
  * It runs after the chain returns, when @koa/router has made that decision.
  */
@@ -104,7 +104,7 @@ async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
 
 /**
  * CORS per `http.cors.*`, except on the control routes: there only the
- * origins that may make control requests (contract §5.6) are granted, so a
+ * origins that may make control requests (docs/api.md §5.6) are granted, so a
  * preflight never invites a foreign page to send one. Pages may read the
  * request id of an answer. A request without an Origin is not a browser's
  * cross-origin request: its answer gets no CORS headers, whose cost showed

@@ -2,9 +2,9 @@
 // http.max_body_bytes (413, before reading when Content-Length says so),
 // decompressed when the client sent Content-Encoding (the cap applies to the
 // decompressed size, so a compression bomb stops at it), by the request's
-// deadline (408: a stalled body must not hold its connection, contract
+// deadline (408: a stalled body must not hold its connection, docs/api.md
 // §5.1), and a body that cannot be decoded is the client's error (400),
-// never a 500 (contract §5.5).
+// never a 500 (docs/api.md §5.5).
 //
 // This replaces koa-body on the invoke path: co-body, raw-body, inflation and
 // type-is cost more per request than the whole call (measured in

@@ -1,6 +1,6 @@
 // Control operations (restart, quiesce, reload) change what runs, so a web
 // page on a foreign site must not trigger them from an operator's browser
-// (contract §5.6). A browser says where a request comes from (`Origin`,
+// (docs/api.md §5.6). A browser says where a request comes from (`Origin`,
 // `Sec-Fetch-Site`) and cannot be made to lie about it; `curl` and scripts
 // send neither, and pass, unless `http.control.token` is set. CORS alone
 // does not protect these routes: a "simple" cross-origin POST (text/plain)

@@ -1,7 +1,7 @@
 // The imports a component instance receives: WASI from preview2-shim within
-// the sandbox of contract §8 (no host filesystem, environment, network or
+// the sandbox of docs/api.md §8 (no host filesystem, environment, network or
 // process exit beyond what the sidecar grants), and trapping stubs for
-// everything else (contract §4).
+// everything else (docs/api.md §4).
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type { PathGrant } from '../service.js';
@@ -35,7 +35,7 @@ export class ComponentExit extends Error {
 }
 
 
-/** What an instance is granted beyond the sandbox's defaults (sidecar, contract §8; configuration, §5.2). */
+/** What an instance is granted beyond the sandbox's defaults (sidecar, docs/api.md §8; configuration, §5.2). */
 export interface Grants {
   /** Environment variables (sidecar `env`). */
   env: [string, string][];

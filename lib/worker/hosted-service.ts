@@ -115,7 +115,7 @@ export class HostedService {
    * Calls `method` with the parsed JSON body (or `[bytes]`, or a large JSON
    * body for the instance thread to decode), by `deadline`
    * (performance.now() time, counted from the request's arrival). Failures
-   * are thrown as the ApiError the contract answers with.
+   * are thrown as the ApiError it answers with (docs/api.md §5.5).
    */
   async invoke(method: Method, body: unknown, { rawBytes, deadline }: { rawBytes: boolean; deadline: number }): Promise<InvokeResult> {
     const { execution, args, codec } = this.#prepare(method, body);
@@ -125,9 +125,9 @@ export class HostedService {
   }
 
   /**
-   * Calls streaming `method` (contract §5.1.1): resolves once it has returned
+   * Calls streaming `method` (docs/api.md §5.1.1): resolves once it has returned
    * its resource, after which the items go to `options.sink`. A failure before
-   * that is thrown as the ApiError the contract answers with.
+   * that is thrown as the ApiError it answers with (docs/api.md §5.5).
    */
   async openStream(method: Method, body: unknown, deadline: number, options: StreamOptions): Promise<StreamHandle> {
     const { execution, args } = this.#prepare(method, body);
@@ -155,7 +155,7 @@ export class HostedService {
     }
   }
 
-  /** The contract's answer (§5.1, §5.5) to a call or a stream that did not succeed. */
+  /** The answer (docs/api.md §5.1, §5.5) to a call or a stream that did not succeed. */
   failure(method: Method, outcome: Exclude<CallOutcome, { status: 'ok' }> | StreamFailure): ApiError {
     const where = this.#where(method);
     switch (outcome.status) {

@@ -8,7 +8,7 @@
 // A streaming method's call holds the instance until its stream ends: the
 // thread keeps the resource and calls `next` while the main thread has
 // granted it credit (bytes it may send ahead of the client), so a slow reader
-// stops production instead of making anyone buffer (contract §5.1.1).
+// stops production instead of making anyone buffer (docs/api.md §5.1.1).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { functionCodec, type FunctionCodec } from '../wit/codec.js';

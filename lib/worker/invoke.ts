@@ -1,4 +1,4 @@
-// The invoke route (contract §5.1): the method the path names, its
+// The invoke route (docs/api.md §5.1): the method the path names, its
 // arguments from the body, the call, and the answer. It is the hot path of
 // rt, so it does no more than that: the body is read by body.ts (no
 // koa-body), the request's metric series is resolved once per method, and
@@ -58,7 +58,7 @@ export function invokeRoute({ config, registry, state, requests, log }: InvokeDe
         open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink }),
       });
     }
-    // A list<u8> result is raw bytes unless the client asks for JSON (contract §5.1).
+    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
     const result = await hosted.invoke(method, args, { rawBytes, deadline });
     if (result.kind === 'bytes') {

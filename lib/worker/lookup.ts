@@ -1,4 +1,4 @@
-// Finding the service and method a path names, with the contract's answers
+// Finding the service and method a path names, with their error answers (docs/api.md §5.5)
 // when there is none: 404 naming what is known, or 503 while this worker is
 // still loading (its set is not yet the primary's).
 

@@ -1,4 +1,4 @@
-// A worker's Prometheus metrics (contract §7). The primary collects every
+// A worker's Prometheus metrics (docs/api.md §7). The primary collects every
 // worker's snapshot over IPC and answers `/api/metrics` with their sum
 // (lib/primary/metrics.ts), so a scrape sees the whole runtime whichever
 // worker it reaches. Request counts are kept apart (request-stats.ts): they

@@ -1,5 +1,5 @@
 // `wasi:http/outgoing-handler` for a component granted `allowed_outbound_hosts`
-// (contract §8): preview2-shim's handler behind the allow-list. A request to
+// (docs/api.md §8): preview2-shim's handler behind the allow-list. A request to
 // any other host is refused before anything connects, with the error code a
 // wasi:http guest expects for a policy refusal.
 

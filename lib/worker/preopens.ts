@@ -1,4 +1,4 @@
-// The host directories a sidecar grants (`allowed_paths`, contract §8) as the
+// The host directories a sidecar grants (`allowed_paths`, docs/api.md §8) as the
 // component's preopened directories. preview2-shim does the file work; its
 // descriptors are wrapped here because the shim alone is not a sandbox: it
 // follows symlinks out of a preopen, lets a guest create symlinks pointing out

@@ -1,4 +1,4 @@
-// Request ids (contract §5.7): every answer carries `X-Request-Id`, the
+// Request ids (docs/api.md §5.7): every answer carries `X-Request-Id`, the
 // client's own when it is sane, else one rt makes; the request's log line
 // carries the same id, so a client's report can be found in the log.
 

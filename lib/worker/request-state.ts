@@ -5,11 +5,11 @@ import type { ParameterizedContext } from 'koa';
 import type { Series, StreamOutcome } from './request-stats.js';
 
 export interface RequestState {
-  /** When the request arrived (performance.now()): its deadline counts from here (contract §5.1). */
+  /** When the request arrived (performance.now()): its deadline counts from here (docs/api.md §5.1). */
   arrived: number;
   /** `arrived` + `http.request_timeout_seconds`: when the request's body must be in and its call done. */
   deadline: number;
-  /** The request's id (contract §5.7): its answer's `X-Request-Id`, and `reqId` in its log lines. */
+  /** The request's id (docs/api.md §5.7): its answer's `X-Request-Id`, and `reqId` in its log lines. */
   requestId: string;
   /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */
   service?: string;

@@ -29,7 +29,7 @@ export class Series {
   readonly buckets = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);
   sum = 0;
   count = 0;
-  /** Streamed answers (contract §5.1.1): open now, ended by outcome, and what they carried. */
+  /** Streamed answers (docs/api.md §5.1.1): open now, ended by outcome, and what they carried. */
   streamsOpen = 0;
   readonly streamsEnded = new Map<StreamOutcome, number>();
   streamItems = 0;

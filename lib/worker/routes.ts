@@ -1,4 +1,4 @@
-// The `/api` routes a worker answers (contract §5).
+// The `/api` routes a worker answers (docs/api.md §5).
 
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -59,7 +59,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
 
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
 
-  // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (contract §5.6).
+  // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
   const guard = controlGuard(controlPolicy(config.http.control));
 
   router.post('/services/:domain/:service/restart', guard, async (ctx) => {

@@ -1,5 +1,5 @@
 // A worker's HTTP and HTTPS servers: Node's servers with rt's deadlines, a
-// cap on open connections, and the contract's error body (§5.5) on the
+// cap on open connections, and the error body (docs/api.md §5.5) on the
 // answers Node gives by itself.
 //
 // Deadlines. Node's `requestTimeout` (default 300 s) bounds the time to
@@ -103,7 +103,7 @@ function harden(server: Server, http: HttpSettings, readyEvent: 'connection' | '
 
 /**
  * Node's own answer to a request it cannot take (Node writes a status line
- * without a body), with the contract's error body and a request id. Written
+ * without a body), with the error body (docs/api.md §5.5) and a request id. Written
  * straight to the socket, as Node does: there is no response object. A
  * request whose answer has begun, or a reset connection, gets nothing.
  */
@@ -126,7 +126,7 @@ function rawAnswer(error: ApiError, id: string): string {
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${body}`;
 }
 
-/** An answer given outside the app (no request log, no Koa): the contract's error body, its request id, and the connection closed. */
+/** An answer given outside the app (no request log, no Koa): the error body (docs/api.md §5.5), its request id, and the connection closed. */
 function outsideAnswer(error: ApiError, id: string): { headers: Record<string, string | number>; body: string } {
   const body = JSON.stringify(error.body());
   return { body, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' } };

@@ -1,4 +1,4 @@
-// The bytes a streamed answer is made of (contract §5.1.1): each item as it
+// The bytes a streamed answer is made of (docs/api.md §5.1.1): each item as it
 // goes on the wire, and the event that ends a Server-Sent Events stream that
 // failed. Items are framed where they are made (the instance thread), so the
 // main thread only writes bytes.
@@ -30,7 +30,7 @@ function ndjson(json: (item: unknown) => unknown): Framer {
   return (item) => encoder.encode(`${JSON.stringify(json(item))}\n`);
 }
 
-/** The event that ends a failed SSE stream: `event: error` with the contract's error body (§5.5) as its data. */
+/** The event that ends a failed SSE stream: `event: error` with the error body (docs/api.md §5.5) as its data. */
 export function sseError(body: Record<string, unknown>): Uint8Array {
   return encoder.encode(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
 }

@@ -1,4 +1,4 @@
-// A streamed answer on the wire (contract §5.1.1): chunked, its headers out
+// A streamed answer on the wire (docs/api.md §5.1.1): chunked, its headers out
 // as soon as the method has returned its resource, each item written as it
 // comes. The reader sets the pace: credit goes back to the instance thread
 // only as written bytes leave for the socket, so a slow reader stops `next`
@@ -25,7 +25,7 @@ export interface StreamAnswer {
   framing: Framing;
   series: Series;
   log: Logger;
-  /** The contract's error for a failure after the headers (for the log line and the SSE error event). */
+  /** The error (docs/api.md §5.5) for a failure after the headers (for the log line and the SSE error event). */
   failure: (failure: StreamFailure) => ApiError;
   /** Opens the stream with this sink; rejects (with the ApiError to answer) when it cannot. */
   open: (sink: StreamSink, window: number) => Promise<StreamHandle>;

@@ -25,7 +25,7 @@ export interface ThreadSpec {
   streams: (StreamSignature | null)[];
   /** Each invocable method's parameters (null for the others), in method order: large JSON bodies are decoded in the thread (large-body.ts). */
   signatures: (Pick<WitFunction, 'name' | 'params'> | null)[];
-  /** Replace the instance after this many calls; 0 = never (contract: instances are reused). */
+  /** Replace the instance after this many calls; 0 = never (instances are reused: docs/api.md §4). */
   recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
   memoryCapBytes: number;

@@ -1,4 +1,4 @@
-// End to end: raw bytes in and out (contract §5.1), and the sidecar's media types.
+// End to end: raw bytes in and out (docs/api.md §5.1), and the sidecar's media types.
 
 import { expect } from 'chai';
 import { BYTES, examplesRepository, repository } from '../support/fixtures.js';

@@ -129,7 +129,7 @@ describe('console (e2e, Chromium)', function () {
   it('sends the control token the user entered, and asks for it when rt answers 401', async function () {
     this.timeout(30_000);
     const greeter = service('example/greeter');
-    // The answer rt gives when http.control.token is set and the token is missing or wrong (contract §5.6).
+    // The answer rt gives when http.control.token is set and the token is missing or wrong (docs/api.md §5.6).
     await page.route('**/api/services/example/greeter/quiesce', (route) =>
       route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'unauthorized', details: 'a control token is required', service: 'example.greeter' }) }),
     );

@@ -1,5 +1,5 @@
 // End to end: control operations (restart, quiesce, reload) from browsers,
-// and the optional token (contract §5.6). A page on a foreign site must not
+// and the optional token (docs/api.md §5.6). A page on a foreign site must not
 // change what runs, whatever its content type (a text/plain POST is sent
 // without a preflight); rt's own pages, listed origins and clients that are
 // not browsers (curl: no Origin, no Sec-Fetch-Site) may.

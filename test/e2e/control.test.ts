@@ -1,4 +1,4 @@
-// End to end: the control plane (contract §5.2–5.4). Restart with and
+// End to end: the control plane (docs/api.md §5.2–5.4). Restart with and
 // without configuration (and its persistence across a host restart), quiesce
 // with drain, reload of added, updated, removed and broken components.
 // Two workers: every control operation must reach both.

@@ -1,4 +1,4 @@
-// End to end: the execution model (contract §5.1 "Deadlines"). Calls run
+// End to end: the execution model (docs/api.md §5.1 "Deadlines"). Calls run
 // inline on the worker's main thread until a call overruns the inline
 // budget; then the service moves to instance threads and the call is made
 // again there, with the time its request has left. Deadlines count from

@@ -2,7 +2,7 @@
 // real loopback connections (raw sockets where a well-behaved client could
 // not send the bytes): stalled bodies and headers cut at the deadline
 // without cutting long answers, the connection cap and its refusal, the
-// contract's error body (§5.5) on Node's own answers, and request ids (§5.7).
+// error body (docs/api.md §5.5) on Node's own answers, and request ids (§5.7).
 
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -204,7 +204,7 @@ describe('HTTP hardening (e2e)', function () {
     });
   });
 
-  describe('request ids (contract §5.7)', () => {
+  describe('request ids (docs/api.md §5.7)', () => {
     it("echoes a client's sane id on answers, errors and streams, and its log line carries it", async () => {
       const ok = await call(`${rt.url}/api/health`, { method: 'GET', headers: { 'x-request-id': 'abc-123_x.y:z' } });
       expect(ok.headers.get('x-request-id')).to.equal('abc-123_x.y:z');

@@ -1,4 +1,4 @@
-// End to end: hostile components are contained (contract §5.1, §8). Each test
+// End to end: hostile components are contained (docs/api.md §5.1, §8). Each test
 // shows the contained outcome and that the worker keeps serving. One worker,
 // so every call lands on the same instances and the same event loop.
 
@@ -234,7 +234,7 @@ describe('isolation and limits (e2e)', function () {
     });
   });
 
-  describe('grants (contract §8)', () => {
+  describe('grants (docs/api.md §8)', () => {
     it('without allowed_paths the component has no directory: /etc/passwd cannot be read, and the call answers 200', async () => {
       expect((await invoke(rt, 'acme/grantee/invoke/preopens', {})).body).to.deep.equal({ result: [] });
       const res = await invoke(rt, 'acme/grantee/invoke/read-file', { dir: '/', path: 'etc/passwd' });

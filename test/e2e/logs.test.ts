@@ -1,4 +1,4 @@
-// End to end: what rt prints (contract §3, §7). JSON lines when stdout is not
+// End to end: what rt prints (docs/api.md §3, §7). JSON lines when stdout is not
 // a terminal, pretty lines on a terminal, and `--verbose` shows every
 // worker's debug lines.
 

@@ -1,4 +1,4 @@
-// End to end: reload is rolling and zero-downtime (contract §5.4). Under a
+// End to end: reload is rolling and zero-downtime (docs/api.md §5.4). Under a
 // bounded autocannon load on the very service being replaced, a run of
 // reloads must not fail or refuse a single request; and over many reloads
 // the workers must not pile up old instances (threads, memory).

@@ -1,4 +1,4 @@
-// End to end: streaming methods (contract §5.1.1) through the real CLI, with
+// End to end: streaming methods (docs/api.md §5.1.1) through the real CLI, with
 // a componentize-js component whose resources count their `next` calls
 // (`stats`), and a WAT one whose destructor counts drops (componentize-js
 // 0.18 gives exported resources no destructor). One worker and pool_size 1,

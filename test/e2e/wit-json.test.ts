@@ -1,4 +1,4 @@
-// End to end: every row of contract §6, both directions, through the real
+// End to end: every row of docs/api.md §6, both directions, through the real
 // HTTP path. rt reads the types from the component binaries themselves; the
 // echo functions send every value back, so JSON in must equal JSON out.
 

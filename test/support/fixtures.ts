@@ -165,7 +165,7 @@ export const api = {
 };
 
 /**
- * Configuration (contract §5.2): `init` keeps the configuration it is given
+ * Configuration (docs/api.md §5.2): `init` keeps the configuration it is given
  * (and refuses one that says "fail"); `setting`/`settings` read it through
  * wasi:config/store; `inits` counts the init calls on this instance.
  */

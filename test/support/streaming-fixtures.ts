@@ -1,4 +1,4 @@
-// Components with streaming methods (contract §5.1.1) for end-to-end tests:
+// Components with streaming methods (docs/api.md §5.1.1) for end-to-end tests:
 // functions that return a resource whose `next` rt calls until it answers none.
 
 import type { ComponentSource } from '../../lib/build/components.js';

@@ -1,4 +1,4 @@
-// The WIT⇄JSON codec (contract §6), table by table, with hand-built types.
+// The WIT⇄JSON codec (docs/api.md §6), table by table, with hand-built types.
 // The JS side of each row is jco 1.12's convention; codec-jco.test.ts checks
 // those conventions against real glue.
 
@@ -301,7 +301,7 @@ const ERRORS: ErrorRow[] = [
 ];
 
 describe('WIT ⇄ JSON codec', () => {
-  describe('both directions, every row of contract §6', () => {
+  describe('both directions, every row of docs/api.md §6', () => {
     for (const [what, type, json, js, out] of ROWS) {
       it(`${what}: ${JSON.stringify(json)}`, () => {
         const codec = typeCodec(type);

@@ -4,7 +4,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConfigError, formatConfig, loadConfig, referenceTable, type Config, type LoadOptions } from '../../lib/config/index.js';
 
-// The keys of contract §2, written out here rather than taken from the schema,
+// The keys of docs/api.md §2, written out here rather than taken from the schema,
 // so that a key missing from the schema fails these tests.
 const CONTRACT_KEYS = [
   'repo_urls',

@@ -1,5 +1,5 @@
 // Control requests from browsers, and the token (lib/worker/control-guard.ts,
-// contract §5.6): which origins are rt's own or listed, what is refused with
+// docs/api.md §5.6): which origins are rt's own or listed, what is refused with
 // 403 or 401, and which paths are control paths.
 
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// The sandbox grants of contract §8 as a component's imports see them, with
+// The sandbox grants of docs/api.md §8 as a component's imports see them, with
 // real preview2-shim objects: preopened directories (escapes, read-only
 // grants) and the outbound host filter.
 

@@ -1,4 +1,4 @@
-// Request ids (lib/worker/request-id.ts, contract §5.7): a client's sane id
+// Request ids (lib/worker/request-id.ts, docs/api.md §5.7): a client's sane id
 // is kept, anything else is replaced by one of rt's own.
 
 import { expect } from 'chai';

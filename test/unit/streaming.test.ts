@@ -1,4 +1,4 @@
-// Which functions are streaming methods (contract §5.1.1), and how their
+// Which functions are streaming methods (docs/api.md §5.1.1), and how their
 // items are framed on the wire.
 
 import { expect } from 'chai';
