@@ -8,7 +8,7 @@ import { StartupError } from './startup-error.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-export const LOGO = String.raw`
+const LOGO = String.raw`
         _
    _ __| |_     rt ${pkg.version}
   | '__| __|    WebAssembly components, served over HTTP

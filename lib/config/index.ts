@@ -8,11 +8,8 @@ import type { KeyPath, LogLevel } from './schema.js';
 import { nest } from './tree.js';
 
 export { ConfigError } from './errors.js';
-export { variableName } from './env.js';
-export { defaultUserConfigFile, PROJECT_CONFIG_FILE, type LoadOptions } from './layers.js';
+export type { LoadOptions } from './layers.js';
 export { referenceTable } from './reference.js';
-export { HTTP_METHODS, LOG_LEVELS, type LogLevel } from './schema.js';
-export type { Format } from './format.js';
 
 export interface Config {
   repo_urls: string[];

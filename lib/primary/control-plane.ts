@@ -16,7 +16,7 @@ import { buildCatalog, type Catalog } from './catalog.js';
 import { PrimaryMetrics } from './metrics.js';
 import type { PersistedConfigs } from './persisted-configs.js';
 import { repositoryOptions } from './repositories.js';
-import { ConfigError, readConfigFile, serviceConfig } from './service-config.js';
+import { readConfigFile, serviceConfig, ServiceConfigError } from './service-config.js';
 
 /**
  * The workers, as the control plane reaches them (the supervisor). A worker
@@ -221,7 +221,7 @@ export class ControlPlane<W> {
     try {
       config = body ? serviceConfig(body.bytes, body.contentType, 'restart body') : current.configFile ? await readConfigFile(current.configFile) : null;
     } catch (e) {
-      if (e instanceof ConfigError) return failure('RT_ERR_INVALID_CONFIGURATION', e.message, id);
+      if (e instanceof ServiceConfigError) return failure('RT_ERR_INVALID_CONFIGURATION', e.message, id);
       throw e;
     }
     const next = revise(current, { config, quiesced: false });

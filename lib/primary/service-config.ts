@@ -6,8 +6,8 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
 import type { ServiceConfig } from '../service.js';
 
-/** The configuration cannot be used: answered 400 to a restart, a load failure from a repository. */
-export class ConfigError extends Error {}
+/** A service's configuration (its file, or a restart body) cannot be used: answered 400 to a restart, a load failure from a repository. */
+export class ServiceConfigError extends Error {}
 
 const MEDIA_TYPES: Record<string, string> = {
   '.toml': 'application/toml',
@@ -26,7 +26,7 @@ export async function findConfigFile(wasmPath: string, sidecarConfig: string | u
   if (sidecarConfig !== undefined) return resolve(dir, sidecarConfig);
   const prefix = `${basename(wasmPath, '.wasm')}.config.`;
   const candidates = (await readdir(dir)).filter((name) => name.startsWith(prefix)).sort();
-  if (candidates.length > 1) throw new ConfigError(`several configuration files for ${basename(wasmPath)}: ${candidates.join(', ')}; name one with the sidecar's "config" key`);
+  if (candidates.length > 1) throw new ServiceConfigError(`several configuration files for ${basename(wasmPath)}: ${candidates.join(', ')}; name one with the sidecar's "config" key`);
   return candidates.length === 1 ? join(dir, candidates[0]) : null;
 }
 
@@ -36,7 +36,7 @@ export async function readConfigFile(path: string): Promise<ServiceConfig> {
   try {
     bytes = new Uint8Array(await readFile(path));
   } catch (e) {
-    throw new ConfigError(`cannot read the configuration file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ServiceConfigError(`cannot read the configuration file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   return serviceConfig(bytes, MEDIA_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream', path);
 }
@@ -61,7 +61,7 @@ function parse(format: string, parser: () => unknown): unknown {
   try {
     return parser();
   } catch (e) {
-    throw new ConfigError(`the configuration is not valid ${format}: ${(e as Error).message.split('\n')[0]}`);
+    throw new ServiceConfigError(`the configuration is not valid ${format}: ${(e as Error).message.split('\n')[0]}`);
   }
 }
 

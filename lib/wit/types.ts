@@ -51,7 +51,6 @@ export type WitType =
   | { kind: 'own' | 'borrow'; resource: string; origin?: TypeOrigin }
   | { kind: 'stream' | 'future'; element: WitType | null; origin?: TypeOrigin };
 
-export type WitTypeKind = WitType['kind'];
 
 export interface Param {
   name: string;

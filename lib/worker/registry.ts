@@ -23,7 +23,7 @@ export class ServiceRegistry {
   }
 
   get(domain: string, service: string): HostedService | undefined {
-    return this.#services.get(`${domain}/${service}`);
+    return this.#services.get(serviceKey({ domain, service }));
   }
 
   list(): HostedService[] {

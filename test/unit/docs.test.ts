@@ -49,7 +49,7 @@ describe('documentation', () => {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) walk(path);
         else if (/\.(ts|js|mjs)$/.test(entry.name)) {
-          for (const m of read(path).matchAll(/docs\/api\.md (?:§|§§)(\d+(?:\.\d+)*)/g)) cited.set(m[1]!, path);
+          for (const m of read(path).matchAll(/docs\/api\.md (?:§|§§)(\d+(?:\.\d+)*)/g)) cited.set(m[1], path);
         }
       }
     };

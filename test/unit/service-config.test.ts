@@ -5,7 +5,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
-import { ConfigError, findConfigFile, flatten, readConfigFile, serviceConfig } from '../../lib/primary/service-config.js';
+import { ServiceConfigError, findConfigFile, flatten, readConfigFile, serviceConfig } from '../../lib/primary/service-config.js';
 import { tempDir } from '../support/rt-process.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -49,9 +49,9 @@ describe('service configuration', () => {
     });
 
     it('rejects JSON and TOML that do not parse, and text that is not UTF-8', () => {
-      expect(() => serviceConfig(bytes('{'), 'application/json', 'x')).to.throw(ConfigError, /^the configuration is not valid JSON: /);
-      expect(() => serviceConfig(bytes('a = = 1'), 'application/toml', 'x')).to.throw(ConfigError, /^the configuration is not valid TOML: /);
-      expect(() => serviceConfig(new Uint8Array([0xff, 0xfe]), 'application/json', 'x')).to.throw(ConfigError, /not valid JSON/);
+      expect(() => serviceConfig(bytes('{'), 'application/json', 'x')).to.throw(ServiceConfigError, /^the configuration is not valid JSON: /);
+      expect(() => serviceConfig(bytes('a = = 1'), 'application/toml', 'x')).to.throw(ServiceConfigError, /^the configuration is not valid TOML: /);
+      expect(() => serviceConfig(new Uint8Array([0xff, 0xfe]), 'application/json', 'x')).to.throw(ServiceConfigError, /not valid JSON/);
     });
   });
 
@@ -70,7 +70,7 @@ describe('service configuration', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(error).to.be.instanceOf(ConfigError);
+      expect(error).to.be.instanceOf(ServiceConfigError);
       expect((error as Error).message).to.equal('several configuration files for c.wasm: c.config.json, c.config.toml; name one with the sidecar\'s "config" key');
     });
 
