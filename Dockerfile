@@ -19,9 +19,9 @@ COPY bin bin
 COPY examples examples
 # tsconfig.image.json: lib/ and examples/ only; build:console bundles the
 # console into dist/console (esbuild, a dev dependency). The examples are
-# built with lib/build (componentize-js, a dev dependency), which
-# package.json's `files` leave out of the package, as they leave out
-# everything but the runtime.
+# built with examples/builder.ts (componentize-js, a dev dependency),
+# which package.json's `files` leave out of the package (dist/examples/),
+# as they leave out everything but the runtime.
 RUN npx tsc -p tsconfig.image.json \
  && npm run build:console \
  && node dist/examples/build.js \

@@ -1,7 +1,7 @@
 // Components written for the benchmarks, as sources for buildComponent
 // (hand-written WAT, like the fixtures in test/support/fixtures.ts).
 
-import type { WatSource } from '../lib/build/components.js';
+import type { WatSource } from '../examples/builder.js';
 
 /**
  * `spin(n)`: n steps of an LCG mixed with the loop counter, whose result is

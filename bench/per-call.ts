@@ -8,8 +8,8 @@
 import { parse } from '@bytecodealliance/jco';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
-import { buildComponent } from '../lib/build/components.js';
-import type { WatSource } from '../lib/build/components.js';
+import { buildComponent } from '../examples/builder.js';
+import type { WatSource } from '../examples/builder.js';
 import { compileComponent } from '../lib/primary/compiler.js';
 import { serviceAddress, serviceMethods } from '../lib/primary/addressing.js';
 import { DEFAULT_INSTANCES } from '../lib/service.js';

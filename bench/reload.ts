@@ -3,7 +3,7 @@
 
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildComponent } from '../lib/build/components.js';
+import { buildComponent } from '../examples/builder.js';
 import { repository, versioned } from '../test/support/fixtures.js';
 import { RtProcess } from '../test/support/rt-process.js';
 import { Cleanup, startAll, startRt } from './servers.js';

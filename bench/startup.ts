@@ -6,7 +6,7 @@
 
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildComponent } from '../lib/build/components.js';
+import { buildComponent } from '../examples/builder.js';
 import { RtProcess, tempDir } from '../test/support/rt-process.js';
 import { numbered } from './components.js';
 import { post } from './load.js';

@@ -4,7 +4,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildComponent, type ComponentSource, type Progress } from '../lib/build/components.js';
+import { buildComponent, type ComponentSource, type Progress } from './builder.js';
 
 // dist/examples/index.js → the repository's examples/ folder.
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta.url));

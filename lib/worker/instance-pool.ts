@@ -94,7 +94,8 @@ const UNLOADED: CallOutcome = { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', me
 
 let nextId = 0;
 
-class InstanceThread {
+/** One thread of the pool, as the worker's main thread drives it (the code running inside it is instance-thread.ts). */
+class PoolThread {
   readonly worker: Worker;
   /** The call running now, and since when. */
   running: Call | undefined;
@@ -238,9 +239,9 @@ class InstanceThread {
 }
 
 export class InstancePool {
-  readonly #threads: InstanceThread[];
+  readonly #threads: PoolThread[];
   /** Beyond `size`, while calls would otherwise wait behind stuck ones. */
-  readonly #overflow: InstanceThread[] = [];
+  readonly #overflow: PoolThread[] = [];
   /** Calls waiting for a free thread, oldest first. */
   #queue: Call[] = [];
   #sweep: NodeJS.Timeout | undefined;
@@ -253,7 +254,7 @@ export class InstancePool {
     private readonly spec: ThreadSpec,
     private readonly options: PoolOptions,
   ) {
-    this.#threads = Array.from({ length: options.size }, () => new InstanceThread(spec, this, options));
+    this.#threads = Array.from({ length: options.size }, () => new PoolThread(spec, this, options));
   }
 
   /**
@@ -354,19 +355,19 @@ export class InstancePool {
   }
 
   /** Swaps a lost thread for a new one. Called by the thread itself. */
-  replace(thread: InstanceThread): void {
+  replace(thread: PoolThread): void {
     if (this.#closed) return;
     const index = this.#threads.indexOf(thread);
     if (index === -1) {
       // A lost overflow thread is not replaced: the next stuck call makes another.
       this.#overflow.splice(this.#overflow.indexOf(thread) >>> 0, 1);
     } else {
-      this.#threads[index] = new InstanceThread(this.spec, this, this.options);
+      this.#threads[index] = new PoolThread(this.spec, this, this.options);
     }
     this.dispatch();
   }
 
-  #free(): InstanceThread | undefined {
+  #free(): PoolThread | undefined {
     for (const t of this.#threads) if (t.free) return t;
     for (const t of this.#overflow) if (t.free) return t;
     return undefined;
@@ -379,11 +380,11 @@ export class InstancePool {
   #addOverflowIfAllStuck(): void {
     const now = performance.now();
     if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now))) return;
-    this.#overflow.push(new InstanceThread(this.spec, this, this.options));
+    this.#overflow.push(new PoolThread(this.spec, this, this.options));
   }
 
   /** Ends a thread whose call ran past its deadline; a fresh one takes its place. */
-  #cutOff(thread: InstanceThread, outcome: CallOutcome | StreamFailure): void {
+  #cutOff(thread: PoolThread, outcome: CallOutcome | StreamFailure): void {
     void thread.end(outcome);
     this.replace(thread);
   }

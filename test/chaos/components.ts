@@ -1,6 +1,6 @@
 // Components the chaos script needs beyond the test fixtures.
 
-import type { ComponentSource } from '../../lib/build/components.js';
+import type { ComponentSource } from '../../examples/builder.js';
 
 /** A component whose core module's start function never returns: it can never be instantiated. */
 export const LOOPING_START: ComponentSource = {

@@ -4,7 +4,7 @@
 // sandbox (fopen, getenv, stderr).
 
 import { expect } from 'chai';
-import { C_TOOLCHAIN_PACKAGES, haveCToolchain } from '../../lib/build/components.js';
+import { C_TOOLCHAIN_PACKAGES, haveCToolchain } from '../../examples/builder.js';
 import { C_LIBC, repository } from '../support/fixtures.js';
 import { invoke, RtProcess } from '../support/rt-process.js';
 

@@ -6,7 +6,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { CONFIGURED, GRANTEE, repository, SLOW, TRAPPING_INIT, versioned } from '../support/fixtures.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { versioned } from '../support/fixtures.js';
 import { certificates, startServer, type TestServer } from '../support/https-server.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';

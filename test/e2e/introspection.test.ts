@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { WatSource } from '../../lib/build/components.js';
+import type { WatSource } from '../../examples/builder.js';
 import { examples as examples_ } from '../../examples/index.js';
 import { examplesRepository, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';

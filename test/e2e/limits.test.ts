@@ -6,7 +6,7 @@
 
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import type { ComponentSource } from '../../lib/build/components.js';
+import type { ComponentSource } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
 import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
 import { DROPS } from '../support/streaming-fixtures.js';

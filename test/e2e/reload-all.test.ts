@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { certificates } from '../support/https-server.js';
 import { invoke, RtProcess, tempDir } from '../support/rt-process.js';

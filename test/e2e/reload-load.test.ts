@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 

@@ -5,7 +5,7 @@
 import { readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { ENDLESS_START, repository, versioned } from '../support/fixtures.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
 

@@ -3,7 +3,7 @@
 // echo functions send every value back, so JSON in must equal JSON out.
 
 import { expect } from 'chai';
-import type { ComponentSource } from '../../lib/build/components.js';
+import type { ComponentSource } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 

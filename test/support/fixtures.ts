@@ -2,7 +2,7 @@
 
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildComponent, type ComponentSource } from '../../lib/build/components.js';
+import { buildComponent, type ComponentSource } from '../../examples/builder.js';
 import { buildExamples } from '../../examples/index.js';
 import { tempDir } from './rt-process.js';
 

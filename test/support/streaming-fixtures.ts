@@ -1,7 +1,7 @@
 // Components with streaming methods (docs/api.md §5.1.1) for end-to-end tests:
 // functions that return a resource whose `next` rt calls until it answers none.
 
-import type { ComponentSource } from '../../lib/build/components.js';
+import type { ComponentSource } from '../../examples/builder.js';
 
 // The WASI interfaces a stream sleeps with, spelled out whole: componentize-js
 // merges them with its engine's own copies (0.2.3), and wit-component resolves

@@ -1,4 +1,4 @@
-// Building components from source (lib/build/components.ts) writes only to
+// Building components from source (examples/builder.ts) writes only to
 // the build cache: nothing left in the temp dir, nothing in the account's
 // own caches.
 
@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { tempDir } from '../support/rt-process.js';
 
 describe('building components', () => {

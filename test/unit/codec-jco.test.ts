@@ -5,7 +5,7 @@
 // checked on the glue directly.
 
 import { expect } from 'chai';
-import { buildComponent, type JsSource, type WatSource } from '../../lib/build/components.js';
+import { buildComponent, type JsSource, type WatSource } from '../../examples/builder.js';
 import { CodecError, functionCodec } from '../../lib/wit/codec.js';
 import type { PrimitiveName, WitFunction, WitType } from '../../lib/wit/types.js';
 import { loadWithJco, type JcoComponent, type JcoExports } from '../support/jco-instance.js';

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { compileComponent, type CompileEvents } from '../../lib/primary/compiler.js';
 import { tempDir } from '../support/rt-process.js';
 import { versioned } from '../support/fixtures.js';

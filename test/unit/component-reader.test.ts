@@ -5,7 +5,7 @@
 
 import { expect } from 'chai';
 import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { ComponentFormatError, readComponentInterface } from '../../lib/wit/component-reader.js';
 import { printComponentWit } from '../../lib/wit/print.js';
 import type { ComponentInterface, WitInterface, WitType } from '../../lib/wit/types.js';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { parse, transpile } from '@bytecodealliance/jco';
 import binaryen from 'binaryen';
-import { buildComponent } from '../../lib/build/components.js';
+import { buildComponent } from '../../examples/builder.js';
 import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME, FUEL_INTERVAL } from '../../lib/fuel.js';
 import { instrumentFuel } from '../../lib/primary/fuel.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as jco from '@bytecodealliance/jco';
-import { cacheDir } from '../paths.js';
-import { writeAtomically } from '../write-atomically.js';
+import { cacheDir } from '../lib/paths.js';
+import { writeAtomically } from '../lib/write-atomically.js';
 
 // jco's tool functions are declared `any`; these are the shapes they have.
 const parse = jco.parse as (wat: string) => Promise<Uint8Array>;
