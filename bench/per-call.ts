@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { buildComponent } from '../examples/builder.js';
 import type { WatSource } from '../examples/builder.js';
-import { compileComponent } from '../lib/primary/compiler.js';
+import { transpileComponent } from '../lib/primary/transpiler.js';
 import { serviceAddress, serviceMethods } from '../lib/primary/addressing.js';
 import { DEFAULT_INSTANCES } from '../lib/service.js';
 import { hostImports } from '../lib/worker/host.js';
@@ -35,7 +35,7 @@ export async function perCall(): Promise<void> {
   const direct = core.instance.exports['example:calculator/ops@1.0.0#add'] as (a: number, b: number) => number;
 
   const bytes = await buildComponent(source);
-  const { artifact, interface: iface } = await compileComponent(bytes);
+  const { artifact, interface: iface } = await transpileComponent(bytes);
   const { instantiate } = (await import(pathToFileURL(artifact.entry).href)) as {
     instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Record<string, { add: (a: number, b: number) => number }>>;
   };

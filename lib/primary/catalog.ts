@@ -1,5 +1,5 @@
 // The set of services the runtime serves, built from the repositories: scan,
-// compile, address, and settle address conflicts. A file that fails at any
+// transpile, address, and settle address conflicts. A file that fails at any
 // step becomes a LoadFailure; it never stops the others from loading.
 
 import { readFile } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { DEFAULT_INSTANCES, serviceKey, serviceRevision, type ExportLocation, ty
 import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceMethods } from './addressing.js';
 import { firstLine } from '../first-line.js';
-import { compileComponent } from './compiler.js';
+import { transpileComponent } from './transpiler.js';
 import type { HttpsOptions } from './https-repository.js';
 import { scanRepository } from './repositories.js';
 import type { FoundComponent } from './repository-scan.js';
@@ -51,9 +51,9 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
 
 async function describe(component: FoundComponent, log: Logger): Promise<ServiceDescriptor> {
   const bytes = new Uint8Array(await readFile(component.path));
-  const { artifact, interface: iface } = await compileComponent(bytes, {
+  const { artifact, interface: iface } = await transpileComponent(bytes, {
     transpiling: () => log.info({ source: component.path }, `transpiling ${component.stem} (first load of this version)...`),
-    rebuilding: (entry, problem) => log.warn({ source: component.path, entry }, `the compile cache entry ${entry} is damaged (${problem}); building it anew`),
+    rebuilding: (entry, problem) => log.warn({ source: component.path, entry }, `the transpile cache entry ${entry} is damaged (${problem}); building it anew`),
   });
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);

@@ -1,5 +1,5 @@
 // End to end: faults around what rt loads, injected on purpose. A damaged
-// compile cache entry, a repository that disappears, a component whose start
+// transpile cache entry, a repository that disappears, a component whose start
 // function never ends, components that export only standard wasi: packages.
 
 import { readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
@@ -52,7 +52,7 @@ describe('repository faults (e2e)', function () {
     return dir;
   }
 
-  describe('a damaged compile cache entry', () => {
+  describe('a damaged transpile cache entry', () => {
     let repo: string;
     let cache: string;
 
@@ -67,7 +67,7 @@ describe('repository faults (e2e)', function () {
       rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]`, env: { RT_CACHE_DIR: cache } });
       await rt.ready();
     };
-    const rebuilt = (file: string) => (l: Record<string, unknown>) => l.level === 40 && String(l.msg).includes('compile cache entry') && String(l.msg).includes(file);
+    const rebuilt = (file: string) => (l: Record<string, unknown>) => l.level === 40 && String(l.msg).includes('transpile cache entry') && String(l.msg).includes(file);
 
     it('is built anew at start when its core module was truncated, with a warning naming it', async () => {
       await start();

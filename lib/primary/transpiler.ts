@@ -2,12 +2,12 @@
 // module exporting `instantiate`), its core modules, and the component's
 // interface as read by the runtime, plus a fuel-instrumented twin of each core
 // module (fuel.ts) for running calls inline. Output is cached by the
-// component's sha256 (compile-cache.ts), so each component is transpiled and
+// component's sha256 (transpile-cache.ts), so each component is transpiled and
 // instrumented once per machine, not once per start.
 //
 // The interface is not cached: reading it takes well under a millisecond even
 // for an 11 MB componentize-js component (measured: 0.03–0.5 ms), and read
-// anew, a fix to the reader reaches components compiled before it.
+// anew, a fix to the reader reaches components transpiled before it.
 
 import { join } from 'node:path';
 import { transpile } from '@bytecodealliance/jco';
@@ -17,7 +17,7 @@ import { sha256 } from '../sha256.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
-import { CompileCache, type EntryMeta } from './compile-cache.js';
+import { TranspileCache, type EntryMeta } from './transpile-cache.js';
 import { instrumentFuelOffThread } from './fuel-thread.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
@@ -30,13 +30,13 @@ const CACHE_LAYOUT = 6;
 
 const ENTRY = 'component.js';
 
-export interface CompiledComponent {
+export interface TranspiledComponent {
   artifact: ComponentArtifact;
   interface: ComponentInterface;
 }
 
-/** What compiling tells its caller about, for the log. */
-export interface CompileEvents {
+/** What transpiling tells its caller about, for the log. */
+export interface TranspileEvents {
   /** Real work starts: a first transpile can take seconds. */
   transpiling?(): void;
   /** The cache entry `entry` (a folder) is damaged and is being built anew. */
@@ -44,21 +44,21 @@ export interface CompileEvents {
 }
 
 /** The cache of this jco and layout. */
-function cache(): CompileCache {
-  return new CompileCache(join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`));
+function cache(): TranspileCache {
+  return new TranspileCache(join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`));
 }
 
 /**
- * Compiles `bytes` (or finds them compiled). Throws a one-line Error for a file
+ * Transpiles `bytes` (or finds them transpiled). Throws a one-line Error for a file
  * that is not a valid component.
  */
-export async function compileComponent(bytes: Uint8Array, events: CompileEvents = {}): Promise<CompiledComponent> {
+export async function transpileComponent(bytes: Uint8Array, events: TranspileEvents = {}): Promise<TranspiledComponent> {
   // Read first: it turns "not a component" into a clear message instead of a transpiler stack trace.
   const iface = readComponentInterface(bytes);
   const hash = sha256(bytes);
   const entries = cache();
   const found = await entries.lookup(hash);
-  if (found.kind === 'good') return compiled(entries, hash, found.meta, iface);
+  if (found.kind === 'good') return transpiled(entries, hash, found.meta, iface);
   if (found.kind === 'damaged') {
     events.rebuilding?.(entries.entry(hash), found.problem);
     await entries.remove(hash);
@@ -85,10 +85,10 @@ export async function compileComponent(bytes: Uint8Array, events: CompileEvents 
     ...(fuel.ok ? {} : { fuelRefusal: fuel.reason }),
     importSpecifiers: output.imports,
   });
-  return compiled(entries, hash, meta, iface);
+  return transpiled(entries, hash, meta, iface);
 }
 
-function compiled(entries: CompileCache, hash: string, meta: EntryMeta, iface: ComponentInterface): CompiledComponent {
+function transpiled(entries: TranspileCache, hash: string, meta: EntryMeta, iface: ComponentInterface): TranspiledComponent {
   return {
     artifact: {
       hash,

@@ -1,15 +1,15 @@
-// The compile cache verifies an entry before use and builds a damaged one
+// The transpile cache verifies an entry before use and builds a damaged one
 // anew: a real component, compiled into a cache of the test's own.
 
 import { expect } from 'chai';
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildComponent } from '../../examples/builder.js';
-import { compileComponent, type CompileEvents } from '../../lib/primary/compiler.js';
+import { transpileComponent, type TranspileEvents } from '../../lib/primary/transpiler.js';
 import { tempDir } from '../support/rt-process.js';
 import { versioned } from '../support/fixtures.js';
 
-describe('compile cache', function () {
+describe('transpile cache', function () {
   this.timeout(60_000);
   let bytes: Uint8Array;
   let dir: string;
@@ -31,13 +31,13 @@ describe('compile cache', function () {
   });
 
   /** Compiles, recording what it reported. */
-  async function compile(): Promise<{ events: string[]; artifact: Awaited<ReturnType<typeof compileComponent>>['artifact'] }> {
+  async function compile(): Promise<{ events: string[]; artifact: Awaited<ReturnType<typeof transpileComponent>>['artifact'] }> {
     const events: string[] = [];
-    const handlers: CompileEvents = {
+    const handlers: TranspileEvents = {
       transpiling: () => events.push('transpiling'),
       rebuilding: (entry, problem) => events.push(`rebuilding ${entry}: ${problem}`),
     };
-    const { artifact } = await compileComponent(bytes, handlers);
+    const { artifact } = await transpileComponent(bytes, handlers);
     return { events, artifact };
   }
 

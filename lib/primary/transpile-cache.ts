@@ -42,7 +42,7 @@ export type Lookup = { kind: 'good'; meta: EntryMeta } | { kind: 'missing' } | {
  */
 const verified = new Map<string, string>();
 
-export class CompileCache {
+export class TranspileCache {
   constructor(readonly root: string) {}
 
   /** The entry's folder. */
