@@ -13,6 +13,7 @@
 import type { ComponentInterface, ExternKind, ImportedItem, Param, PrimitiveName, TypeDefinition, TypeOrigin, WitFunction, WitInterface, WitType } from './types.js';
 import { parseInterfaceName } from './types.js';
 import { BinaryReader, type BinaryFaults } from './binary-reader.js';
+import { CANON_OPCODES, CANON_OPTIONS } from './canon-opcodes.js';
 
 export class ComponentFormatError extends Error {}
 
@@ -621,99 +622,36 @@ function instantiate(component: Extract<Item, { sort: 'component' }>, args: Map<
 function skipOpts(r: Bytes): void {
   r.vec(() => {
     const opt = r.byte();
-    if (opt >= 0x03 && opt <= 0x05) r.u32();
-    else if (opt === 0x07) r.u32();
-    else if (opt > 0x07) r.fail(`unknown canonical option 0x${opt.toString(16)}`);
+    if (opt === CANON_OPTIONS.memory || opt === CANON_OPTIONS.realloc || opt === CANON_OPTIONS.postReturn || opt === CANON_OPTIONS.callback) r.u32();
+    else if (opt > CANON_OPTIONS.callback) r.fail(`unknown canonical option 0x${opt.toString(16)}`);
   });
 }
 
-/** A canonical definition: `lift` makes a component function; everything else makes core functions. */
+/** A canonical definition: `lift` makes a component function; the others make core functions, stepped over. */
 function canon(r: Bytes, env: Env): void {
   const op = r.byte();
-  switch (op) {
-    case 0x00: {
-      r.byte(); // 0x00: core func sort
-      r.u32();
-      skipOpts(r);
-      const entry = env.type(r.u32(), r);
-      if (entry.kind !== 'func') return r.fail('canon lift with a type that is not a function type');
-      env.funcs.push(entry.fn);
-      return;
-    }
-    case 0x01:
-      r.byte();
-      r.u32();
-      skipOpts(r);
-      return;
-    case 0x09: {
-      const tag = r.byte();
-      if (tag === 0x00) r.s33();
-      else if (tag !== 0x01 || r.byte() !== 0x00) r.fail('malformed task.return result list');
-      skipOpts(r);
-      return;
-    }
-    case 0x0a:
-    case 0x0b:
-      r.byte();
-      r.u32();
-      return;
-    case 0x0f:
-    case 0x10:
-    case 0x16:
-    case 0x17:
-      r.u32();
-      skipOpts(r);
-      return;
-    case 0x11:
-    case 0x12:
-    case 0x18:
-    case 0x19:
-      r.u32();
-      r.byte();
-      return;
-    case 0x1c:
-    case 0x1d:
-      skipOpts(r);
-      return;
-    case 0x06:
-    case 0x0c:
-    case 0x29:
-    case 0x2a:
-    case 0x2b:
-    case 0x2c:
-    case 0x2d:
-      r.byte();
-      return;
-    case 0x20:
-    case 0x21:
-      r.byte();
-      r.u32();
-      return;
-    case 0x27:
-      r.u32();
-      r.u32();
-      return;
-    case 0x40:
-      r.byte();
-      r.u32();
-      return;
-    case 0x41:
-      r.byte();
-      r.u32();
-      r.u32();
-      return;
-    case 0x42:
-      r.byte();
-      return;
-    default:
-      // resource.new/drop/rep, stream/future new and drop: one type index.
-      if ([0x02, 0x03, 0x04, 0x07, 0x0e, 0x13, 0x14, 0x15, 0x1a, 0x1b].includes(op)) {
-        r.u32();
-        return;
-      }
-      // Operations without immediates.
-      if ([0x05, 0x08, 0x0d, 0x1e, 0x1f, 0x22, 0x23, 0x24, 0x25, 0x26, 0x28].includes(op)) return;
-      return r.fail(`unknown canonical definition 0x${op.toString(16)}`);
+  const known = CANON_OPCODES.get(op);
+  if (!known) return r.fail(`unknown canonical definition 0x${op.toString(16)}`);
+  if (known.name === 'lift') {
+    r.byte(); // 0x00: core func sort
+    r.u32();
+    skipOpts(r);
+    const entry = env.type(r.u32(), r);
+    if (entry.kind !== 'func') return r.fail('canon lift with a type that is not a function type');
+    env.funcs.push(entry.fn);
+    return;
+  }
+  if (known.name === 'task.return') {
+    const tag = r.byte();
+    if (tag === 0x00) r.s33();
+    else if (tag !== 0x01 || r.byte() !== 0x00) r.fail('malformed task.return result list');
+    skipOpts(r);
+    return;
+  }
+  for (const immediate of known.immediates) {
+    if (immediate === 'byte') r.byte();
+    else if (immediate === 'u32') r.u32();
+    else skipOpts(r);
   }
 }
 
