@@ -6,11 +6,12 @@
 // holds is a `Descriptor` of this module, so `wasi:filesystem/types` must be
 // this module's too (the glue checks resources with instanceof).
 
-import { lstatSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type * as wasi from '@bytecodealliance/preview2-shim/interfaces/wasi-filesystem-types';
 import type { PathGrant } from '../service.js';
+import { confined, guestSegments } from './path-confinement.js';
 
 type ShimDescriptor = wasi.Descriptor;
 type ErrorCode = wasi.ErrorCode;
@@ -37,58 +38,6 @@ function fail(code: ErrorCode): never {
   throw code;
 }
 
-/**
- * A guest path relative to a descriptor, normalised: no absolute paths, and
- * no `..` above the descriptor (as WASI asks: a descriptor is a capability
- * for what lies beneath it, never its parent).
- */
-function relative(path: string): string[] {
-  if (path.startsWith('/') || path.includes('\\')) fail('not-permitted');
-  const segments: string[] = [];
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') {
-      if (segments.pop() === undefined) fail('not-permitted');
-    } else segments.push(segment);
-  }
-  return segments;
-}
-
-function within(root: string, path: string): boolean {
-  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
-}
-
-/**
- * Where `path` really is once the symlinks in it are resolved (the last
- * segment only when `followLast`): the resolved existing part plus the rest
- * for a path not created yet. Undefined when it cannot be told, such as a
- * dangling symlink (opening it with create would follow it anywhere).
- */
-function resolved(path: string, followLast: boolean): string | undefined {
-  const tail = followLast ? [] : [posix.basename(path)];
-  let existing = followLast ? path : posix.dirname(path);
-  const missing: string[] = [];
-  for (;;) {
-    try {
-      return posix.join(realpathSync(existing), ...missing, ...tail);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || exists(existing) || existing === '/') return undefined;
-      missing.unshift(posix.basename(existing));
-      existing = posix.dirname(existing);
-    }
-  }
-}
-
-/** Whether anything, a dangling symlink included, is at `path`. */
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export class Descriptor {
   readonly #inner: ShimDescriptor;
   readonly #grant: Grant;
@@ -113,10 +62,8 @@ export class Descriptor {
    * shim resolves the same way, against the same directory.
    */
   #beneath(path: string, followLast: boolean): string {
-    const segments = relative(path);
-    const host = posix.join(this.#path, ...segments);
-    const real = resolved(host, followLast);
-    if (real === undefined || !within(this.#grant.root, real)) fail('not-permitted');
+    const segments = guestSegments(path);
+    if (segments === undefined || !confined(this.#grant.root, posix.join(this.#path, ...segments), followLast)) fail('not-permitted');
     return segments.length === 0 ? '.' : segments.join('/');
   }
 
