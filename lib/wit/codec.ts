@@ -25,8 +25,6 @@ export interface FunctionCodec {
   encodeResult(value: unknown): unknown;
   /** For a function whose result is result<T, E>: the ComponentError payload E → JSON (null for `_`). */
   encodeError(payload: unknown): unknown;
-  /** Whether the function's top-level result is a result<T, E> (jco throws on err). */
-  readonly throwsOnErr: boolean;
 }
 
 export interface TypeCodec {
@@ -56,12 +54,12 @@ export function typeCodec(type: WitType): TypeCodec {
 export function functionCodec(fn: WitFunction): FunctionCodec {
   const decodeArgs = argumentsDecoder(fn);
   const top = fn.result;
-  if (top === null) return { decodeArgs, encodeResult: () => null, encodeError: () => null, throwsOnErr: false };
+  if (top === null) return { decodeArgs, encodeResult: () => null, encodeError: () => null };
   if (top.kind === 'result') {
     // jco returns the ok value itself and throws a ComponentError carrying the err value.
-    return { decodeArgs, encodeResult: payload(top.ok).encode, encodeError: payload(top.err).encode, throwsOnErr: true };
+    return { decodeArgs, encodeResult: payload(top.ok).encode, encodeError: payload(top.err).encode };
   }
-  return { decodeArgs, encodeResult: build(top).encode, encodeError: () => null, throwsOnErr: false };
+  return { decodeArgs, encodeResult: build(top).encode, encodeError: () => null };
 }
 
 function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {

@@ -296,7 +296,7 @@ function invoke(exports: JcoExports, name: string, body: unknown): Outcome {
   try {
     value = f(...args);
   } catch (e) {
-    if (codec.throwsOnErr && e instanceof Error && e.constructor.name === 'ComponentError' && 'payload' in e) {
+    if (fn.result?.kind === 'result' && e instanceof Error && e.constructor.name === 'ComponentError' && 'payload' in e) {
       return jsonSafe({ error: codec.encodeError(e.payload) });
     }
     throw e;
