@@ -58,7 +58,7 @@ describe('service registry (in process)', function () {
     expect(failures).to.deep.equal([]);
     const lost = await registry.load(services, []);
     expect(lost.map((f) => f.source)).to.have.length(1);
-    expect(lost[0]!.source).to.match(/broken\.wasm$/);
+    expect(lost[0].source).to.match(/broken\.wasm$/);
     expect(registry.list().map((s) => s.name)).to.deep.equal(['acme.slow']);
     expect(registry.failures()).to.deep.equal(lost);
     const slow = registry.get('acme', 'slow')!;
@@ -74,7 +74,7 @@ describe('service registry (in process)', function () {
     const generation = registry.generation;
     await registry.load(services, []);
     expect(registry.get('acme', 'slow')).to.equal(first);
-    await registry.load([{ ...services[0]!, revision: `${services[0]!.revision}-changed` }], []);
+    await registry.load([{ ...services[0], revision: `${services[0].revision}-changed` }], []);
     expect(registry.get('acme', 'slow')).to.not.equal(first);
     expect(registry.generation).to.be.above(generation);
     await registry.load([], []);
@@ -85,7 +85,7 @@ describe('service registry (in process)', function () {
     const { services } = await catalog({ slow: SLOW });
     await registry.load(services, []);
     const serving = registry.get('acme', 'slow');
-    const next = { ...services[0]!, revision: `${services[0]!.revision}-next` };
+    const next = { ...services[0], revision: `${services[0].revision}-next` };
     expect(await registry.stage(next)).to.equal(undefined);
     await registry.discard(next.id);
     expect(registry.get('acme', 'slow')).to.equal(serving);
