@@ -1,4 +1,4 @@
-// The compile cache (compiler.ts): one entry per component, by its sha256,
+// The transpile cache (transpiler.ts): one entry per component, by its sha256,
 // holding its core modules and their fuel-instrumented twins; the glue
 // modules apart, by the sha256 of their text. An entry is written aside and
 // renamed into place, and checked against the hashes it was written with
