@@ -2,7 +2,7 @@
 // (named types by their name), function signatures, and whole documents for a
 // component's exports (what `GET /api/services/{d}/{s}` shows).
 
-import type { ComponentInterface, TypeDefinition, WitFunction, WitInterface, WitType } from './types.js';
+import { resourceFunctionName, type ComponentInterface, type TypeDefinition, type WitFunction, type WitInterface, type WitType } from './types.js';
 
 export function printType(t: WitType): string {
   if (t.origin) return t.origin.name;
@@ -86,12 +86,12 @@ function printDefinition(def: TypeDefinition, functions: WitFunction[], indent: 
 function printResource(name: string, functions: WitFunction[], indent: string): string[] {
   const members: string[] = [];
   for (const fn of functions) {
-    const m = /^\[(constructor|method|static)\]([^.]+)(?:\.(.+))?$/.exec(fn.name);
-    if (!m || m[2] !== name) continue;
+    const m = resourceFunctionName(fn.name);
+    if (m?.resource !== name) continue;
     const inner = indent + INDENT;
-    if (m[1] === 'constructor') members.push(`${inner}constructor(${printParams(fn)});`);
-    else if (m[1] === 'method') members.push(`${inner}${m[3]}: func(${printParams(fn, true)})${printResult(fn)};`);
-    else members.push(`${inner}${m[3]}: static func(${printParams(fn)})${printResult(fn)};`);
+    if (m.kind === 'constructor') members.push(`${inner}constructor(${printParams(fn)});`);
+    else if (m.kind === 'method') members.push(`${inner}${m.member}: func(${printParams(fn, true)})${printResult(fn)};`);
+    else members.push(`${inner}${m.member}: static func(${printParams(fn)})${printResult(fn)};`);
   }
   return members.length === 0 ? [`${indent}resource ${name};`] : [`${indent}resource ${name} {`, ...members, `${indent}}`];
 }

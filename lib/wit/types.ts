@@ -70,6 +70,25 @@ export interface WitFunction {
   async?: boolean;
 }
 
+/** What a decorated resource function name says: `[method]blob.read` is the method `read` of `blob`. */
+export interface ResourceFunctionName {
+  kind: 'constructor' | 'method' | 'static';
+  resource: string;
+  /** The method's name; absent for a constructor. */
+  member?: string;
+}
+
+const DECORATED = /^\[(constructor|method|static)\]([^.]+)(?:\.(.+))?$/;
+
+/** The resource function a decorated name names; undefined for a plain function name. */
+export function resourceFunctionName(name: string): ResourceFunctionName | undefined {
+  const m = DECORATED.exec(name);
+  if (!m) return undefined;
+  const decoded: ResourceFunctionName = { kind: m[1] as ResourceFunctionName['kind'], resource: m[2] };
+  if (m[3] !== undefined) decoded.member = m[3];
+  return decoded;
+}
+
 /** A type definition exported by an interface (what WIT writes as `record x {..}`, `type x = ..`, `resource x`). */
 export interface TypeDefinition {
   name: string;

@@ -6,7 +6,7 @@
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type { PathGrant } from '../service.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
-import type { ImportedItem, WitFunction } from '../wit/types.js';
+import { resourceFunctionName, type ImportedItem, type WitFunction } from '../wit/types.js';
 import { grantedOutgoingHandler } from './outbound.js';
 import { grantedFilesystem } from './preopens.js';
 
@@ -128,12 +128,12 @@ function stub(item: ImportedItem): unknown {
 
 function addStubFunction(members: Record<string, unknown>, importName: string, fn: WitFunction): void {
   const qualified = `${importName}#${fn.name}`;
-  const decorated = /^\[(constructor|method|static)\]([^.]+)(?:\.(.+))?$/.exec(fn.name);
+  const decorated = resourceFunctionName(fn.name);
   if (!decorated) {
     members[jsIdentifier(fn.name)] = trap(qualified);
     return;
   }
-  const [, kind, resource, member] = decorated;
+  const { kind, resource, member = '' } = decorated;
   const cls = members[jsClassName(resource)] as { prototype: Record<string, unknown> } & Record<string, unknown>;
   if (!cls || kind === 'constructor') return;
   if (kind === 'static') cls[jsIdentifier(member)] = trap(qualified);

@@ -8,7 +8,7 @@ import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
 import { buildComponent } from '../../examples/builder.js';
 import { ComponentFormatError, readComponentInterface } from '../../lib/wit/component-reader.js';
 import { printComponentWit } from '../../lib/wit/print.js';
-import type { ComponentInterface, WitInterface, WitType } from '../../lib/wit/types.js';
+import { resourceFunctionName, type ComponentInterface, type WitInterface, type WitType } from '../../lib/wit/types.js';
 import { examples } from '../../examples/index.js';
 
 /** A component for `world` whose core module wasm-tools makes up: the reader only looks at types. */
@@ -227,5 +227,15 @@ describe('component type reader', () => {
         expect(() => readComponentInterface(whole.subarray(0, cut))).to.throw(ComponentFormatError, /offset \d+/);
       }
     });
+  });
+});
+
+describe('resource function names', () => {
+  it('reads the decorated names of constructors, methods and static functions, and not plain names', () => {
+    expect(resourceFunctionName('[constructor]blob')).to.deep.equal({ kind: 'constructor', resource: 'blob' });
+    expect(resourceFunctionName('[method]blob.read-all')).to.deep.equal({ kind: 'method', resource: 'blob', member: 'read-all' });
+    expect(resourceFunctionName('[static]blob.open')).to.deep.equal({ kind: 'static', resource: 'blob', member: 'open' });
+    expect(resourceFunctionName('read')).to.equal(undefined);
+    expect(resourceFunctionName('[resource-drop]blob')).to.equal(undefined);
   });
 });
