@@ -5,11 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export async function writeAtomically(path: string, data: string | Uint8Array): Promise<void> {
+/** `mode`: the file's permissions (a private key's 0o600), set from its creation on. */
+export async function writeAtomically(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${randomUUID()}.part`;
   try {
-    await writeFile(temp, data);
+    await writeFile(temp, data, mode === undefined ? {} : { mode });
     await rename(temp, path);
   } finally {
     await rm(temp, { force: true });

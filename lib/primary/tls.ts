@@ -1,7 +1,7 @@
 // The certificate and key HTTPS is served with (http.tls_*): the configured
 // files, or a self-signed pair generated once and kept in the data directory.
 
-import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -10,6 +10,7 @@ import { firstLine } from '../first-line.js';
 import type { Logger } from '../log.js';
 import { dataDir } from '../paths.js';
 import { StartupError } from '../startup-error.js';
+import { writeAtomically } from '../write-atomically.js';
 
 export interface TlsFiles {
   cert: string;
@@ -46,9 +47,9 @@ async function selfSigned(): Promise<TlsFiles> {
     extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] }],
   });
   try {
-    await mkdir(dir, { recursive: true });
-    await writeFile(files.key, pems.private, { mode: 0o600 });
-    await writeFile(files.cert, pems.cert);
+    // Each file whole or not at all: a pair cut short by a crash is made anew next time, not read half-written.
+    await writeAtomically(files.key, pems.private, 0o600);
+    await writeAtomically(files.cert, pems.cert);
   } catch (e) {
     throw new StartupError(
       `cannot keep a self-signed TLS certificate in ${dir}: ${await unwritable(dir, e)}; set http.tls_cert and http.tls_key, or make ${dataDir()} writable (or point RT_DATA_DIR elsewhere)`,
