@@ -78,12 +78,6 @@ export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';
 
 /** How often a worker says it is alive. */
 export const HEARTBEAT_INTERVAL_MS = 500;
-/**
- * A worker the primary has not heard from for this long is stuck (stopped,
- * or its event loop blocked) and is replaced. Well above anything a worker's
- * main thread does in one go: inline calls are cut off at tens of ms.
- */
-export const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 export function isPrimaryMessage(m: unknown): m is PrimaryMessage {
   return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';

@@ -28,7 +28,7 @@ export interface Config {
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
     control: { allowed_origins: string[]; token?: string };
   };
-  runtime: { max_memory_mb: number; max_thread_heap_mb: number };
+  runtime: { max_memory_mb: number; max_thread_heap_mb: number; heartbeat_timeout_seconds: number };
   repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number };
   log: { level: LogLevel; requests: boolean };
   console: { enabled: boolean };

@@ -68,6 +68,7 @@ const DECLARED = [
   { path: 'http.control.token', type: str, defaultText: 'none: no token needed', description: 'When set, restart, quiesce and reload need `Authorization: Bearer <token>` (401 without it)' },
   { path: 'runtime.max_memory_mb', type: int(1, 65_536), default: 256, description: 'Largest linear memory one component instance may grow to; past it the call traps' },
   { path: 'runtime.max_thread_heap_mb', type: int(64, 65_536), default: 512, description: 'Largest JS heap of one instance thread (large JSON bodies are decoded there, results lifted there); past it the call answers 500 and a fresh thread replaces it' },
+  { path: 'runtime.heartbeat_timeout_seconds', type: int(1, 3_600), default: 5, description: 'A worker that sends no heartbeat for this long (stopped, or its event loop blocked) is killed and replaced; workers send one every 0.5 s, and a starting worker gets six times as long' },
   { path: 'repositories.ca_file', type: str, defaultText: 'none: the system CAs', description: 'Extra CA certificate (PEM) trusted for `https:` repositories' },
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },

@@ -9,7 +9,6 @@ import type { ControlOutcome } from '../control.js';
 import {
   Correlator,
   HEARTBEAT_INTERVAL_MS,
-  HEARTBEAT_TIMEOUT_MS,
   isWorkerMessage,
   WORKER_BOOTSTRAP_ENV,
   type PrimaryMessage,
@@ -43,7 +42,7 @@ export interface PrimaryOptions {
  * A worker that has not started yet is given longer to say so: loading
  * Node, Koa and the jco runtime on a busy machine takes a while.
  */
-const STARTUP_HEARTBEAT_TIMEOUT_MS = 6 * HEARTBEAT_TIMEOUT_MS;
+const STARTUP_HEARTBEAT_FACTOR = 6;
 
 export class Supervisor implements Fleet<Worker> {
   readonly #opts: PrimaryOptions;
@@ -201,7 +200,9 @@ export class Supervisor implements Fleet<Worker> {
       // timer, so nobody is judged on that stretch.
       if (late) this.#heard.set(worker, now);
       const silentMs = now - (this.#heard.get(worker) ?? now);
-      if (silentMs <= (this.#beating.has(worker) ? HEARTBEAT_TIMEOUT_MS : STARTUP_HEARTBEAT_TIMEOUT_MS)) continue;
+      // runtime.heartbeat_timeout_seconds (5 s by default): well above anything a worker's main thread does in one go (inline calls are cut off at tens of ms).
+      const timeoutMs = this.#opts.config.runtime.heartbeat_timeout_seconds * 1000;
+      if (silentMs <= (this.#beating.has(worker) ? timeoutMs : STARTUP_HEARTBEAT_FACTOR * timeoutMs)) continue;
       this.#log.error({ worker: worker.id, silent_ms: Math.round(silentMs) }, `worker ${worker.id} sent no heartbeat for ${(silentMs / 1000).toFixed(1)} s; replacing it`);
       this.#heard.delete(worker);
       worker.process.kill('SIGKILL');

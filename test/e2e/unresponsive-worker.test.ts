@@ -9,6 +9,8 @@ import { repository, SLOW } from '../support/fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
+/** Shorter than the default 5 s, so the test waits less; worker-faults.test.ts keeps the default. */
+const HEARTBEAT_TIMEOUT_S = 2;
 
 /** One request on a connection of its own: a pooled connection may belong to the stopped worker. */
 function fresh(rt: RtProcess, method: string, path: string, body?: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -33,7 +35,10 @@ describe('a worker that does not answer (e2e)', function () {
 
   it('is replaced rather than waited on: a quiesce answers once its heartbeats are missed, and the replacement comes up quiesced', async () => {
     const repo = await repository({ slow: SLOW });
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S) } });
+    rt = await RtProcess.start({
+      configToml: `repo_urls = ["file://${repo}"]`,
+      env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_S), RT__RUNTIME__HEARTBEAT_TIMEOUT_SECONDS: String(HEARTBEAT_TIMEOUT_S) },
+    });
     await rt.ready();
     const [stopped] = rt.workerPids();
     process.kill(stopped, 'SIGSTOP');
@@ -51,8 +56,8 @@ describe('a worker that does not answer (e2e)', function () {
         // already gone: killed by the primary
       }
     }
-    // Not the quiesce's own bound (it has none): the stopped worker's heartbeats, missing for 5 s.
-    expect(elapsed).to.be.within(5_000 - 500, 5_000 + 5_000);
+    // Not the quiesce's own bound (it has none): the stopped worker's heartbeats, missing for runtime.heartbeat_timeout_seconds.
+    expect(elapsed).to.be.within(HEARTBEAT_TIMEOUT_S * 1000 - 500, HEARTBEAT_TIMEOUT_S * 1000 + 5_000);
     expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat') && l.msg.includes('replacing it'))).to.equal(true);
 
     const deadline = Date.now() + 30_000;

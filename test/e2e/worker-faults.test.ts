@@ -85,7 +85,7 @@ describe('worker faults (e2e)', function () {
         // already gone
       }
     }
-    // HEARTBEAT_TIMEOUT_MS (5 s), checked every 0.5 s.
+    // runtime.heartbeat_timeout_seconds (default 5 s), checked every 0.5 s.
     expect(performance.now() - stoppedAt).to.be.within(4_500, 12_000);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && (rt.workerPids().includes(stopped) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 100));
