@@ -27,7 +27,7 @@ export interface FunctionCodec {
   encodeError(payload: unknown): unknown;
 }
 
-export interface TypeCodec {
+interface TypeCodec {
   /** JSON → jco value; throws CodecError whose path starts with `path`. Takes `json` over: its arrays may hold the decoded values afterwards. */
   decode(json: unknown, path: string): unknown;
   /** jco value → JSON-ready value (no BigInt, no typed arrays, no undefined). */
