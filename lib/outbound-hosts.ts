@@ -17,7 +17,7 @@ const ENTRY = /^(?:(https?):\/\/)?([^/:]+)(?::(\d{1,5}))?$/i;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
-export const HOST_PATTERN_SHAPE = '[http:// or https://]host[:port], such as "api.example.com", "https://api.example.com" or "127.0.0.1:8080"';
+export const HOST_PATTERN_SHAPE = '[http:// or https://]host[:port] (such as "api.example.com", "https://api.example.com" or "127.0.0.1:8080")';
 
 /** The pattern an entry stands for, or undefined when it is not one. */
 export function parseHostPattern(entry: string): HostPattern | undefined {

@@ -4,7 +4,8 @@
 
 import { checkValue } from './check.js';
 import { closest, ConfigError } from './errors.js';
-import { describeType, KEYS, type KeySpec, type Value } from './schema.js';
+import { describe } from '../shape.js';
+import { KEYS, type KeySpec, type Value } from './schema.js';
 
 const PREFIX = 'RT__';
 
@@ -33,13 +34,13 @@ function coerce(spec: KeySpec, raw: string, name: string): unknown {
   switch (spec.type.kind) {
     case 'integer':
       // Strict decimal: Number() would take "", "0x10", "1e3" and parseInt "12abc".
-      if (!/^[+-]?\d+$/.test(text)) throw ConfigError.expected(name, spec.path, describeType(spec.type, 'env'), raw);
+      if (!/^[+-]?\d+$/.test(text)) throw ConfigError.expected(name, spec.path, describe(spec.type, 'env'), raw);
       return BigInt(text);
     case 'boolean': {
       const word = text.toLowerCase();
       if (word === 'true' || word === '1') return true;
       if (word === 'false' || word === '0') return false;
-      throw ConfigError.expected(name, spec.path, describeType(spec.type, 'env'), raw);
+      throw ConfigError.expected(name, spec.path, describe(spec.type, 'env'), raw);
     }
     case 'string':
       return text;

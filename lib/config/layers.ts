@@ -5,6 +5,7 @@
 
 import { join } from 'node:path';
 import { configDir } from '../paths.js';
+import { isTable } from '../shape.js';
 import { checkValue } from './check.js';
 import { envLayer } from './env.js';
 import { closest, ConfigError } from './errors.js';
@@ -87,7 +88,3 @@ function unknown(layer: string, path: string, value: unknown): ConfigError {
   return ConfigError.unknownKey(layer, shown, suggestion && `"${suggestion}"`);
 }
 
-/** A TOML or JSON table; j-toml's date-time values are objects too, but tagged otherwise. */
-function isTable(value: unknown): value is Document {
-  return Object.prototype.toString.call(value) === '[object Object]';
-}

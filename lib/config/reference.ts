@@ -2,11 +2,12 @@
 // the documentation cannot drift from what `rt` accepts.
 
 import { variableName } from './env.js';
-import { describeType, KEYS, type KeySpec } from './schema.js';
+import { describe } from '../shape.js';
+import { KEYS, type KeySpec } from './schema.js';
 
 /** A Markdown table: key, type, default, environment variable, description. */
 export function referenceTable(): string {
-  const rows = KEYS.map((k) => `| \`${k.path}\` | ${describeType(k.type, 'file')} | ${defaultText(k)} | \`${variableName(k.path)}\` | ${k.description} |`);
+  const rows = KEYS.map((k) => `| \`${k.path}\` | ${describe(k.type, 'file')} | ${defaultText(k)} | \`${variableName(k.path)}\` | ${k.description} |`);
   return ['| Key | Type | Default | Variable | Description |', '|---|---|---|---|---|', ...rows, ''].join('\n');
 }
 

@@ -4,20 +4,15 @@
 // the compiler checks against this list).
 
 import { availableParallelism } from 'node:os';
+import { boolean, integer, oneOf, string, strings, urls, type BooleanShape, type EnumShape, type IntegerShape, type StringListShape, type StringShape, type UrlListShape } from '../shape.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'] as const;
 
-export type IntegerType = { kind: 'integer'; min: number; max: number };
-export type BooleanType = { kind: 'boolean' };
-export type StringType = { kind: 'string' };
-export type EnumType = { kind: 'enum'; values: readonly string[] };
-/** `values`, when given, restricts each item; `itemName` names such an item in messages. */
-export type StringListType = { kind: 'string-list'; values?: readonly string[]; itemName?: string };
-export type UrlListType = { kind: 'url-list'; schemes: readonly string[] };
-export type KeyType = IntegerType | BooleanType | StringType | EnumType | StringListType | UrlListType;
+/** The shapes a configuration value may have (lib/shape.ts). */
+export type KeyType = IntegerShape | BooleanShape | StringShape | EnumShape | StringListShape | UrlListShape;
 
 /** A checked value, as it is stored in a layer and in `Config`. */
 export type Value = number | boolean | string | readonly string[];
@@ -35,17 +30,14 @@ interface Spec<T extends KeyType, V extends Value> {
 
 /** Pairs each type with the JS type of its default, so a mistyped default does not compile. */
 export type KeySpec =
-  | Spec<IntegerType, number>
-  | Spec<BooleanType, boolean>
-  | Spec<StringType | EnumType, string>
-  | Spec<StringListType | UrlListType, readonly string[]>;
+  | Spec<IntegerShape, number>
+  | Spec<BooleanShape, boolean>
+  | Spec<StringShape | EnumShape, string>
+  | Spec<StringListShape | UrlListShape, readonly string[]>;
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER): IntegerType => ({ kind: 'integer', min, max });
-const bool: BooleanType = { kind: 'boolean' };
-const str: StringType = { kind: 'string' };
-const oneOf = (values: readonly string[]): EnumType => ({ kind: 'enum', values });
-const strings = (values?: readonly string[], itemName?: string): StringListType => ({ kind: 'string-list', values, itemName });
-const urls = (...schemes: string[]): UrlListType => ({ kind: 'url-list', schemes });
+const int = integer;
+const bool = boolean();
+const str = string();
 const port = int(1, 65535);
 
 const DECLARED = [
@@ -91,30 +83,3 @@ export const TABLES: ReadonlySet<string> = new Set(
     return parts.slice(1).map((_, i) => parts.slice(0, i + 1).join('.'));
   }),
 );
-
-/** Where a value was written, which changes what can be written (TOML has typed booleans, variables do not). */
-export type Source = 'file' | 'env';
-
-/** What a key expects, in words, after "expected". */
-export function describeType(type: KeyType, source: Source): string {
-  switch (type.kind) {
-    case 'integer':
-      return type.max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${type.min}` : `an integer between ${type.min} and ${type.max}`;
-    case 'boolean':
-      return source === 'env' ? 'a boolean (true/false/1/0)' : 'a boolean (true or false)';
-    case 'string':
-      return 'a non-empty string';
-    case 'enum':
-      return `one of ${type.values.join(', ')}`;
-    case 'string-list':
-      return type.values ? `an array of ${type.itemName ?? 'item'}s (${type.values.join(', ')})` : 'an array of non-empty strings';
-    case 'url-list':
-      return `an array of ${type.schemes.join(' or ')} URLs`;
-  }
-}
-
-/** What each item of a list expects, for a message about one bad item. */
-export function describeItem(type: StringListType | UrlListType): string {
-  if (type.kind === 'url-list') return `a ${type.schemes.join(' or ')} URL`;
-  return type.values ? `one of ${type.values.join(', ')}` : 'a non-empty string';
-}

@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
 import { join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
+import { check, list, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
@@ -32,19 +33,8 @@ export interface HttpsOptions {
  * non-empty while `components` is not: those are cached components of the last
  * good scan, kept serving while the repository fails.
  */
-interface CachedFile {
-  /** Local path, relative to the repository's cache folder. */
-  path: string;
-  sha256: string;
-  etag?: string;
-}
-
-interface State {
-  /** Keyed by the URL the file was requested from. */
-  files: Record<string, CachedFile>;
-  /** Local paths (relative) of the components the last scan returned. */
-  good: string[];
-}
+/** What the mirror knows of its downloads (state.json). */
+type State = Static<typeof STATE>;
 
 /** One component to mirror: where it comes from and where it goes. */
 interface Entry {
@@ -134,6 +124,29 @@ async function listing(url: string, http: Http): Promise<Entry[]> {
   return parseIndex(indexUrl, base, response.body.toString('utf8'));
 }
 
+/** An index.json (docs/api.md §4); other fields are left for other tools. */
+const INDEX = record(
+  {
+    components: list(
+      record({ path: string({ expected: 'a path such as "name.wasm"' }), sha256: string({ test: (s) => SHA256.test(s), expected: '64 hex digits' }) }, 'an object with a "path"', ['path'], true),
+      'an array of {"path": "name.wasm", "sha256": "..."} objects',
+    ),
+  },
+  '{"components": [{"path": "name.wasm", "sha256": "..."}, ...]}',
+  ['components'],
+  true,
+);
+
+/** The mirror's own record of what it downloaded; anything else in the file is a damaged one. */
+const STATE = record(
+  {
+    files: table(record({ path: string(), sha256: string(), etag: string({ empty: true }) }, 'a cached file', ['path', 'sha256']), 'files by URL'),
+    good: list(string(), 'the local paths of the last good scan'),
+  },
+  'the mirror state',
+  ['files', 'good'],
+);
+
 function parseIndex(indexUrl: string, base: URL, text: string): Entry[] {
   const fail = (what: string) => new RepositoryError(indexUrl, what);
   let index: unknown;
@@ -142,20 +155,18 @@ function parseIndex(indexUrl: string, base: URL, text: string): Entry[] {
   } catch (e) {
     throw fail(`not JSON: ${(e as Error).message}`);
   }
-  const components = isObject(index) ? index.components : undefined;
-  if (!Array.isArray(components)) throw fail('expected {"components": [{"path": "name.wasm", "sha256": "..."}, ...]}');
+  const checked = check(INDEX, index, 'data');
+  if (!checked.ok) {
+    const at = checked.at === '' ? '' : `${checked.at}: `;
+    throw fail('problem' in checked ? `${at}${checked.problem}` : `${at}expected ${checked.expected}, got ${JSON.stringify(checked.got) ?? 'nothing'}`);
+  }
   const entries: Entry[] = [];
   const urls = new Set<string>();
-  components.forEach((item: unknown, i) => {
+  checked.value.components.forEach(({ path, sha256: hash }, i) => {
     const where = `components[${i}]`;
-    if (!isObject(item) || typeof item.path !== 'string') throw fail(`${where}: expected an object with a string "path"`);
-    const { path, sha256: hash } = item;
     const segments = relativeSegments(indexUrl, `${where} "${path}"`, path);
     const entry: Entry = { url: new URL(path, base).href, segments };
-    if (hash !== undefined) {
-      if (typeof hash !== 'string' || !SHA256.test(hash)) throw fail(`${where} "${path}": "sha256" must be 64 hex digits`);
-      entry.sha256 = hash.toLowerCase();
-    }
+    if (hash !== undefined) entry.sha256 = hash.toLowerCase();
     if (urls.has(entry.url)) throw fail(`${where} "${path}": listed twice`);
     urls.add(entry.url);
     entries.push(entry);
@@ -255,8 +266,8 @@ async function lastGoodScan(url: string, dir: string, state: State, error: strin
 
 async function readState(dir: string): Promise<State> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8'));
-    if (isObject(parsed) && isObject(parsed.files) && Array.isArray(parsed.good)) return parsed as unknown as State;
+    const checked = check(STATE, JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')), 'data');
+    if (checked.ok) return checked.value;
   } catch {
     // Missing or damaged: start afresh, as on a first scan.
   }
@@ -357,6 +368,3 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

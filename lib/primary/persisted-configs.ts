@@ -5,14 +5,12 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
+import { check, record, string, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 import { serviceConfig } from './service-config.js';
 
-interface Stored {
-  content_type: string;
-  /** base64 */
-  data: string;
-}
+/** A kept restart body: its content type and its bytes in base64. */
+const STORED = record({ content_type: string(), data: string({ empty: true }) }, 'a kept configuration', ['content_type', 'data']);
 
 export class PersistedConfigs {
   constructor(readonly dir: string) {}
@@ -24,13 +22,19 @@ export class PersistedConfigs {
 
   /** The stored configuration of `id`, or null. One that can no longer be read is reported through `onError` and ignored. */
   async load(id: ServiceId, onError: (message: string) => void): Promise<ServiceConfig | null> {
-    let stored: Stored;
+    let read: unknown;
     try {
-      stored = JSON.parse(await readFile(this.#file(id), 'utf8')) as Stored;
+      read = JSON.parse(await readFile(this.#file(id), 'utf8'));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') onError(`cannot read ${this.#file(id)}: ${(e as Error).message}`);
       return null;
     }
+    const checked = check(STORED, read, 'data');
+    if (!checked.ok) {
+      onError(`${this.#file(id)}: ${'problem' in checked ? checked.problem : `${checked.at || 'the file'}: expected ${checked.expected}`}`);
+      return null;
+    }
+    const stored = checked.value;
     try {
       return serviceConfig(new Uint8Array(Buffer.from(stored.data, 'base64')), stored.content_type, 'restart body');
     } catch (e) {
@@ -40,7 +44,7 @@ export class PersistedConfigs {
   }
 
   async save(id: ServiceId, config: ServiceConfig): Promise<void> {
-    const stored: Stored = { content_type: config.contentType, data: Buffer.from(config.bytes).toString('base64') };
+    const stored: Static<typeof STORED> = { content_type: config.contentType, data: Buffer.from(config.bytes).toString('base64') };
     // A crash mid-write leaves the previous file whole.
     await writeAtomically(this.#file(id), JSON.stringify(stored));
   }

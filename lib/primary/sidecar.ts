@@ -6,6 +6,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
+import { boolean, check, integer, list, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
 
 export interface Sidecar {
@@ -36,11 +37,44 @@ export class SidecarError extends Error {}
 // Address parts travel in URL paths: keep them to WIT identifier characters.
 const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
-const KNOWN_KEYS = 'domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, env, allowed_paths, allowed_outbound_hosts';
-const PATH_KEYS = ['host', 'guest', 'writable'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
 const MAX_QUEUE = 100_000;
+
+const address = string({ test: (s) => ADDRESS_PART.test(s), expected: 'a name of letters, digits and dashes' });
+const trueOrFalse = boolean('true or false');
+
+/** What a sidecar may say (docs/api.md §4); what a key's value means is in `Sidecar`. */
+const SIDECAR = record(
+  {
+    domain: address,
+    service: address,
+    config: string({ expected: 'the path of the configuration file' }),
+    media_types: table(string({ test: (s) => MEDIA_TYPE.test(s), expected: 'a media type such as "image/png"' }), 'a table of method = "media/type"'),
+    pool_size: integer(1, 64),
+    max_invocations: integer(1),
+    instance_per_call: trueOrFalse,
+    max_queue: integer(0, MAX_QUEUE),
+    env: table(string({ empty: true, expected: 'a string' }), 'a table of NAME = "value"', {
+      test: (name) => ENV_NAME.test(name),
+      problem: (name) => `${JSON.stringify(name)} is not a variable name`,
+    }),
+    allowed_paths: list(
+      record(
+        {
+          host: string({ expected: 'a directory path' }),
+          guest: string({ test: isGuestPath, expected: 'an absolute path such as "/data" (no "." or ".." segments)' }),
+          writable: trueOrFalse,
+        },
+        'a table with host, guest and optional writable',
+        ['host', 'guest'],
+      ),
+      'an array of tables ([[allowed_paths]] with host, guest and optional writable)',
+    ),
+    allowed_outbound_hosts: list(string({ test: (s) => parseHostPattern(s) !== undefined, expected: HOST_PATTERN_SHAPE }), `a list of ${HOST_PATTERN_SHAPE}`),
+  },
+  'a table',
+);
 
 export function sidecarPath(wasmPath: string): string {
   return wasmPath.replace(/\.wasm$/, '.toml');
@@ -55,132 +89,37 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
   } catch {
     return {};
   }
-  let table: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    table = TOML.parse(text, { joiner: '\n', bigint: false });
+    parsed = TOML.parse(text, { joiner: '\n', bigint: false });
   } catch (e) {
     throw new SidecarError(`${path}: invalid TOML: ${(e as Error).message.split('\n')[0]}`);
   }
-  const sidecar: Sidecar = {};
-  for (const [key, value] of Object.entries(table)) {
-    switch (key) {
-      case 'domain':
-      case 'service':
-        if (typeof value !== 'string' || !ADDRESS_PART.test(value)) {
-          throw new SidecarError(`${path}: ${key}: expected a name of letters, digits and dashes, got ${JSON.stringify(value)}`);
-        }
-        sidecar[key] = value;
-        break;
-      case 'media_types':
-        sidecar.media_types = mediaTypes(path, value);
-        break;
-      case 'pool_size':
-        sidecar.pool_size = integer(path, key, value, 1, 64);
-        break;
-      case 'max_invocations':
-        sidecar.max_invocations = integer(path, key, value, 1, Number.MAX_SAFE_INTEGER);
-        break;
-      case 'max_queue':
-        sidecar.max_queue = integer(path, key, value, 0, MAX_QUEUE);
-        break;
-      case 'instance_per_call':
-        sidecar.instance_per_call = boolean(`${path}: ${key}`, value);
-        break;
-      case 'env':
-        sidecar.env = environment(path, value);
-        break;
-      case 'config':
-        if (typeof value !== 'string' || value === '') throw new SidecarError(`${path}: config: expected the path of the configuration file, got ${JSON.stringify(value)}`);
-        sidecar.config = value;
-        break;
-      case 'allowed_paths':
-        sidecar.allowed_paths = await allowedPaths(path, value);
-        break;
-      case 'allowed_outbound_hosts':
-        sidecar.allowed_outbound_hosts = outboundHosts(path, value);
-        break;
-      default:
-        throw new SidecarError(`${path}: unknown key "${key}" (known: ${KNOWN_KEYS})`);
-    }
+  const checked = check(SIDECAR, parsed, 'data');
+  if (!checked.ok) {
+    const at = checked.at === '' ? '' : `${checked.at}: `;
+    throw new SidecarError('problem' in checked ? `${path}: ${at}${checked.problem}` : `${path}: ${at}expected ${checked.expected}, got ${JSON.stringify(checked.got)}`);
   }
-  return sidecar;
+  const { allowed_paths, ...rest } = checked.value;
+  return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
 }
 
-/** A table of string values, each checked by `check` (which returns why it is wrong, or nothing). */
-function stringTable(
-  path: string,
-  key: string,
-  value: unknown,
-  shape: string,
-  check: (name: string, item: unknown) => string | undefined,
-): Record<string, string> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SidecarError(`${path}: ${key}: expected a table of ${shape}, got ${JSON.stringify(value)}`);
-  }
-  const out: Record<string, string> = {};
-  for (const [name, item] of Object.entries(value)) {
-    const problem = check(name, item);
-    if (problem) throw new SidecarError(`${path}: ${problem}`);
-    out[name] = item as string;
-  }
-  return out;
-}
-
-function mediaTypes(path: string, value: unknown): Record<string, string> {
-  return stringTable(path, 'media_types', value, 'method = "media/type"', (method, type) =>
-    typeof type !== 'string' || !MEDIA_TYPE.test(type)
-      ? `media_types.${method}: expected a media type such as "image/png", got ${JSON.stringify(type)}`
-      : undefined,
-  );
-}
-
-function environment(path: string, value: unknown): Record<string, string> {
-  return stringTable(path, 'env', value, 'NAME = "value"', (name, text) => {
-    if (!ENV_NAME.test(name)) return `env: ${JSON.stringify(name)} is not a variable name`;
-    if (typeof text !== 'string') return `env.${name}: expected a string, got ${JSON.stringify(text)}`;
-    return undefined;
-  });
-}
-
-function boolean(where: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') throw new SidecarError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-function integer(path: string, key: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SidecarError(`${path}: ${key}: expected an integer between ${min} and ${max}, got ${JSON.stringify(value)}`);
-  }
-  return value;
+function isGuestPath(guest: string): boolean {
+  return guest.startsWith('/') && posix.normalize(guest) === guest && !guest.includes('\\');
 }
 
 /**
- * `[[allowed_paths]]` entries: `host` (relative to the sidecar's directory)
- * must be a directory; `guest` is the absolute name the component sees it by;
- * `writable` defaults to false.
+ * `[[allowed_paths]]` entries as grants: `host` (relative to the sidecar's
+ * directory) must be a directory, resolved; `guest` is the absolute name the
+ * component sees it by, granted once; `writable` defaults to false.
  */
-async function allowedPaths(path: string, value: unknown): Promise<PathGrant[]> {
-  if (!Array.isArray(value)) {
-    throw new SidecarError(`${path}: allowed_paths: expected an array of tables ([[allowed_paths]] with host, guest and optional writable), got ${JSON.stringify(value)}`);
-  }
+async function pathGrants(path: string, entries: Static<typeof SIDECAR>['allowed_paths'] & object): Promise<PathGrant[]> {
   const grants: PathGrant[] = [];
-  for (const [i, entry] of value.entries()) {
+  for (const [i, { host, guest, writable = false }] of entries.entries()) {
     const where = `${path}: allowed_paths[${i}]`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      throw new SidecarError(`${where}: expected a table with host, guest and optional writable, got ${JSON.stringify(entry)}`);
-    }
-    const table = entry as Record<string, unknown>;
-    const unknown = Object.keys(table).find((k) => !PATH_KEYS.includes(k));
-    if (unknown !== undefined) throw new SidecarError(`${where}: unknown key "${unknown}" (known: ${PATH_KEYS.join(', ')})`);
-    const { host, guest, writable = false } = table;
-    if (typeof host !== 'string' || host === '') throw new SidecarError(`${where}.host: expected a directory path, got ${JSON.stringify(host)}`);
-    if (typeof guest !== 'string' || !guest.startsWith('/') || posix.normalize(guest) !== guest || guest.includes('\\')) {
-      throw new SidecarError(`${where}.guest: expected an absolute path such as "/data" (no "." or ".." segments), got ${JSON.stringify(guest)}`);
-    }
-    const isWritable = boolean(`${where}.writable`, writable);
     const normalisedGuest = guest.length > 1 && guest.endsWith('/') ? guest.slice(0, -1) : guest;
     if (grants.some((g) => g.guest === normalisedGuest)) throw new SidecarError(`${where}.guest: ${JSON.stringify(guest)} is granted twice`);
-    grants.push({ host: await directory(`${where}.host`, resolve(dirname(path), host), host), guest: normalisedGuest, writable: isWritable });
+    grants.push({ host: await directory(`${where}.host`, resolve(dirname(path), host), host), guest: normalisedGuest, writable });
   }
   return grants;
 }
@@ -196,16 +135,4 @@ async function directory(where: string, absolute: string, written: string): Prom
     const code = (e as NodeJS.ErrnoException).code;
     throw new SidecarError(`${where}: ${named} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? (e as Error).message})`}`);
   }
-}
-
-function outboundHosts(path: string, value: unknown): string[] {
-  if (!Array.isArray(value)) {
-    throw new SidecarError(`${path}: allowed_outbound_hosts: expected a list of ${HOST_PATTERN_SHAPE}; got ${JSON.stringify(value)}`);
-  }
-  value.forEach((entry, i) => {
-    if (typeof entry !== 'string' || !parseHostPattern(entry)) {
-      throw new SidecarError(`${path}: allowed_outbound_hosts[${i}]: expected ${HOST_PATTERN_SHAPE}; got ${JSON.stringify(entry)}`);
-    }
-  });
-  return value as string[];
 }

@@ -9,6 +9,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sha256 } from '../sha256.js';
+import { check, list, nullable, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 
 /**
@@ -21,16 +22,28 @@ const GLUE_DIR = 'glue';
 /** The glue is an ES module with a .js suffix. */
 const GLUE_PACKAGE = '{"type":"module"}\n';
 
-export interface EntryMeta {
-  /** The glue's file name in the glue folder: `<sha256 of its text>.js`. */
-  glue: string;
-  coreModules: string[];
-  fuelModules: string[] | null;
-  fuelRefusal?: string;
-  importSpecifiers: string[];
-  /** sha256 of every file in the entry, by name, as written. */
-  files: Record<string, string>;
-}
+const names = list(string(), 'file names');
+
+/**
+ * An entry's meta.json: `glue`, its glue's file name in the glue folder
+ * (`<sha256 of its text>.js`); its core modules and their fuel-instrumented
+ * twins (null when instrumentation was refused, and why); the specifiers the
+ * glue imports; `files`, the sha256 of every file in the entry as written.
+ */
+const ENTRY_META = record(
+  {
+    glue: string(),
+    coreModules: names,
+    fuelModules: nullable(names),
+    fuelRefusal: string(),
+    importSpecifiers: list(string(), 'import specifiers'),
+    files: table(string(), 'sha256 by file name'),
+  },
+  'an entry description',
+  ['glue', 'coreModules', 'fuelModules', 'importSpecifiers', 'files'],
+);
+
+export type EntryMeta = Static<typeof ENTRY_META>;
 
 /** What the cache holds for a component: a good entry, none, or one that is damaged (and why). */
 export type Lookup = { kind: 'good'; meta: EntryMeta } | { kind: 'missing' } | { kind: 'damaged'; problem: string };
@@ -58,9 +71,9 @@ export class TranspileCache {
   /** The entry for `hash`, verified file by file against the hashes it was written with. */
   async lookup(hash: string): Promise<Lookup> {
     const dir = this.entry(hash);
-    let meta: EntryMeta;
+    let read: unknown;
     try {
-      meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as EntryMeta;
+      read = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8'));
     } catch (e) {
       const exists = await stat(dir).then(
         () => true,
@@ -68,13 +81,15 @@ export class TranspileCache {
       );
       return exists ? { kind: 'damaged', problem: `meta.json: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}` } : { kind: 'missing' };
     }
+    const checked = check(ENTRY_META, read, 'data');
+    if (!checked.ok) return { kind: 'damaged', problem: `meta.json: ${'problem' in checked ? checked.problem : `${checked.at || 'the file'}: expected ${checked.expected}`}` };
+    const meta = checked.value;
     const problem = await this.#verify(dir, meta);
     return problem === undefined ? { kind: 'good', meta } : { kind: 'damaged', problem };
   }
 
   /** The first file that is missing or differs from what was written, or undefined when none does. */
   async #verify(dir: string, meta: EntryMeta): Promise<string | undefined> {
-    if (typeof meta.files !== 'object' || meta.files === null || typeof meta.glue !== 'string' || !Array.isArray(meta.coreModules)) return 'meta.json: not this layout';
     const modules = [...meta.coreModules, ...(meta.fuelModules ?? [])];
     const expected: { path: string; name: string; hash: string | undefined }[] = [
       ...modules.map((name) => ({ path: join(dir, name), name, hash: meta.files[name] })),

@@ -257,10 +257,13 @@ describe('https: repositories', function () {
   describe('a bad index.json', () => {
     const cases: [string, string, string][] = [
       ['not JSON', '{"components": [', 'not JSON: '],
-      ['without components', '{}', 'expected {"components": [{"path": "name.wasm", "sha256": "..."}, ...]}'],
-      ['with components not an array', '{"components": {}}', 'expected {"components"'],
-      ['with an entry without a path', '{"components": [{"sha256": "00"}]}', 'components[0]: expected an object with a string "path"'],
-      ['with a bad sha256', `{"components": [{"path": "a.wasm", "sha256": "abc"}]}`, 'components[0] "a.wasm": "sha256" must be 64 hex digits'],
+      ['not an object', '[]', 'expected {"components": [{"path": "name.wasm", "sha256": "..."}, ...]}, got []'],
+      ['without components', '{}', 'components: expected an array of {"path": "name.wasm", "sha256": "..."} objects, got nothing'],
+      ['with components not an array', '{"components": {}}', 'components: expected an array of {"path": "name.wasm", "sha256": "..."} objects, got {}'],
+      ['with an entry that is not an object', '{"components": ["a.wasm"]}', 'components[0]: expected an object with a "path", got "a.wasm"'],
+      ['with an entry without a path (other fields are left for other tools)', '{"components": [{"name": "a"}]}', 'components[0].path: expected a path such as "name.wasm", got nothing'],
+      ['with a path that is not a string', '{"components": [{"path": 3}]}', 'components[0].path: expected a path such as "name.wasm", got 3'],
+      ['with a bad sha256', `{"components": [{"path": "a.wasm", "sha256": "abc"}]}`, 'components[0].sha256: expected 64 hex digits, got "abc"'],
       ['with a ../ path', '{"components": [{"path": "../a.wasm"}]}', 'components[0] "../a.wasm": ".." segments are not allowed'],
       ['with an encoded .. segment', '{"components": [{"path": "x/%2e%2e/%2E%2E/a.wasm"}]}', '".." segments are not allowed'],
       ['with an absolute URL', '{"components": [{"path": "https://elsewhere.example/a.wasm"}]}', 'must be a path relative to the repository'],

@@ -74,4 +74,15 @@ describe('transpile cache', function () {
     expect((await compile()).events).to.deep.equal([`rebuilding ${artifact.dir}: meta.json: ENOENT`, 'transpiling']);
     expect((await compile()).events).to.deep.equal([]);
   });
+
+  it('builds an entry anew when its record is JSON of another shape, naming what does not fit', async () => {
+    const { artifact } = await compile();
+    const meta = join(artifact.dir, 'meta.json');
+    const good = JSON.parse(await readFile(meta, 'utf8')) as Record<string, unknown>;
+    await writeFile(meta, JSON.stringify({ ...good, files: undefined }));
+    expect((await compile()).events).to.deep.equal([`rebuilding ${artifact.dir}: meta.json: files: expected sha256 by file name`, 'transpiling']);
+    await writeFile(meta, '[]');
+    expect((await compile()).events).to.deep.equal([`rebuilding ${artifact.dir}: meta.json: the file: expected an entry description`, 'transpiling']);
+    expect((await compile()).events).to.deep.equal([]);
+  });
 });
