@@ -356,33 +356,30 @@ function record(t: WitType, fields: Field[]): Codec {
   const codecs = fields.map((f) => build(f.type));
   const decoders = codecs.map((c) => c.decode);
   const encoders = codecs.map((c) => c.encode);
-  const read = ownReader(names);
+  const readFields = fieldsReader(names);
   const listing = names.join(', ');
-  // An unknown key is reported before a missing one: it is most often the missing one misspelt.
-  const problem = (json: object, i: number): Mismatch => {
-    const key = unknownKey(json, names);
-    if (key !== undefined) return new Mismatch(expected, `unknown field ${JSON.stringify(key)} in ${expected} (fields: ${listing})`);
-    return new Mismatch(expected, `missing field ${JSON.stringify(names[i])} in ${expected}`);
-  };
+  const problem = (misfit: FieldMisfit): Mismatch =>
+    'unknown' in misfit
+      ? new Mismatch(expected, `unknown field ${JSON.stringify(misfit.unknown)} in ${expected} (fields: ${listing})`)
+      : new Mismatch(expected, `missing field ${JSON.stringify(names[misfit.missing])} in ${expected}`);
   // When JS and WIT spell every field alike, valid JSON is already the value jco wants, and the reverse.
   const sameNames = names.every((name, i) => name === props[i]);
   const sameIn = sameNames && codecs.every((c) => c.sameIn);
   const sameOut = sameNames && codecs.every((c) => c.sameOut);
+  const take = (out: Record<string, unknown>, i: number, v: unknown): void => {
+    let decoded: unknown;
+    try {
+      decoded = decoders[i](v);
+    } catch (e) {
+      Mismatch.within(e, steps[i]);
+    }
+    if (!sameIn) out[props[i]] = decoded;
+  };
   const decode: Decode = (json) => {
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw mismatch(expected, json);
     const out: Record<string, unknown> = sameIn ? (json as Record<string, unknown>) : {};
-    for (let i = 0; i < n; i++) {
-      const v = read(json, i);
-      if (v === undefined) throw problem(json, i);
-      let decoded: unknown;
-      try {
-        decoded = decoders[i](v);
-      } catch (e) {
-        Mismatch.within(e, steps[i]);
-      }
-      if (!sameIn) out[props[i]] = decoded;
-    }
-    if (keyCount(json) !== n) throw problem(json, -1);
+    const misfit = readFields(json, out, take);
+    if (misfit) throw problem(misfit);
     return out;
   };
   const encode: Encode = sameOut
@@ -394,6 +391,33 @@ function record(t: WitType, fields: Field[]): Codec {
         return out;
       };
   return { decode, encode, sameIn, sameOut };
+}
+
+/** Why a JSON object's keys are not the names expected: a key that is not one of them, or the index of a name that is absent. */
+export type FieldMisfit = { unknown: string } | { missing: number };
+
+/**
+ * Reads the keys `names` of a JSON object, in order, handing each value to
+ * `take` (with `target`, where it puts the decoded value: built once, `take`
+ * allocates nothing per call). Records and a call's named arguments read
+ * their JSON objects with it. An unknown key is reported before a missing
+ * one: it is most often the missing one misspelt.
+ */
+export function fieldsReader(names: string[]): <T>(json: object, target: T, take: (target: T, i: number, value: unknown) => void) => FieldMisfit | undefined {
+  const n = names.length;
+  const read = ownReader(names);
+  const misfit = (json: object, i: number): FieldMisfit => {
+    const key = unknownKey(json, names);
+    return key !== undefined ? { unknown: key } : { missing: i };
+  };
+  return (json, target, take) => {
+    for (let i = 0; i < n; i++) {
+      const v = read(json, i);
+      if (v === undefined) return misfit(json, i);
+      take(target, i, v);
+    }
+    return keyCount(json) === n ? undefined : misfit(json, -1);
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { CodecError, Mismatch, preview } from './codec-errors.js';
 import { expectedName } from './codec-names.js';
 import { printType } from './print.js';
-import { build, keyCount, ownReader, payload, unknownKey } from './codec-types.js';
+import { build, fieldsReader, payload, type FieldMisfit } from './codec-types.js';
 import { closeArena, openArena } from './typed-arena.js';
 import type { WitFunction, WitType } from './types.js';
 
@@ -68,7 +68,7 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
   const decoders = fn.params.map((p) => build(p.type).decode);
   const expected = fn.params.map((p) => expectedName(p.type));
   const signature = fn.params.map((p) => `${p.name}: ${printType(p.type)}`).join(', ');
-  const read = ownReader(names);
+  const fields = fieldsReader(names);
   const arity = n === 0 ? 'no arguments' : `${n} argument${n === 1 ? '' : 's'} (${signature})`;
   const bodyShape =
     n === 0
@@ -83,13 +83,17 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
       throw e;
     }
   };
-  const problem = (body: object, i: number): CodecError => {
-    const key = unknownKey(body, names);
-    if (key !== undefined) {
+  const problem = (misfit: FieldMisfit): CodecError => {
+    if ('unknown' in misfit) {
+      const key = misfit.unknown;
       const listing = n === 0 ? `${fn.name} takes no parameters` : `parameters: ${names.join(', ')}`;
       return new CodecError(key, n === 0 ? 'no parameters' : `one of the parameters ${names.join(', ')}`, `unknown parameter ${JSON.stringify(key)} (${listing})`);
     }
+    const i = misfit.missing;
     return new CodecError(names[i], expected[i], `missing parameter ${JSON.stringify(names[i])} (${printType(fn.params[i].type)})`);
+  };
+  const take = (args: unknown[], i: number, v: unknown): void => {
+    args[i] = decodeAt(v, i);
   };
 
   const decode = (body: unknown): unknown[] => {
@@ -101,12 +105,8 @@ function argumentsDecoder(fn: WitFunction): (body: unknown) => unknown[] {
     }
     if (typeof body === 'object' && body !== null) {
       const args = new Array<unknown>(n);
-      for (let i = 0; i < n; i++) {
-        const v = read(body, i);
-        if (v === undefined) throw problem(body, i);
-        args[i] = decodeAt(v, i);
-      }
-      if (keyCount(body) !== n) throw problem(body, -1);
+      const misfit = fields(body, args, take);
+      if (misfit) throw problem(misfit);
       return args;
     }
     if (body === undefined && n === 0) return [];
