@@ -16,6 +16,7 @@ import { sha256 } from '../sha256.js';
 import { check, list, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
+import { CappedBytes } from '../capped-bytes.js';
 
 export interface HttpsOptions {
   /** Extra CA (PEM file) trusted in addition to the system CAs. */
@@ -326,15 +327,13 @@ async function readBody(res: IncomingMessage, url: string, maxBytes: number): Pr
     res.destroy();
     return new RepositoryError(url, `larger than repositories.max_download_bytes (${maxBytes} bytes)`);
   };
-  if (Number(res.headers['content-length']) > maxBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const body = new CappedBytes(maxBytes);
+  const declared = res.headers['content-length'];
+  if (body.refuses(declared === undefined ? undefined : Number(declared))) throw tooLarge();
   for await (const chunk of res as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge();
-    chunks.push(chunk);
+    if (!body.add(chunk)) throw tooLarge();
   }
-  return Buffer.concat(chunks);
+  return body.bytes();
 }
 
 function discard(res: IncomingMessage): Buffer {

@@ -14,6 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import { ApiError } from '../errors.js';
 import { connectionError } from './connection-errors.js';
+import { CappedBytes } from '../capped-bytes.js';
 
 /** The rest of a body that is not read cannot be skipped cheaply: these answers close their connection. */
 const CLOSE = { Connection: 'close' };
@@ -63,9 +64,10 @@ const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
  */
 export function readBody(req: IncomingMessage, maxBytes: number, deadline: number): Promise<Buffer> {
   const { length } = bodyLength(req);
-  if (length !== undefined && length > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  const body = new CappedBytes(maxBytes);
+  if (body.refuses(length)) return Promise.reject(tooLarge(maxBytes));
   const encoding = (req.headers['content-encoding'] || 'identity').trim().toLowerCase();
-  if (encoding === 'identity') return collect(req, req, maxBytes, deadline);
+  if (encoding === 'identity') return collect(req, req, body, deadline);
   const decoder = DECODERS[encoding];
   if (!decoder) {
     // 415, not 400: the body may be fine, in a coding rt does not know (RFC 9110 §15.5.16); Accept-Encoding names those it does.
@@ -74,7 +76,7 @@ export function readBody(req: IncomingMessage, maxBytes: number, deadline: numbe
   }
   const stream = decoder();
   req.pipe(stream);
-  return collect(req, stream, maxBytes, deadline);
+  return collect(req, stream, body, deadline);
 }
 
 /** The body parsed as JSON; 400 naming the parser's complaint when it is not JSON. */
@@ -98,10 +100,8 @@ setInterval(() => {
   for (const [late, deadline] of reads) if (deadline <= now) late();
 }, SWEEP_MS).unref();
 
-function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: number, deadline: number): Promise<Buffer> {
+function collect(req: IncomingMessage, source: NodeJS.ReadableStream, body: CappedBytes, deadline: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
     let done = false;
     const late = () => fail(tooSlow());
     reads.set(late, deadline);
@@ -114,16 +114,14 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, maxBytes: 
       reject(error);
     };
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) return fail(tooLarge(maxBytes));
-      chunks.push(chunk);
+      if (!body.add(chunk)) fail(tooLarge(body.maxBytes));
     };
     source.on('data', onData);
     source.once('end', () => {
       if (done) return;
       done = true;
       reads.delete(late);
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      resolve(body.bytes());
     });
     source.once('error', (e: Error) => fail(source === req ? new ApiError('RT_ERR_INVALID_BODY', e.message) : new ApiError('RT_ERR_INVALID_BODY', `the body does not decode as its Content-Encoding says: ${e.message}`)));
     req.once('aborted', () => fail(whyAborted(req)));
