@@ -25,6 +25,6 @@ export class CappedBytes {
 
   /** What was read, in one buffer (the chunk itself when there was one). */
   bytes(): Buffer {
-    return this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#size);
+    return this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks, this.#size);
   }
 }
