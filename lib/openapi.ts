@@ -1,11 +1,10 @@
 // The OpenAPI 3.1 document of everything rt serves: one operation per
 // invocable method, with the request and response schemas of its WIT types.
 
-import { serviceName, type ServiceDescriptor } from './service.js';
+import { serviceKey, serviceName, type MethodDescriptor, type ServiceDescriptor } from './service.js';
 import { errorValueSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
 import { printSignature } from './wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
-import type { MethodDescriptor } from './service.js';
 
 const ERROR_BODY: JsonSchema = {
   type: 'object',
@@ -54,10 +53,10 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
     for (const method of service.methods.filter((m) => m.invocable)) {
       const fn = method.function;
       const errValue = errorValueSchema(fn);
-      const path = `/api/services/${service.id.domain}/${service.id.service}/invoke/${method.name.replaceAll('/', '%2F')}`;
+      const path = `/api/services/${serviceKey(service.id)}/invoke/${method.name.replaceAll('/', '%2F')}`;
       paths[path] = {
         post: {
-          operationId: `${service.id.domain}.${service.id.service}.${method.name}`,
+          operationId: `${serviceName(service.id)}.${method.name}`,
           tags: [serviceName(service.id)],
           summary: `${method.name}: ${printSignature(fn)}`,
           ...(method.stream ? { 'x-rt-streaming': true } : {}),

@@ -16,7 +16,7 @@ export function serviceName(id: ServiceId): string {
   return `${id.domain}.${id.service}`;
 }
 
-/** The registry key; `/` cannot appear in either part, so it is unambiguous. */
+/** The registry key, and a service's place in its URLs (`/api/services/<domain>/<service>`); `/` cannot appear in either part, so it is unambiguous. */
 export function serviceKey(id: ServiceId): string {
   return `${id.domain}/${id.service}`;
 }
