@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
 import { join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
-import { check, list, record, string, table, type Static } from '../shape.js';
+import { check, list, misfitLine, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 import { CappedBytes } from '../capped-bytes.js';
@@ -29,11 +29,6 @@ export interface HttpsOptions {
   cacheRoot: string;
 }
 
-/**
- * What a scan yields. `errors` (one line each, `<url>: <what went wrong>`) may be
- * non-empty while `components` is not: those are cached components of the last
- * good scan, kept serving while the repository fails.
- */
 /** What the mirror knows of its downloads (state.json). */
 type State = Static<typeof STATE>;
 
@@ -157,10 +152,7 @@ function parseIndex(indexUrl: string, base: URL, text: string): Entry[] {
     throw fail(`not JSON: ${(e as Error).message}`);
   }
   const checked = check(INDEX, index, 'data');
-  if (!checked.ok) {
-    const at = checked.at === '' ? '' : `${checked.at}: `;
-    throw fail('problem' in checked ? `${at}${checked.problem}` : `${at}expected ${checked.expected}, got ${JSON.stringify(checked.got) ?? 'nothing'}`);
-  }
+  if (!checked.ok) throw fail(misfitLine(checked, { show: (got) => JSON.stringify(got) ?? 'nothing' }));
   const entries: Entry[] = [];
   const urls = new Set<string>();
   checked.value.components.forEach(({ path, sha256: hash }, i) => {
@@ -278,7 +270,6 @@ async function readState(dir: string): Promise<State> {
 async function writeState(dir: string, state: State): Promise<void> {
   await writeAtomically(join(dir, 'state.json'), Buffer.from(JSON.stringify(state, null, 2)));
 }
-
 
 // ---- HTTP ----
 

@@ -13,6 +13,11 @@ export interface FoundComponent {
   repository: string;
 }
 
+/**
+ * `errors` (one line each, `<url>: <what went wrong>`) may be non-empty while
+ * `components` is not: an `https:` repository that fails keeps serving the
+ * cached components of its last good scan.
+ */
 export interface RepositoryScan {
   components: FoundComponent[];
   errors: string[];
