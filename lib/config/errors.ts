@@ -39,7 +39,7 @@ const MAX_SHOWN = 60;
  * A value as it appears after "got". Parsed documents hold integers as
  * bigint, so a JS number there is always a float: `80.0` is shown as such.
  */
-export function describeGot(value: unknown): string {
+function describeGot(value: unknown): string {
   const text = shown(value);
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 3)}...` : text;
 }

@@ -24,9 +24,9 @@ export interface LoadOptions {
   userConfigFile?: string;
 }
 
-export const PROJECT_CONFIG_FILE = join('rt', 'config.toml');
+const PROJECT_CONFIG_FILE = join('rt', 'config.toml');
 
-export function defaultUserConfigFile(): string {
+function defaultUserConfigFile(): string {
   return join(configDir(), 'config.toml');
 }
 

@@ -6,13 +6,13 @@
 import { availableParallelism } from 'node:os';
 import { boolean, integer, oneOf, string, strings, urls, type BooleanShape, type EnumShape, type IntegerShape, type StringListShape, type StringShape, type UrlListShape } from '../shape.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'] as const;
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'] as const;
 
 /** The shapes a configuration value may have (lib/shape.ts). */
-export type KeyType = IntegerShape | BooleanShape | StringShape | EnumShape | StringListShape | UrlListShape;
+type KeyType = IntegerShape | BooleanShape | StringShape | EnumShape | StringListShape | UrlListShape;
 
 /** A checked value, as it is stored in a layer and in `Config`. */
 export type Value = number | boolean | string | readonly string[];
