@@ -7,7 +7,7 @@
 // integer between 1 and 64, got 0"). `Static<S>` is the TypeScript type of a
 // value that fits S, so a declaration and its type cannot drift apart.
 // Each caller words the line around the problem (the layer or file, and how
-// the offending value is shown).
+// the offending value is shown); misfitLine() is the usual wording.
 
 /** Where a value was read from, which changes what fits and how it is described: j-toml gives configuration files' integers as bigint (a number there is a float such as `4.0`); variables are words; sidecars and JSON files hold plain numbers. */
 export type Source = 'file' | 'env' | 'data';
@@ -69,6 +69,19 @@ export type Misfit = { at: string; expected: string; got: unknown } | { at: stri
 
 export type Checked<T> = { ok: true; value: T } | ({ ok: false } & Misfit);
 
+/**
+ * A misfit in the words of rt's one-line messages, to follow the file it was
+ * found in: `<at>: <problem>` or `<at>: expected <what>, got <value>`. `whole`
+ * stands for `at` when the value itself does not fit (nothing by default);
+ * `show` words the value found (", got …" is left out without it).
+ */
+export function misfitLine(misfit: Misfit, { whole, show }: { whole?: string; show?: (got: unknown) => string } = {}): string {
+  const at = misfit.at || whole;
+  const where = at === undefined ? '' : `${at}: `;
+  if ('problem' in misfit) return where + misfit.problem;
+  return `${where}expected ${misfit.expected}${show ? `, got ${show(misfit.got)}` : ''}`;
+}
+
 /** What `shape` expects, in words, after "expected". */
 export function describe(shape: Shape, source: Source): string {
   switch (shape.kind) {
@@ -94,7 +107,7 @@ export function describe(shape: Shape, source: Source): string {
 }
 
 /** What each item of a list of strings expects, for a message about one bad item. */
-export function describeItem(shape: StringListShape | UrlListShape): string {
+function describeItem(shape: StringListShape | UrlListShape): string {
   if (shape.kind === 'url-list') return `a ${shape.schemes.join(' or ')} URL`;
   return shape.values ? `one of ${shape.values.join(', ')}` : 'a non-empty string';
 }

@@ -5,7 +5,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
-import { check, record, string, type Static } from '../shape.js';
+import { check, misfitLine, record, string, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 import { serviceConfig } from './service-config.js';
 
@@ -31,7 +31,7 @@ export class PersistedConfigs {
     }
     const checked = check(STORED, read, 'data');
     if (!checked.ok) {
-      onError(`${this.#file(id)}: ${'problem' in checked ? checked.problem : `${checked.at || 'the file'}: expected ${checked.expected}`}`);
+      onError(`${this.#file(id)}: ${misfitLine(checked, { whole: 'the file' })}`);
       return null;
     }
     const stored = checked.value;

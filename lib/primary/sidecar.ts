@@ -6,7 +6,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
-import { boolean, check, integer, list, record, string, table, type Static } from '../shape.js';
+import { boolean, check, integer, list, misfitLine, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
 
 export interface Sidecar {
@@ -96,10 +96,7 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
     throw new SidecarError(`${path}: invalid TOML: ${(e as Error).message.split('\n')[0]}`);
   }
   const checked = check(SIDECAR, parsed, 'data');
-  if (!checked.ok) {
-    const at = checked.at === '' ? '' : `${checked.at}: `;
-    throw new SidecarError('problem' in checked ? `${path}: ${at}${checked.problem}` : `${path}: ${at}expected ${checked.expected}, got ${JSON.stringify(checked.got)}`);
-  }
+  if (!checked.ok) throw new SidecarError(`${path}: ${misfitLine(checked, { show: (got) => String(JSON.stringify(got)) })}`);
   const { allowed_paths, ...rest } = checked.value;
   return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
 }

@@ -9,7 +9,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sha256 } from '../sha256.js';
-import { check, list, nullable, record, string, table, type Static } from '../shape.js';
+import { check, list, misfitLine, nullable, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 
 /**
@@ -82,7 +82,7 @@ export class TranspileCache {
       return exists ? { kind: 'damaged', problem: `meta.json: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}` } : { kind: 'missing' };
     }
     const checked = check(ENTRY_META, read, 'data');
-    if (!checked.ok) return { kind: 'damaged', problem: `meta.json: ${'problem' in checked ? checked.problem : `${checked.at || 'the file'}: expected ${checked.expected}`}` };
+    if (!checked.ok) return { kind: 'damaged', problem: `meta.json: ${misfitLine(checked, { whole: 'the file' })}` };
     const meta = checked.value;
     const problem = await this.#verify(dir, meta);
     return problem === undefined ? { kind: 'good', meta } : { kind: 'damaged', problem };

@@ -2,7 +2,7 @@
 // repository indexes and rt's own state files are declared and checked in.
 
 import { expect } from 'chai';
-import { boolean, check, describe as describeShape, integer, list, nullable, oneOf, record, string, strings, table, urls, type Static } from '../../lib/shape.js';
+import { boolean, check, describe as describeShape, integer, list, misfitLine, nullable, oneOf, record, string, strings, table, urls, type Static } from '../../lib/shape.js';
 
 describe('shapes', () => {
   it('takes integers as each source writes them: bigint from config files and variables, whole numbers from data files', () => {
@@ -63,6 +63,22 @@ describe('shapes', () => {
     expect(check(names, null, 'data')).to.deep.equal({ ok: true, value: null });
     expect(check(names, [''], 'data')).to.deep.include({ at: '[0]' });
     expect(describeShape(names, 'data')).to.equal('null or names');
+  });
+
+  it('words a misfit as one line: where, then the problem or what was expected and what was found', () => {
+    const paths = list(record({ host: string({ expected: 'a directory path' }) }, 'a table', ['host']), 'an array of tables');
+    const show = (got: unknown) => JSON.stringify(got) ?? 'nothing';
+    const misfit = (value: unknown) => {
+      const checked = check(paths, value, 'data');
+      if (checked.ok) throw new Error('expected a misfit');
+      return checked;
+    };
+    expect(misfitLine(misfit([{ host: 7 }]), { show })).to.equal('[0].host: expected a directory path, got 7');
+    expect(misfitLine(misfit([{}]), { show })).to.equal('[0].host: expected a directory path, got nothing');
+    expect(misfitLine(misfit([{ host: 'a', mode: 'ro' }]))).to.equal('[0]: unknown key "mode" (known: host)');
+    expect(misfitLine(misfit('x'), { show })).to.equal('expected an array of tables, got "x"');
+    expect(misfitLine(misfit('x'), { whole: 'the file' })).to.equal('the file: expected an array of tables');
+    expect(misfitLine(misfit([{}]), { whole: 'the file' })).to.equal('[0].host: expected a directory path');
   });
 
   it('gives the checked value the type its shape declares', () => {
