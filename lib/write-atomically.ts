@@ -1,5 +1,9 @@
 // Files written so that a reader, a concurrent writer or a crash never sees
 // half of one: written aside under a unique name, then renamed into place.
+// Not write-file-atomic: what it adds is an fsync per file (against power
+// loss), chown and a signal-exit dependency, for what is ten lines here; the
+// caches and kept configurations written here are checked when read back,
+// and rebuilt or ignored when damaged.
 
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
