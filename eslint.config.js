@@ -30,6 +30,10 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': ['error', { allow: [{ from: 'file', name: 'Mismatch' }] }],
       // Unused bindings are dead code; a leading underscore marks one kept on purpose (a callback's position).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // A switch over a union (outcomes, messages, WIT kinds) that misses a case added later falls through silently; a default counts as handling the rest.
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      // == coerces; only `== null` (null or undefined) is meant.
+      eqeqeq: ['error', 'smart'],
     },
   },
   {
