@@ -6,43 +6,9 @@
 
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import type { ComponentSource } from '../../examples/builder.js';
-import { repository } from '../support/fixtures.js';
+import { NESTED, repository } from '../support/fixtures.js';
 import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
 import { DROPS } from '../support/streaming-fixtures.js';
-
-/**
- * Nested lists in (WAT, a bump allocator reset by each call): each method
- * answers how many items its outer list had.
- */
-const NESTED: ComponentSource = {
-  kind: 'wat',
-  world: 'nested',
-  wit: `package acme:nested@1.0.0;
-interface api {
-  lists: func(x: list<list<u32>>) -> u32;
-  lists3: func(x: list<list<list<u32>>>) -> u32;
-  ok: func() -> u32;
-}
-world nested { export api; }`,
-  wat: `(module
-  (memory (export "memory") 1)
-  (global $heap (mut i32) (i32.const 1024))
-  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
-    (local $p i32) (local $end i32)
-    (local.set $p (i32.and (i32.add (global.get $heap) (i32.sub (local.get 2) (i32.const 1)))
-                           (i32.sub (i32.const 0) (local.get 2))))
-    (local.set $end (i32.add (local.get $p) (local.get 3)))
-    (if (i32.gt_u (local.get $end) (i32.mul (memory.size) (i32.const 65536)))
-      (then (if (i32.eq (memory.grow (i32.add (i32.shr_u (i32.sub (local.get $end) (i32.mul (memory.size) (i32.const 65536))) (i32.const 16)) (i32.const 1))) (i32.const -1))
-        (then unreachable))))
-    (global.set $heap (local.get $end))
-    (local.get $p))
-  (func $count (param i32 i32) (result i32) (global.set $heap (i32.const 1024)) (local.get 1))
-  (func (export "acme:nested/api@1.0.0#lists") (param i32 i32) (result i32) (call $count (local.get 0) (local.get 1)))
-  (func (export "acme:nested/api@1.0.0#lists3") (param i32 i32) (result i32) (call $count (local.get 0) (local.get 1)))
-  (func (export "acme:nested/api@1.0.0#ok") (result i32) (i32.const 1)))`,
-};
 
 const MB = 1_000_000;
 

@@ -1,0 +1,42 @@
+// Hosting real components in the test process, as a worker does, without the
+// CLI: a repository scanned and transpiled as the primary does
+// (lib/primary/catalog.ts), and calls made on a HostedService.
+
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ApiError } from '../../lib/errors.js';
+import { createLogger } from '../../lib/log.js';
+import { buildCatalog } from '../../lib/primary/catalog.js';
+import type { LoadFailure, ServiceDescriptor } from '../../lib/service.js';
+import type { HostedService } from '../../lib/worker/hosted-service.js';
+import { repository } from './fixtures.js';
+import { tempDir } from './rt-process.js';
+
+export const silentLog = createLogger('silent', {});
+
+/** The services (and failures) of a repository made of `entries`. */
+export async function catalog(entries: Parameters<typeof repository>[0]): Promise<{ services: ServiceDescriptor[]; failures: LoadFailure[] }> {
+  const repo = await repository(entries);
+  const cache = await tempDir('rt-hosting-cache-');
+  return buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, silentLog);
+}
+
+/** Calls `name` with a JSON body (parsed, or a large one for the thread to decode) and answers its result; `timeoutMs` from now bounds it. */
+export async function invoke(hosted: HostedService, name: string, body: unknown, timeoutMs: number): Promise<unknown> {
+  const method = hosted.method(name);
+  if (!method) throw new Error(`no method ${name}`);
+  const result = await hosted.invoke(method, body, { rawBytes: false, deadline: performance.now() + timeoutMs });
+  return result.kind === 'json' ? result.value : result.bytes;
+}
+
+/** The ApiError `promise` is refused with (and a failed test if it is not refused). */
+export async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (e) {
+    expect(e).to.be.instanceOf(ApiError);
+    return e as ApiError;
+  }
+  throw new Error('expected the call to be refused');
+}

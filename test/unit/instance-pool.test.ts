@@ -1,0 +1,180 @@
+// A service's instance threads (lib/worker/instance-pool.ts), in this
+// process, through the service that owns them (hosted-service.ts,
+// execution.ts): real components, real threads, no CLI and no HTTP. Which
+// thread a call ran on shows in RUNAWAY's per-instance call counter.
+
+import { expect } from 'chai';
+import type { HostedService } from '../../lib/worker/hosted-service.js';
+import type { StreamFailure, StreamSink } from '../../lib/worker/instance-pool.js';
+import { LargeJsonBody } from '../../lib/worker/large-body.js';
+import { ServiceRegistry } from '../../lib/worker/registry.js';
+import { NESTED, RUNAWAY } from '../support/fixtures.js';
+import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
+import { DROPS } from '../support/streaming-fixtures.js';
+
+const TIMEOUT_MS = 1_000;
+const HEAP_MB = 64;
+const UNLOADED = [500, 'RT_ERR_INSTANCE_LOST', 'the service was unloaded'];
+
+/** A stream's sink that keeps what it is given. */
+class Collected implements StreamSink {
+  readonly chunks: string[] = [];
+  ended = false;
+  readonly #arrivals: (() => void)[] = [];
+  readonly done: Promise<StreamFailure | undefined>;
+  #end!: (failure: StreamFailure | undefined) => void;
+
+  constructor() {
+    this.done = new Promise((resolve) => (this.#end = resolve));
+  }
+
+  chunk(bytes: Uint8Array): void {
+    this.chunks.push(Buffer.from(bytes).toString());
+    for (const wake of this.#arrivals.splice(0)) wake();
+  }
+
+  end(failure?: StreamFailure): void {
+    this.ended = true;
+    this.#end(failure);
+  }
+
+  /** Resolves once `count` chunks have come. */
+  async until(count: number): Promise<void> {
+    while (this.chunks.length < count) await new Promise<void>((resolve) => this.#arrivals.push(resolve));
+  }
+}
+
+describe('instance pool (in process, real threads)', function () {
+  this.timeout(120_000);
+  let registry: ServiceRegistry;
+
+  /** The service `name` of a repository made of `entries`, loaded. */
+  async function host(entries: Parameters<typeof catalog>[0], name: string): Promise<HostedService> {
+    const { services, failures } = await catalog(entries);
+    expect(failures).to.deep.equal([]);
+    await registry.load(services, []);
+    const hosted = registry.get('acme', name);
+    if (!hosted) throw new Error(`acme.${name} was not loaded`);
+    return hosted;
+  }
+
+  /** RUNAWAY on threads: `pool_size` instances, `max_queue` calls waiting at most. */
+  const runaway = (sidecar: string): Promise<HostedService> => host({ runaway: RUNAWAY, 'runaway.toml': { raw: sidecar } }, 'runaway');
+
+  beforeEach(() => {
+    registry = new ServiceRegistry({ timeoutMs: TIMEOUT_MS, memoryCapBytes: 16 << 20, threadHeapMb: HEAP_MB, log: silentLog });
+  });
+
+  afterEach(async () => {
+    await registry.load([], []);
+  });
+
+  it('runs on threads, one instance per thread, each keeping its own state', async () => {
+    const pool = await runaway('pool_size = 2\n');
+    expect(pool.placement).to.equal('threads');
+    expect(pool.liveInstances()).to.equal(2);
+    // Two overlapping calls land on different instances: each counts its first call.
+    const counts = await Promise.all([invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS), invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS)]);
+    expect(counts).to.deep.equal([1, 1]);
+  });
+
+  it('gives each idle thread a call, queues the next for the first thread free, and refuses one beyond max_queue (503, Retry-After)', async () => {
+    const pool = await runaway('pool_size = 2\nmax_queue = 1\n');
+    const running = [invoke(pool, 'busy-count', { spins: 1000 }, TIMEOUT_MS), invoke(pool, 'busy-count', { spins: 1000 }, TIMEOUT_MS)];
+    const queued = invoke(pool, 'count', {}, TIMEOUT_MS);
+    const refused = await refusal(invoke(pool, 'count', {}, TIMEOUT_MS));
+    expect([refused.status, refused.code, refused.headers]).to.deep.equal([503, 'RT_ERR_SERVICE_OVERLOADED', { 'Retry-After': '1' }]);
+    // The queued call ran after one of the others, on the same instance: its second call.
+    expect(await Promise.all([...running, queued])).to.deep.equal([1, 1, 2]);
+  });
+
+  it('answers a waiting call 504 at its deadline, serves the next from an extra thread while every thread is stuck, and cuts the stuck calls off at theirs', async () => {
+    const pool = await runaway('pool_size = 2\n');
+    const settled: string[] = [];
+    const track = <T>(name: string, promise: Promise<T>): Promise<T> => promise.finally(() => settled.push(name));
+    const stuck = [track('stuck', refusal(invoke(pool, 'forever', {}, 3 * TIMEOUT_MS))), track('stuck', refusal(invoke(pool, 'forever', {}, 3 * TIMEOUT_MS)))];
+    // Expires while it waits: before any thread is counted stuck (100 ms), so no extra thread can take it.
+    const expired = await refusal(invoke(pool, 'count', {}, 50));
+    expect([expired.status, expired.code]).to.deep.equal([504, 'RT_ERR_CALL_TIMEOUT']);
+    expect(await track('served', invoke(pool, 'count', {}, 3 * TIMEOUT_MS))).to.equal(1);
+    for (const cut of await Promise.all(stuck)) expect([cut.status, cut.code]).to.deep.equal([504, 'RT_ERR_CALL_TIMEOUT']);
+    expect(settled).to.deep.equal(['served', 'stuck', 'stuck']);
+    // Fresh threads replaced the cut ones; the extra one stays until it has been idle for 10 s.
+    expect(pool.liveInstances()).to.equal(3);
+    expect(await invoke(pool, 'count', {}, TIMEOUT_MS)).to.be.a('number');
+  });
+
+  it('answers the call of a thread that died (its JS heap limit) 500 RT_ERR_INSTANCE_LOST, and replaces the thread', async () => {
+    const pool = await host({ nested: NESTED, 'nested.toml': { raw: 'pool_size = 2\n' } }, 'nested');
+    // Decoded on the thread (a large body), ~900,000 nested lists outgrow its heap.
+    const items = new Array<string>(900_000).fill('[1]').join(',');
+    const lost = await refusal(invoke(pool, 'lists', new LargeJsonBody(Buffer.from(`{"x":[${items}]}`)), 30_000));
+    expect([lost.status, lost.code, lost.details]).to.deep.equal([
+      500,
+      'RT_ERR_INSTANCE_LOST',
+      `the instance was lost: its thread reached its JS heap limit (runtime.max_thread_heap_mb: ${HEAP_MB} MiB) during this call`,
+    ]);
+    expect(pool.liveInstances()).to.equal(2);
+    expect(await Promise.all([invoke(pool, 'ok', {}, TIMEOUT_MS), invoke(pool, 'ok', {}, TIMEOUT_MS)])).to.deep.equal([1, 1]);
+  });
+
+  describe('streams', function () {
+    // A stream that stops short hangs its test: fail it sooner than the suite's bound.
+    this.timeout(30_000);
+    let drops: HostedService;
+
+    beforeEach(async () => {
+      drops = await host({ drops: DROPS }, 'drops');
+    });
+
+    const open = (sink: Collected, n: number, window: number) =>
+      drops.openStream(drops.method('start')!, { n, 'delay-ms': 0 }, performance.now() + TIMEOUT_MS, { framing: 'ndjson', window, streamDeadline: performance.now() + 10 * TIMEOUT_MS, sink });
+
+    it('sends items as far as the credit granted goes, and ends once next answers none', async () => {
+      const sink = new Collected();
+      const handle = await open(sink, 3, 2);
+      await sink.until(1);
+      // The first item used the window up: nothing more comes until the reader grants more.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(sink.chunks).to.deep.equal(['0\n']);
+      handle.grant(2);
+      await sink.until(2);
+      handle.grant(4);
+      expect(await sink.done).to.equal(undefined);
+      expect(sink.chunks).to.deep.equal(['0\n', '1\n', '2\n']);
+    });
+
+    it('a cancelled stream drops its resource and tells its sink nothing more; the thread serves the next call', async () => {
+      const sink = new Collected();
+      const handle = await open(sink, 1_000, 2);
+      await sink.until(1);
+      handle.cancel();
+      // pool_size 1: these wait for the thread to have dropped the stream's resource.
+      expect(await invoke(drops, 'live', {}, TIMEOUT_MS)).to.equal(0);
+      expect(await invoke(drops, 'dropped', {}, TIMEOUT_MS)).to.equal(1);
+      expect(sink.ended).to.equal(false);
+      expect(sink.chunks).to.deep.equal(['0\n']);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('stop: the calls made finish, then the threads end and later calls are answered as unloaded', async () => {
+      const pool = await runaway('pool_size = 2\n');
+      const running = invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS);
+      await pool.stop();
+      expect(await running).to.equal(1);
+      expect(pool.liveInstances()).to.equal(0);
+      const late = await refusal(invoke(pool, 'count', {}, TIMEOUT_MS));
+      expect([late.status, late.code, late.details]).to.deep.equal(UNLOADED);
+    });
+
+    it('discard: running and waiting calls are answered as unloaded at once, not at their deadline', async () => {
+      const pool = await runaway('pool_size = 2\n');
+      const started = performance.now();
+      const calls = [invoke(pool, 'forever', {}, 10 * TIMEOUT_MS), invoke(pool, 'forever', {}, 10 * TIMEOUT_MS), invoke(pool, 'count', {}, 10 * TIMEOUT_MS)].map(refusal);
+      await pool.discard();
+      for (const refused of await Promise.all(calls)) expect([refused.status, refused.code, refused.details]).to.deep.equal(UNLOADED);
+      expect(performance.now() - started).to.be.below(10 * TIMEOUT_MS);
+    });
+  });
+});
