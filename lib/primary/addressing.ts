@@ -1,4 +1,4 @@
-// Contract §4 "Addressing": how a component's exports become a service address
+// docs/api.md §4 "Addressing": how a component's exports become a service address
 // and method names.
 
 import type { MethodDescriptor, ServiceId } from '../service.js';

@@ -1,5 +1,5 @@
-// End to end: an https:// repository through `rt start` and reload (contract
-// §4): served from a local HTTPS server whose CA rt trusts through
+// End to end: an https:// repository through `rt start` and reload
+// (docs/api.md §4): served from a local HTTPS server whose CA rt trusts through
 // `repositories.ca_file`; updates found by ETag on reload; an unreachable
 // repository leaves its last good components serving.
 

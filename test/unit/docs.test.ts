@@ -1,7 +1,8 @@
 // The documentation against the code: docs/api.md's and the README's
 // configuration tables are the schema's (lib/config/reference.ts renders
-// them), docs/api.md's error codes are the catalogue's, and every
-// "docs/api.md §n" a comment cites is a section of it.
+// them), docs/api.md's error codes are the catalogue's, every
+// "docs/api.md §n" the sources and documents cite is a section of it, and
+// none still cites the contract it replaced.
 
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -41,21 +42,35 @@ describe('documentation', () => {
     expect(generated(api, 'errors')).to.equal(errorTable());
   });
 
-  it('has every section the code cites', () => {
+  it('has every section the code and the documents cite', () => {
     const headings = new Set([...api.matchAll(/^#+ (\d+(?:\.\d+)*)\.? /gm)].map((m) => m[1]));
     const cited = new Map<string, string>();
-    const walk = (dir: string): void => {
-      for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (/\.(ts|js|mjs)$/.test(entry.name)) {
-          for (const m of read(path).matchAll(/docs\/api\.md (?:§|§§)(\d+(?:\.\d+)*)/g)) cited.set(m[1], path);
-        }
-      }
-    };
-    for (const dir of ['lib', 'bin', 'console/src', 'test']) walk(dir);
+    for (const path of sources()) {
+      for (const m of read(path).matchAll(/docs\/api\.md (?:§|§§)(\d+(?:\.\d+)*)/g)) cited.set(m[1], path);
+    }
     expect(cited.size).to.be.above(10);
     const missing = [...cited].filter(([section]) => !headings.has(section)).map(([s, path]) => `§${s} (cited in ${path})`);
     expect(missing).to.deep.equal([]);
   });
+
+  it('cites docs/api.md, not the contract it replaced', () => {
+    // The word, then a section sign: in any case, across a comment's line break.
+    const stale = sources().filter((path) => /\bcontract(?:\s|\/\/|#|\*)*§/i.test(read(path)));
+    expect(stale).to.deep.equal([]);
+  });
 });
+
+/** The files that may cite docs/api.md: sources, tests, examples and the documents, as tracked. */
+function sources(): string[] {
+  const found: string[] = ['README.md'];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && path !== join('examples', 'build')) walk(path);
+      } else if (/\.(ts|js|mjs|md|ya?ml|toml)$/.test(entry.name)) found.push(path);
+    }
+  };
+  for (const dir of ['lib', 'bin', 'console', 'test', 'bench', 'examples', 'docs']) walk(dir);
+  return found;
+}
