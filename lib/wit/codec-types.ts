@@ -425,7 +425,7 @@ export function fieldsReader(names: string[]): <T>(json: object, target: T, take
  * (a WIT field `%constructor`) must be an own property, or an absent field
  * would read as the prototype's function.
  */
-export function ownReader(keys: string[]): (json: object, i: number) => unknown {
+function ownReader(keys: string[]): (json: object, i: number) => unknown {
   if (keys.some((k) => k in Object.prototype)) {
     return (json, i) => (Object.hasOwn(json, keys[i]) ? (json as Record<string, unknown>)[keys[i]] : undefined);
   }
@@ -433,7 +433,7 @@ export function ownReader(keys: string[]): (json: object, i: number) => unknown 
 }
 
 /** How many keys a JSON object has, without allocating the list of them. */
-export function keyCount(json: object): number {
+function keyCount(json: object): number {
   let n = 0;
   for (const _ in json) n++;
   return n;

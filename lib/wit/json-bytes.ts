@@ -12,7 +12,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$/;
 const EQUALS = 0x3d;
 
 /** The bytes of a base64 text, or undefined when it is not base64. */
-export function fromBase64(text: string): Uint8Array | undefined {
+function fromBase64(text: string): Uint8Array | undefined {
   if (!BASE64.test(text)) return undefined;
   const length = text.length;
   const padding = text.charCodeAt(length - 1) === EQUALS ? (text.charCodeAt(length - 2) === EQUALS ? 2 : 1) : 0;
@@ -23,7 +23,7 @@ export function fromBase64(text: string): Uint8Array | undefined {
   return bytes;
 }
 
-export function toBase64(bytes: Uint8Array): string {
+function toBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
