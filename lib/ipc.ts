@@ -59,8 +59,7 @@ export type WorkerMessage =
   | { type: 'started' }
   /** Sent every HEARTBEAT_INTERVAL_MS while the worker's event loop turns, busy or not: how the primary tells a slow worker from a stuck one. */
   | { type: 'heartbeat' }
-  /** An HTTP call asked for a control operation; answered by `control-answer` with the same id. */
-  /** A control operation (docs/api.md §5.2–5.4), asked for by the worker that received the HTTP call; the primary carries it out on every worker. */
+  /** A control operation (docs/api.md §5.2–5.4), asked for by the worker that received the HTTP call; the primary carries it out on every worker and answers `control-answer` with the same id. */
   | { type: 'control'; id: number; request: ControlRequest }
   /** The worker cannot serve at all (e.g. the port is taken); the primary stops instead of respawning it forever. */
   | { type: 'fatal'; error: string };
