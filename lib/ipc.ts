@@ -5,7 +5,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from './config/index.js';
 import type { ControlOutcome, ControlRequest } from './control.js';
-import type { LoadFailure, ServiceDescriptor, ServiceId } from './service.js';
+import type { LoadFailure, Placement, PlacementTable, ServiceDescriptor, ServiceId } from './service.js';
 
 /** One worker's metrics as plain data: what crosses IPC to the primary. */
 export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -27,6 +27,8 @@ export type PrimaryMessage =
   | { type: 'control-answer'; id: number; outcome: ControlOutcome }
   /** Whether every worker has loaded the current set: drives `/api/ready`. */
   | { type: 'cluster-ready'; ready: boolean }
+  /** Where every worker runs each service now, for the listing (sent whenever a worker's changes). */
+  | { type: 'placements'; table: PlacementTable }
   /** Stop accepting, finish in-flight requests, exit 0. */
   | { type: 'shutdown' };
 
@@ -61,6 +63,8 @@ export type WorkerMessage =
   | { type: 'heartbeat' }
   /** A control operation (docs/api.md §5.2–5.4), asked for by the worker that received the HTTP call; the primary carries it out on every worker and answers `control-answer` with the same id. */
   | { type: 'control'; id: number; request: ControlRequest }
+  /** Where this worker runs each of its services (by service key), sent whenever that changes: the primary tells every worker (`placements`). */
+  | { type: 'placements'; services: Record<string, Placement> }
   /** The worker cannot serve at all (e.g. the port is taken); the primary stops instead of respawning it forever. */
   | { type: 'fatal'; error: string };
 

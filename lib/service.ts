@@ -139,6 +139,12 @@ export interface InstanceOptions {
 
 export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64 };
 
+/** Where a service's calls run in one worker: inline on its main thread, or on instance threads (docs/architecture.md, "Execution model"). */
+export type Placement = 'inline' | 'threads';
+
+/** Every worker's placement of every service: by service key, then by worker id. */
+export type PlacementTable = Record<string, Record<string, Placement>>;
+
 /** A file that was found but could not be served. */
 export interface LoadFailure {
   source: string;

@@ -20,6 +20,7 @@ import {
   type WorkerRequest,
 } from '../ipc.js';
 import type { Logger } from '../log.js';
+import type { Placement, PlacementTable } from '../service.js';
 import { dataDir } from '../paths.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
 import { PersistedConfigs } from './persisted-configs.js';
@@ -59,6 +60,8 @@ export class Supervisor implements Fleet<Worker> {
   readonly #heard = new WeakMap<Worker, number>();
   /** Workers that have sent `started`, and so send heartbeats. */
   readonly #beating = new WeakSet<Worker>();
+  /** Where each live worker runs its services, as it last said. */
+  readonly #placements = new Map<Worker, Record<string, Placement>>();
   #lastCheck = performance.now();
   #ready = false;
   #stopping = false;
@@ -132,6 +135,10 @@ export class Supervisor implements Fleet<Worker> {
         this.#beating.add(worker);
         break;
       case 'heartbeat':
+        break;
+      case 'placements':
+        this.#placements.set(worker, m.services);
+        this.#sharePlacements();
         break;
       case 'loaded':
       case 'staged':
@@ -211,6 +218,7 @@ export class Supervisor implements Fleet<Worker> {
 
   #onExit(worker: Worker, forkedAt: number, code: number | null, signal: string | null): void {
     if (this.#stopping) return;
+    if (this.#placements.delete(worker)) this.#sharePlacements();
     this.#log.error({ worker: worker.id, code, signal }, 'worker died; starting a replacement');
     this.#quickCrashes = Date.now() - forkedAt < CRASH_WINDOW_MS ? this.#quickCrashes + 1 : 0;
     if (this.#quickCrashes >= MAX_QUICK_CRASHES) {
@@ -246,6 +254,15 @@ export class Supervisor implements Fleet<Worker> {
     this.#log.info('stopped');
     // Let the logger flush before the process goes.
     setImmediate(() => process.exit(code));
+  }
+
+  /** Every worker's placements to every worker: each answers the listing with all of them. */
+  #sharePlacements(): void {
+    const table: PlacementTable = {};
+    for (const [worker, services] of this.#placements) {
+      for (const [key, placement] of Object.entries(services)) (table[key] ??= {})[String(worker.id)] = placement;
+    }
+    this.#broadcast({ type: 'placements', table });
   }
 
   #broadcast(message: PrimaryMessage): void {

@@ -1,20 +1,23 @@
 // Where a service's calls run. By default inline, on the worker's main
 // thread: no thread hop, so a call costs about what the export itself does
-// (inline-instance.ts). A service goes to instance threads (instance-pool.ts)
-// for good when inline would be unsafe or slow:
-// - it cannot run inline at all: its core modules could not be
-//   fuel-instrumented, it asks for instances side by side (pool_size > 1:
-//   inline calls run one after another), or it holds grants whose side
-//   effects a replayed call would repeat (allowed_paths, allowed_outbound_hosts);
+// (inline-instance.ts). Some services can never run inline: their core
+// modules could not be fuel-instrumented, they ask for instances side by side
+// (pool_size > 1: inline calls run one after another), they stream (a stream
+// holds its instance), or they hold grants whose side effects a replayed call
+// would repeat (allowed_paths, allowed_outbound_hosts). The others move to
+// instance threads (instance-pool.ts), and back, as placement.ts decides:
 // - a call runs past INLINE_BUDGET_MS: it is interrupted and made again on a
 //   thread with the time left before its deadline (the interrupted attempt
 //   had no effect outside its instance: no grants, output dropped);
-// - its calls take more than INLINE_AVERAGE_MS on average: such work holds
-//   the main thread from every other request, and runs faster on a thread,
-//   where modules are not instrumented;
+// - its calls, judged in blocks on wall and CPU time, take more than
+//   INLINE_AVERAGE_MS each: such work holds the main thread from every other
+//   request, and runs faster on a thread, where modules are not instrumented;
 // - a call brings a JSON body too large to decode on the main thread
-//   (large-body.ts): the thread that makes the call decodes it.
-// docs/architecture.md ("Execution model") has the measurements behind this.
+//   (large-body.ts): the thread that makes the call decodes it;
+// - after a probation on threads, it comes back inline to be judged again.
+// Each move is logged at warn and reported (`onMove`: the metric and the
+// listing of every worker's placement). docs/architecture.md ("Execution
+// model") has the measurements behind this.
 
 import type { Logger } from 'pino';
 import type { ServiceDescriptor } from '../service.js';
@@ -24,18 +27,16 @@ import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
 import { InstancePool, type StreamOptions } from './instance-pool.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
+import type { Placement } from '../service.js';
+import { PlacementPolicy, type Move, type PlacementSettings } from './placement.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
 /** How long one inline call may run on the main thread before it is moved to a thread. */
 export const INLINE_BUDGET_MS = 20;
 /** How long it may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
 const INLINE_HARD_MS = 4 * INLINE_BUDGET_MS;
-/** Average inline call time (moving average over ~10 calls) above which a service moves to threads. */
-export const INLINE_AVERAGE_MS = 1;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
 const START_BUDGET_MS = 250;
-
-export type Placement = 'inline' | 'threads';
 
 export interface ExecutionOptions {
   /** `<domain>.<service>`, for the instance threads' messages. */
@@ -45,6 +46,10 @@ export interface ExecutionOptions {
   /** The JS heap limit of each instance thread. */
   threadHeapMb: number;
   log: Logger;
+  /** The service has moved (placement.ts), after it is in its new place: for the metric and the listing. */
+  onMove?: (move: Move) => void;
+  /** The placement policy's settings (tests shorten the probation). */
+  placement?: PlacementSettings;
 }
 
 export class Execution {
@@ -52,22 +57,32 @@ export class Execution {
   #threads: Promise<InstancePool> | undefined;
   /** The pool, once #threads has made it. */
   #pool: InstancePool | undefined;
-  #averageMs = 0;
+  /** Absent for a service that can never run inline. */
+  #policy: PlacementPolicy | undefined;
+  /** Pools left behind by a move back inline, draining. */
+  readonly #retired = new Set<Promise<void>>();
+  /** A move back inline under way (its instance starting). */
+  #returning = false;
   #draining = false;
 
   private constructor(
     private readonly descriptor: ServiceDescriptor,
     private readonly options: ExecutionOptions,
-  ) {}
+    inlineAllowed: boolean,
+  ) {
+    if (inlineAllowed) this.#policy = new PlacementPolicy(undefined, options.placement);
+  }
 
   /** Starts the service's first instance(s); rejects when they cannot be created. */
   static async start(descriptor: ServiceDescriptor, options: ExecutionOptions): Promise<Execution> {
-    const execution = new Execution(descriptor, options);
     const why = inlineRefusal(descriptor);
+    const execution = new Execution(descriptor, options, !why);
     if (!why) execution.#inline = await execution.#startInline();
     if (!execution.#inline) {
-      const pool = await execution.#startThreads(why ?? `instantiating it took longer than ${START_BUDGET_MS} ms`, false);
-      await pool.start();
+      // Slow to instantiate is the component's nature, not a passing state: no probation.
+      execution.#policy = undefined;
+      options.log.debug({ reason: why ?? `instantiating it took longer than ${START_BUDGET_MS} ms` }, 'service runs on instance threads');
+      await (await execution.#startThreads()).start();
     }
     return execution;
   }
@@ -78,44 +93,44 @@ export class Execution {
 
   /** Instances alive in this worker. */
   get live(): number {
-    return this.#inline ? 1 : (this.#pool?.live ?? 0);
+    return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
   }
 
   /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike. */
   async call(index: number, args: Arguments, deadline: number): Promise<CallOutcome> {
     const inline = this.#inline;
-    if (inline && !(args instanceof LargeJsonBody)) {
+    const policy = this.#policy;
+    if (inline && policy && !(args instanceof LargeJsonBody)) {
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
       const outcome = await inline.call(index, args, Math.min(started + INLINE_BUDGET_MS, deadline), Math.min(started + INLINE_HARD_MS, deadline));
-      const now = performance.now();
       if (outcome.status !== 'interrupted') {
-        this.#averageMs += (now - started - this.#averageMs) / 10;
-        if (this.#averageMs > INLINE_AVERAGE_MS) void this.#startThreads(`its calls took ${this.#averageMs.toFixed(1)} ms on average`, true);
+        this.#moved(policy.verdict());
         return outcome;
       }
-      const overran = now - started >= INLINE_BUDGET_MS;
+      const now = performance.now();
       if (now >= deadline) {
         // Cut off by its deadline: moved only if it also used the whole inline budget.
-        if (overran) void this.#startThreads('a call ran to its deadline', true);
+        if (now - started >= INLINE_BUDGET_MS) this.#moved(policy.leave('over_budget', 'a call ran to its deadline'));
         return { status: 'timeout' };
       }
-      void this.#startThreads(`a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and is made again there`, true);
-    } else if (inline) {
+      this.#moved(policy.leave('over_budget', `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and is made again there`));
+    } else if (inline && policy) {
       // A large body (the only arguments that do not run inline).
-      void this.#startThreads(`a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`, true);
+      this.#moved(policy.leave('large_body', `a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`));
+    } else if (policy && !this.#returning && !this.#draining) {
+      this.#moved(policy.mayReturn());
     }
-    const pool = await this.#threads!;
+    const pool = await this.#startThreads();
     const outcome = await pool.call(index, args, deadline);
     // Moved while the service was draining: the pool was made for this call alone.
     if (this.#draining) void pool.drain();
     return outcome;
   }
-
-  /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
+/** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
   async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
-    const pool = await this.#threads!;
+    const pool = await this.#startThreads();
     const outcome = await pool.openStream(index, args, deadline, options);
     if (this.#draining) void pool.drain();
     return outcome;
@@ -125,18 +140,66 @@ export class Execution {
   async drain(): Promise<void> {
     this.#draining = true;
     this.#inline = undefined;
-    await (await this.#threads)?.drain();
+    await Promise.all([(await this.#threads)?.drain(), ...this.#retired]);
   }
 
   /** Ends the instances at once. */
   async close(): Promise<void> {
+    this.#draining = true;
     this.#inline = undefined;
     await (await this.#threads)?.close();
+  }
+
+  /** Carries out what the policy decided. */
+  #moved(move: Move | undefined): void {
+    if (!move) return;
+    if (move.to === 'inline') {
+      void this.#returnInline(move);
+      return;
+    }
+    this.#inline = undefined;
+    void this.#startThreads();
+    this.#report(move);
+  }
+
+  /** Logged at warn (a move changes what every request to the service costs) and reported. */
+  #report(move: Move): void {
+    this.options.log.warn({ reason: move.reason, detail: move.detail }, move.to === 'threads' ? 'service moved to instance threads' : 'service moved back inline');
+    this.options.onMove?.(move);
+  }
+
+  /** Back inline after a probation: calls go to the pool until the inline instance exists, then the pool drains. */
+  async #returnInline(move: Move): Promise<void> {
+    this.#returning = true;
+    try {
+      const inline = await this.#startInline().catch((e: unknown) => {
+        this.options.log.error({ err: e }, 'the inline instance could not be made');
+        return undefined;
+      });
+      if (this.#draining) return;
+      if (!inline) {
+        // It never left the threads: no move to report, only why it stays.
+        const stay = this.#policy?.leave('inline_failed', `its inline instance could not be made (or took over ${START_BUDGET_MS} ms)`);
+        if (stay) this.options.log.warn({ reason: stay.reason, detail: stay.detail }, 'service stays on instance threads');
+        return;
+      }
+      this.#inline = inline;
+      this.#report(move);
+      const pool = this.#threads;
+      this.#threads = this.#pool = undefined;
+      if (pool) {
+        const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
+        this.#retired.add(retiring);
+      }
+    } finally {
+      this.#returning = false;
+    }
   }
 
   #startInline(): Promise<InlineInstance | undefined> {
     const d = this.descriptor;
     const { memoryCapBytes } = this.options;
+    const policy = this.#policy!;
     return compileCoreModules(d.artifact, memoryCapBytes, 'fuel').then((modules) =>
       InlineInstance.start(
         { ...this.#instanceSpec(), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
@@ -144,19 +207,16 @@ export class Execution {
           recycleAfter: d.instances.recycleAfter,
           startBudgetMs: START_BUDGET_MS,
           onOutput: ({ stream, text, dropped }) => this.#logOutput(stream, text, dropped),
+          measure: (run) => policy.measure(run),
         },
       ),
     );
   }
 
-  /** Moves the service to instance threads (once); `moved` says whether it was inline before. */
-  #startThreads(reason: string, moved: boolean): Promise<InstancePool> {
+  /** The service's instance threads, started on first need. */
+  #startThreads(): Promise<InstancePool> {
     if (this.#threads) return this.#threads;
-    this.#inline = undefined;
     const d = this.descriptor;
-    const log = this.options.log;
-    if (moved) log.info({ reason }, 'service moved to instance threads');
-    else log.debug({ reason }, 'service runs on instance threads');
     this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
       const spec: ThreadSpec = {
         ...this.#instanceSpec(),

@@ -6,12 +6,13 @@
 
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
-import { serviceName, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { serviceName, type MethodDescriptor, type Placement, type ServiceDescriptor } from '../service.js';
 import { CodecError, functionCodec, typeCodec, type FunctionCodec } from '../wit/codec.js';
 import type { StreamSignature } from '../wit/streaming.js';
 import { bytesResult, isBytes } from '../wit/types.js';
 import type { CallOutcome } from './component-instance.js';
-import { Execution, type Placement } from './execution.js';
+import { Execution } from './execution.js';
+import type { Move, PlacementSettings } from './placement.js';
 import type { StreamFailure, StreamHandle, StreamOptions } from './instance-pool.js';
 import { invalidArguments, LargeJsonBody, type Arguments } from './large-body.js';
 
@@ -22,6 +23,10 @@ export interface HostingOptions {
   /** The JS heap limit of each instance thread. */
   threadHeapMb: number;
   log: Logger;
+  /** A service moved between inline and threads (execution.ts): for the metric and the listing. */
+  moved?: (service: HostedService, move: Move) => void;
+  /** The placement policy's settings (tests shorten the probation). */
+  placement?: PlacementSettings;
 }
 
 /** A call's answer: the result's JSON value, or its raw bytes (a list<u8> result, unless JSON was asked for). */
@@ -70,7 +75,8 @@ export class HostedService {
   static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
     const hosted = new HostedService(descriptor);
     if (!descriptor.quiesced) {
-      hosted.#execution = await Execution.start(descriptor, { ...options, service: hosted.name, log: options.log.child({ service: hosted.name }) });
+      const onMove = options.moved && ((move: Move) => options.moved!(hosted, move));
+      hosted.#execution = await Execution.start(descriptor, { ...options, service: hosted.name, log: options.log.child({ service: hosted.name }), ...(onMove ? { onMove } : {}) });
     }
     return hosted;
   }

@@ -39,6 +39,8 @@ export interface InlineOptions {
   /** How long instantiating (start functions, init) may hold the main thread. */
   startBudgetMs: number;
   onOutput: (output: CapturedText) => void;
+  /** Runs each call's synchronous part, timing it (placement.ts): the call alone, nothing awaited around it. */
+  measure: <T>(run: () => T) => T;
 }
 
 /** What an inline instance is made from: the rest of InstanceSpec is this module's (fuel, bounds). */
@@ -87,7 +89,7 @@ export class InlineInstance {
     }
     let outcome: CallOutcome;
     try {
-      outcome = capturing(this.#output, () => budget.within(budgetEnd, hardEnd, () => instance.call(index, args)));
+      outcome = capturing(this.#output, () => budget.within(budgetEnd, hardEnd, () => this.options.measure(() => instance.call(index, args))));
     } catch (e) {
       if (!isInterrupt(e)) throw e;
       // Its output is dropped with it: the call is made again elsewhere, and logs it there.

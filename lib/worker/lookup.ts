@@ -3,6 +3,7 @@
 // still loading (its set is not yet the primary's).
 
 import { ApiError } from '../errors.js';
+import type { PlacementTable } from '../service.js';
 import type { HostedService, Method } from './hosted-service.js';
 import type { ServiceRegistry } from './registry.js';
 
@@ -11,6 +12,10 @@ export interface WorkerState {
   loaded: boolean;
   /** Every worker has (the primary says so). */
   clusterReady: boolean;
+  /** This worker's id (cluster.worker.id). */
+  workerId: number;
+  /** Where every worker runs each service, as the primary last said (this worker's own entries are read live). */
+  placements: PlacementTable;
 }
 
 export function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {

@@ -45,16 +45,23 @@ async function main(): Promise<void> {
   const bootstrap = JSON.parse(process.env[WORKER_BOOTSTRAP_ENV] ?? 'null') as WorkerBootstrap | null;
   if (!bootstrap || !cluster.isWorker) throw new Error('lib/worker/main.js is started by `rt start`, not directly');
   const { config, verbose } = bootstrap;
-  const log = createLogger(verbose ? 'debug' : config.log.level, { worker: cluster.worker!.id });
-  const registry = new ServiceRegistry({
+  const workerId = cluster.worker!.id;
+  const log = createLogger(verbose ? 'debug' : config.log.level, { worker: workerId });
+  const registry: ServiceRegistry = new ServiceRegistry({
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
     threadHeapMb: config.runtime.max_thread_heap_mb,
     log,
+    moved: (hosted, move) => {
+      metrics.placementChanged(hosted.name, move);
+      reportPlacements();
+    },
   });
-  const state: WorkerState = { loaded: false, clusterReady: false };
+  const state: WorkerState = { loaded: false, clusterReady: false, workerId, placements: {} };
   const metrics = new WorkerMetrics(registry);
-  const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId: cluster.worker!.id });
+  /** Tells the primary where this worker runs its services, for every worker's listing. */
+  const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
+  const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId });
 
   const handler = app.callback();
   const servers = [listen(createServer(config.http, handler), config.http.port)];
@@ -114,6 +121,7 @@ async function main(): Promise<void> {
         state.loaded = true;
         log.debug({ services: m.services.length - failures.length }, 'components loaded');
         send({ type: 'loaded', id: m.id, failures });
+        reportPlacements();
         break;
       }
       case 'stage':
@@ -122,6 +130,7 @@ async function main(): Promise<void> {
       case 'commit':
         registry.commit(m.service);
         send({ type: 'done', id: m.id });
+        reportPlacements();
         break;
       case 'discard':
         await registry.discard(m.service);
@@ -130,6 +139,7 @@ async function main(): Promise<void> {
       case 'quiesce':
         await registry.quiesce(m.service);
         send({ type: 'done', id: m.id });
+        reportPlacements();
         break;
       case 'collect-metrics':
         send({ type: 'metrics', id: m.id, snapshot: await metrics.snapshot() });
@@ -139,6 +149,9 @@ async function main(): Promise<void> {
         break;
       case 'cluster-ready':
         state.clusterReady = m.ready;
+        break;
+      case 'placements':
+        state.placements = m.table;
         break;
       case 'shutdown':
         stop();

@@ -4,17 +4,25 @@
 // worker it reaches. Request counts are kept apart (request-stats.ts): they
 // are recorded on every request, where prom-client's bookkeeping costs too much.
 
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../ipc.js';
+import type { Move } from './placement.js';
 import type { ServiceRegistry } from './registry.js';
 import { RequestStats } from './request-stats.js';
 
 export class WorkerMetrics {
   readonly #registry = new Registry();
   readonly requests = new RequestStats();
+  readonly #placementChanges: Counter<'service' | 'to' | 'reason'>;
 
   constructor(services: ServiceRegistry) {
     const registers = [this.#registry];
+    this.#placementChanges = new Counter({
+      name: 'rt_placement_changes_total',
+      help: 'Services moved between inline calls and instance threads, by service, where to (inline, threads) and why (slow_calls, over_budget, large_body, probation_over).',
+      labelNames: ['service', 'to', 'reason'],
+      registers,
+    });
     new Gauge({
       name: 'rt_instances',
       help: 'Component instances alive, by service (inline on the worker, or each on its own thread).',
@@ -26,6 +34,10 @@ export class WorkerMetrics {
       },
     });
     collectDefaultMetrics({ register: this.#registry, prefix: 'rt_worker_' });
+  }
+
+  placementChanged(service: string, move: Move): void {
+    this.#placementChanges.inc({ service, to: move.to, reason: move.reason });
   }
 
   async snapshot(): Promise<MetricsSnapshot> {

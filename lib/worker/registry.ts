@@ -4,7 +4,7 @@
 // commits (swaps) or discards them when the primary says.
 
 import { firstLine } from '../first-line.js';
-import { serviceKey, type LoadFailure, type ServiceDescriptor, type ServiceId } from '../service.js';
+import { serviceKey, type LoadFailure, type Placement, type ServiceDescriptor, type ServiceId } from '../service.js';
 import { HostedService, type HostingOptions } from './hosted-service.js';
 
 export class ServiceRegistry {
@@ -32,6 +32,13 @@ export class ServiceRegistry {
 
   failures(): LoadFailure[] {
     return this.#failures;
+  }
+
+  /** Where each service served now runs in this worker, by service key (quiesced ones have no placement). */
+  placements(): Record<string, Placement> {
+    const placements: Record<string, Placement> = {};
+    for (const [key, hosted] of this.#services) if (hosted.placement) placements[key] = hosted.placement;
+    return placements;
   }
 
   /**

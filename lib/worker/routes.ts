@@ -41,11 +41,11 @@ export function apiRouter({ version, config, registry, state, control, requests,
   });
 
   router.get('/services', (ctx) => {
-    ctx.body = { services: registry.list().map(summary), failed: registry.failures() };
+    ctx.body = { services: registry.list().map((hosted) => summary(hosted, state)), failed: registry.failures() };
   });
 
   router.get('/services/:domain/:service', (ctx) => {
-    ctx.body = description(findService(registry, state, ctx.params.domain, ctx.params.service));
+    ctx.body = description(findService(registry, state, ctx.params.domain, ctx.params.service), state);
   });
 
   // Built once per service set: it changes only when the primary sends a new one.

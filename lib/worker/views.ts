@@ -1,11 +1,12 @@
 // The JSON a worker answers about its services (docs/api.md §5): the listing
 // entry of each, and one service in full with its WIT and JSON Schemas.
 
-import type { MethodDescriptor } from '../service.js';
+import { serviceKey, type MethodDescriptor, type Placement } from '../service.js';
 import { errorValueSchema, requestSchema, responseSchema, typeSchema } from '../wit/json-schema.js';
 import { printComponentWit, printSignature } from '../wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from '../wit/streaming.js';
 import type { HostedService } from './hosted-service.js';
+import type { WorkerState } from './lookup.js';
 
 /** For a streaming method: that it streams, and the media types its answer may have (its items', or SSE). */
 function streaming(m: MethodDescriptor): { streaming: true; media_types: string[] } | Record<string, never> {
@@ -13,7 +14,16 @@ function streaming(m: MethodDescriptor): { streaming: true; media_types: string[
   return { streaming: true, media_types: [streamMediaType(m.stream.encoding, m.mediaType), SSE_MEDIA_TYPE] };
 }
 
-export function summary(hosted: HostedService) {
+/** Where each worker runs the service, by worker id: the primary's table, with this worker's entry as it is now. */
+function placements(hosted: HostedService, state: WorkerState): Record<string, Placement> {
+  const all: Record<string, Placement> = { ...state.placements[serviceKey(hosted.descriptor.id)] };
+  const own = String(state.workerId);
+  if (hosted.placement) all[own] = hosted.placement;
+  else delete all[own];
+  return all;
+}
+
+export function summary(hosted: HostedService, state: WorkerState) {
   const d = hosted.descriptor;
   return {
     domain: d.id.domain,
@@ -38,16 +48,18 @@ export function summary(hosted: HostedService) {
       live: hosted.liveInstances(),
       /** In the worker that answered: calls run `inline` on its main thread, or on instance `threads` (docs/architecture.md). */
       placement: hosted.placement ?? null,
+      /** In every worker, by worker id (docs/architecture.md: a worker moves a service on its own evidence). */
+      placements: placements(hosted, state),
       max_queue: d.instances.maxQueue,
     },
   };
 }
 
 /** One service in full: the listing entry, its WIT, and each method's JSON Schemas. */
-export function description(hosted: HostedService) {
+export function description(hosted: HostedService, state: WorkerState) {
   const d = hosted.descriptor;
   return {
-    ...summary(hosted),
+    ...summary(hosted, state),
     wit: printComponentWit(d.interface, d.id.service),
     methods: d.methods.map((m) => {
       const fn = m.function;
