@@ -3,25 +3,23 @@
 
 import cors from '@koa/cors';
 import Koa, { type Context, type Next } from 'koa';
-import { ApiError, asApiError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
-import type { Logger } from '../log.js';
 import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
-import { REQUEST_ID_HEADER, requestId } from './request-id.js';
-import type { RequestStats } from './request-stats.js';
+import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
 import { overCapacity } from './server.js';
 
-export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestState> {
-  const { config, log, requests, workerId } = deps;
+export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa<RequestState> {
+  const { config, exchange } = deps;
   const app = new Koa<RequestState>();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  // A line costs only when written: pino's info() is a no-op below its level.
-  app.use(requestLog(config.log.requests && log.isLevelEnabled('info') ? log : undefined, requests, String(workerId), config.http.request_timeout_seconds * 1000));
-  app.use(errorAnswers(log));
+  app.use(requestLog(exchange));
+  app.use(errorAnswers(exchange));
   if (config.http.cors.enabled) app.use(corsFor(config, controlPolicy(config.http.control)));
   app.use(connectionCap(config.http.max_connections));
   const router = apiRouter(deps);
@@ -34,28 +32,18 @@ export function createApp(deps: RouteDeps & { workerId: number }): Koa<RequestSt
 }
 
 /**
- * One log line per request (unless `log.requests` is off), with the service
- * and method when the route named them; its metrics; its request id
- * (docs/api.md §5.7: the answer's `X-Request-Id` and the line's `reqId`); and
- * an `X-Rt-Worker` header naming the worker (the log lines carry the same
- * id), so an answer can be traced to its process. The arrival time it notes
- * is where the request's deadline counts from (docs/api.md §5.1).
+ * The request's exchange (exchange.ts): its arrival, deadline and request
+ * id, the headers every answer carries, and once answered its log line
+ * (with the service and method when the route named them) and metrics.
  */
-function requestLog(log: Logger | undefined, requests: RequestStats, workerId: string, timeoutMs: number) {
+function requestLog(exchange: ExchangeSettings) {
   return async (ctx: RtContext, next: Next) => {
-    const arrived = performance.now();
-    ctx.state.arrived = arrived;
-    ctx.state.deadline = arrived + timeoutMs;
-    const reqId = (ctx.state.requestId = requestId(ctx.get(REQUEST_ID_HEADER)));
-    ctx.set(REQUEST_ID_HEADER, reqId);
-    ctx.set('X-Rt-Worker', workerId);
+    ctx.state = arrival(exchange, ctx.get(REQUEST_ID_HEADER));
+    ctx.set(exchangeHeaders(exchange, ctx.state));
     try {
       await next();
     } finally {
-      const seconds = (performance.now() - arrived) / 1000;
-      const { service, method, series, stream } = ctx.state;
-      log?.info({ reqId, req: { method: ctx.method, url: ctx.url }, status: ctx.status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
-      (series ?? requests.series(service ?? '', method ?? '')).observe(ctx.status, seconds);
+      finished(exchange, ctx.state, { method: ctx.method, url: ctx.url }, ctx.status);
     }
   };
 }
@@ -67,19 +55,17 @@ function requestLog(log: Logger | undefined, requests: RequestStats, workerId: s
  * service and method that do not exist). The names the route resolved win
  * over the path's (a method's aliases resolve to its name).
  */
-function errorAnswers(log: Logger) {
+function errorAnswers(exchange: ExchangeSettings) {
   return async (ctx: RtContext, next: Next) => {
     try {
       await next();
     } catch (e) {
-      const error = asApiError(e);
-      if (error.status >= 500 && !(e instanceof ApiError)) log.error({ err: e, reqId: ctx.state.requestId }, 'unexpected error');
       const { domain, service: name, method: named } = (ctx as { params?: Record<string, string> }).params ?? {};
-      const service = ctx.state.service ?? (domain !== undefined && name !== undefined ? `${domain}.${name}` : undefined);
-      const method = ctx.state.method ?? named;
+      const where = { service: ctx.state.service ?? (domain !== undefined && name !== undefined ? `${domain}.${name}` : undefined), method: ctx.state.method ?? named };
+      const { error, body } = errorAnswer(exchange, ctx.state, e, where);
       ctx.status = error.status;
       ctx.set(error.headers);
-      ctx.body = { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() };
+      ctx.body = body;
     }
   };
 }

@@ -37,6 +37,13 @@ export const INLINE_BUDGET_MS = 20;
 const INLINE_HARD_MS = 4 * INLINE_BUDGET_MS;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
 const START_BUDGET_MS = 250;
+/**
+ * How long a service back inline keeps its instance threads: a service that
+ * was moved for its nature (every call over the budget) goes back there at
+ * its first call, and a thread start costs it seconds on a busy machine for
+ * a componentize-js component.
+ */
+const WARM_POOL_MS = 60_000;
 
 export interface ExecutionOptions {
   /** `<domain>.<service>`, for the instance threads' messages. */
@@ -168,7 +175,7 @@ export class Execution {
     this.options.onMove?.(move);
   }
 
-  /** Back inline after a probation: calls go to the pool until the inline instance exists, then the pool drains. */
+  /** Back inline after a probation: calls go to the pool until the inline instance exists; the pool stays warm for a while. */
   async #returnInline(move: Move): Promise<void> {
     this.#returning = true;
     try {
@@ -186,14 +193,18 @@ export class Execution {
       this.#inline = inline;
       this.#report(move);
       const pool = this.#threads;
-      this.#threads = this.#pool = undefined;
-      if (pool) {
-        const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
-        this.#retired.add(retiring);
-      }
+      if (pool) setTimeout(() => this.#retire(pool), WARM_POOL_MS).unref();
     } finally {
       this.#returning = false;
     }
+  }
+
+  /** Drains `pool` if the service is still inline and serving: its calls have stayed there. */
+  #retire(pool: Promise<InstancePool>): void {
+    if (!this.#inline || this.#threads !== pool) return;
+    this.#threads = this.#pool = undefined;
+    const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
+    this.#retired.add(retiring);
   }
 
   #startInline(): Promise<InlineInstance | undefined> {

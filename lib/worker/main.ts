@@ -16,6 +16,8 @@ import {
 import type { ControlOutcome, ControlRequest } from '../control.js';
 import { createLogger, type Logger } from '../log.js';
 import { createApp } from './app.js';
+import type { ExchangeSettings } from './exchange.js';
+import { invokeLane } from './invoke-lane.js';
 import { WorkerMetrics } from './metrics.js';
 import { ServiceRegistry } from './registry.js';
 import type { WorkerState } from './lookup.js';
@@ -61,9 +63,17 @@ async function main(): Promise<void> {
   const metrics = new WorkerMetrics(registry);
   /** Tells the primary where this worker runs its services, for every worker's listing. */
   const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
-  const app = createApp({ version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, workerId });
-
-  const handler = app.callback();
+  const exchange: ExchangeSettings = {
+    // A line costs only when written: pino's info() is a no-op below its level.
+    requestLog: config.log.requests && log.isLevelEnabled('info') ? log : undefined,
+    log,
+    requests: metrics.requests,
+    workerId: String(workerId),
+    timeoutMs: config.http.request_timeout_seconds * 1000,
+  };
+  const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange };
+  // Plain JSON invokes are answered ahead of Koa (invoke-lane.ts); everything else by the app.
+  const handler = invokeLane(deps, createApp(deps).callback());
   const servers = [listen(createServer(config.http, handler), config.http.port)];
   if (bootstrap.tls) {
     const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];

@@ -78,7 +78,7 @@ describe('limits: big request bodies (e2e)', function () {
     for (const res of result) expect(res.body, res.text.slice(0, 300)).to.deep.equal({ result: items });
     expect(largest, 'slowest /api/health answer (ms)').to.be.below(1_000);
     // It ran inline until then: the body was decoded on an instance thread instead.
-    const moved = await rt.logged((l) => l.service === 'acme.nested' && l.msg === 'service moved to instance threads' && /JSON body of \d+ bytes/.test(String(l.reason)));
+    const moved = await rt.logged((l) => l.service === 'acme.nested' && l.msg === 'service moved to instance threads' && l.reason === 'large_body' && /JSON body of \d+ bytes/.test(String(l.detail)));
     expect(moved, 'the move is logged with its reason').to.equal(true);
   });
 

@@ -1,0 +1,54 @@
+// What every request a worker answers goes through, whichever path answers
+// it (the Koa app, app.ts, or the invoke lane in front of it,
+// invoke-lane.ts): its arrival and deadline, its request id (docs/api.md
+// §5.7), the headers every answer carries, the error body of a failure
+// (docs/api.md §5.5), and its log line and metrics when it is done. One
+// module, so the two paths cannot answer the same request differently.
+
+import { ApiError, asApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+import type { RequestStats } from './request-stats.js';
+import type { RequestState } from './request-state.js';
+
+/** What a worker's requests share: where lines and counts go, and who answers. */
+export interface ExchangeSettings {
+  /** Undefined when request lines are off (`log.requests = false`, or a level above info). */
+  requestLog: Logger | undefined;
+  /** For unexpected errors (500s that are not rt's own). */
+  log: Logger;
+  requests: RequestStats;
+  workerId: string;
+  timeoutMs: number;
+}
+
+/** The request's state from its arrival: deadline counted from now, its id the client's when sane. */
+export function arrival(settings: ExchangeSettings, givenId: string | undefined): RequestState {
+  const arrived = performance.now();
+  return { arrived, deadline: arrived + settings.timeoutMs, requestId: requestId(givenId ?? '') };
+}
+
+/** Headers every answer carries: its request id, and the worker that answered (the log lines carry the same id). */
+export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): Record<string, string> {
+  return { [REQUEST_ID_HEADER]: state.requestId, 'X-Rt-Worker': settings.workerId };
+}
+
+/** The request's log line (unless they are off) and its metrics, once it is answered. */
+export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, status: number): void {
+  const seconds = (performance.now() - state.arrived) / 1000;
+  const { requestId: reqId, service, method, series, stream } = state;
+  settings.requestLog?.info({ reqId, req, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
+  (series ?? settings.requests.series(service ?? '', method ?? '')).observe(status, seconds);
+}
+
+/**
+ * A failure as its answer: the error body naming the service and method the
+ * request addressed, when known, with the status and headers of its error;
+ * unexpected errors (not rt's own) are logged.
+ */
+export function errorAnswer(settings: ExchangeSettings, state: RequestState, e: unknown, where: { service?: string | undefined; method?: string | undefined }): { error: ApiError; body: Record<string, unknown> } {
+  const error = asApiError(e);
+  if (error.status >= 500 && !(e instanceof ApiError)) settings.log.error({ err: e, reqId: state.requestId }, 'unexpected error');
+  const { service, method } = where;
+  return { error, body: { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() } };
+}
