@@ -238,6 +238,41 @@ describe('invoke (e2e)', function () {
     });
   });
 
+  describe('the invoke lane and the Koa path', () => {
+    // A request without Origin is answered by the lane ahead of Koa (lib/worker/invoke-lane.ts);
+    // the same request with one goes through Koa (CORS). Both must answer alike.
+    const cases: [string, { path: string; body: string; contentType?: string }][] = [
+      ['a call', { path: 'example/calculator/invoke/add', body: '{"a":2,"b":40}' }],
+      ['a call by alias, positional', { path: 'example/calculator/invoke/ops.add', body: '[2, 40]' }],
+      ['a componentize-js call', { path: 'example/greeter/invoke/greet', body: '{"name":"Lane"}' }],
+      ['invalid JSON', { path: 'example/calculator/invoke/add', body: '{"a":' }],
+      ['arguments that do not fit', { path: 'example/calculator/invoke/add', body: '{"a":"x","b":1}' }],
+      ['a content type it does not take', { path: 'example/calculator/invoke/add', body: 'a=1', contentType: 'text/plain' }],
+      ['a body over max_body_bytes', { path: 'example/calculator/invoke/add', body: `{"a":1,"b":2,"pad":"${'x'.repeat(5000)}"}` }],
+      ['a trap', { path: 'example/calculator/invoke/divide', body: '{"a":1,"b":0}' }],
+      ['a record', { path: 'example/greeter/invoke/greet-person', body: '{"person":{"name":"Ada","age":36}}' }],
+    ];
+    for (const [what, { path, body, contentType }] of cases) {
+      it(`answers ${what} the same way on both`, async () => {
+        const send = (headers: Record<string, string>) => call(`${rt.url}/api/services/${path}`, { body, contentType: contentType ?? 'application/json', headers });
+        const lane = await send({ 'x-request-id': `lane-${what.replace(/\W+/g, '-')}` });
+        const koa = await send({ origin: 'http://page.test', 'x-request-id': `koa-${what.replace(/\W+/g, '-')}` });
+        expect(koa.headers.get('access-control-allow-origin'), 'went through Koa').to.equal('*');
+        expect(lane.headers.get('access-control-allow-origin'), 'went through the lane').to.equal(null);
+        expect(lane.status, lane.text).to.equal(koa.status);
+        expect(lane.text).to.equal(koa.text);
+        for (const header of ['content-type', 'content-length', 'vary', 'connection', 'retry-after']) expect(lane.headers.get(header), header).to.equal(koa.headers.get(header));
+        expect(lane.headers.get('x-request-id')).to.match(/^lane-/);
+        expect(lane.headers.get('x-rt-worker')).to.match(/^\d+$/);
+        await rt.workerLogsFlushed();
+        const line = (id: string | null) => rt.logLines().find((l) => l.msg === 'request' && l.reqId === id);
+        const [laneLine, koaLine] = [line(lane.headers.get('x-request-id')), line(koa.headers.get('x-request-id'))];
+        expect(laneLine, 'the lane logs its request').to.not.equal(undefined);
+        for (const field of ['status', 'service', 'method', 'req']) expect(laneLine![field], field).to.deep.equal(koaLine![field]);
+      });
+    }
+  });
+
   describe('CORS', () => {
     it('answers a preflight with the configured methods, for any origin by default', async () => {
       const res = await fetch(`${rt.url}/api/services/example/calculator/invoke/add`, {
