@@ -66,7 +66,7 @@ export interface Baseline {
 }
 
 /** Forks `script` (a sibling of this file: a node:cluster server) and waits for its "ready" message. */
-export async function startBaseline(script: 'koa-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number): Promise<Baseline> {
+export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number): Promise<Baseline> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [], {
     env: { ...process.env, PORT: String(port), WORKERS: String(workers) },
