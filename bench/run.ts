@@ -4,8 +4,10 @@
 //
 // calls    per call, in process: a wasm export directly, through jco's glue,
 //          through rt's invoke path (per-call.ts)
-// http     throughput in interleaved rounds: Koa, raw node:http, rt with log
-//          levels warn and info, the componentize-js greeter (http.ts)
+// http     throughput after a soak (BENCH_SOAK_SECONDS of load on every
+//          target), in interleaved rounds: a lean Koa route (the targets'
+//          reference), Koa + koa-body, raw node:http, rt with log levels warn
+//          and info, the componentize-js greeter (http.ts, soak.ts)
 // compute  spin(1,000,000) in a WAT component, directly vs over HTTP (compute.ts)
 // streams  streamed answers, rt (1 worker) vs bare node:http writing the same
 //          items: raw-bytes MiB/s by chunk size, items/s for small items,

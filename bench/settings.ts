@@ -18,7 +18,15 @@ export const settings = {
   seconds: num('BENCH_SECONDS', 10),
   /** Interleaved rounds over all HTTP targets. */
   rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 3))),
-  /** Seconds of the one warm-up run per HTTP target (not counted). */
+  /**
+   * Seconds of load on every HTTP target before its measured rounds (not
+   * counted). rt has been seen to slow down after ~30 s of load, so a few
+   * seconds of warm-up measure a server that is not yet in its steady state.
+   */
+  soakSeconds: num('BENCH_SOAK_SECONDS', 60),
+  /** Length of one slice of the soak: one throughput line each. */
+  sliceSeconds: 10,
+  /** Seconds of the one warm-up run per target of the workers section (not counted). */
   warmupSeconds: num('BENCH_WARMUP_SECONDS', 3),
   connections: 50,
   /** Workers of every HTTP server (Koa, raw node:http, rt). */
@@ -58,8 +66,8 @@ export function printHeader(sections: readonly Section[]): void {
   console.log(`  node ${process.version} on ${process.platform}/${process.arch}`);
   console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated)`);
   console.log(
-    `  http: ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ` +
-      `${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), ${settings.workers} workers per server`,
+    `  http: ${settings.soakSeconds} s soak per target first (BENCH_SOAK_SECONDS, interleaved ${settings.sliceSeconds} s slices), ` +
+      `then ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ${settings.workers} workers per server`,
   );
   console.log(
     `  compute: spin(${settings.computeN}) (BENCH_COMPUTE_N), ${settings.computeCalls} calls (BENCH_COMPUTE_CALLS) after ${settings.computeWarmup} warm-up calls (BENCH_COMPUTE_WARMUP)`,
@@ -70,5 +78,7 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
-  console.log(`  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, RSS per process`);
+  console.log(
+    `  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, ${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), RSS per process`,
+  );
 }
