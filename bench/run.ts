@@ -16,6 +16,9 @@
 // reload   memory over many reloads of a changed component (reload.ts)
 // workers  req/s of one rt with 1 and 2 workers (a WAT and a componentize-js
 //          call), and RSS per process after the load (workers.ts)
+// drift    one rt under continuous load for 10 minutes: throughput, worker
+//          CPU per request and RSS per slice, and whether the calculator's
+//          add stays inline (drift.ts); only when BENCH_ONLY names it
 //
 // Settings (BENCH_SECONDS, BENCH_ROUNDS, ...) are listed in settings.ts and
 // printed in the header.
@@ -35,6 +38,7 @@ const run: Record<Section, () => Promise<void>> = {
   startup: async () => (await import('./startup.js')).startupAndMemory(),
   reload: async () => (await import('./reload.js')).reloadMemory(),
   workers: async () => (await import('./workers.js')).workersScaling(),
+  drift: async () => (await import('./drift.js')).drift(),
 };
 
 const failed: Section[] = [];
