@@ -7,11 +7,14 @@
 // which the ratios and targets are set against; Koa with koa-body, the
 // design card's stack (koa-baseline.ts); raw node:http (raw-baseline.ts); rt
 // invoking the WAT calculator's add with log.level "warn" and with "info"
-// (one line per request); and the componentize-js greeter on the "warn" rt.
+// (one line per request); and the componentize-js greeter on a "warn" rt of
+// its own, so that its load (and its instance threads) stays out of the add
+// rows.
 
 import { loadavg } from 'node:os';
 import { examplesRepository } from '../test/support/fixtures.js';
 import { load, post, type LoadResult } from './load.js';
+import { compactPlacement, samplePlacement } from './placement.js';
 import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
@@ -38,12 +41,13 @@ export async function overHttp(): Promise<void> {
   try {
     const repo = await examplesRepository();
     const rtConfig = (level: string) => `repo_urls = ["file://${repo}"]\n[log]\nlevel = "${level}"\n`;
-    const [lean, koa, raw, rtWarn, rtInfo] = await startAll(cleanup, [
+    const [lean, koa, raw, rtWarn, rtInfo, rtGreeter] = await startAll(cleanup, [
       startBaseline('koa-lean-baseline.js', workers),
       startBaseline('koa-baseline.js', workers),
       startBaseline('raw-baseline.js', workers),
       startRt({ configToml: rtConfig('warn'), workers, quiet: true }),
       startRt({ configToml: rtConfig('info'), workers, quiet: true }),
+      startRt({ configToml: rtConfig('warn'), workers, quiet: true }),
     ] as const);
     const invoke = (base: string, path: string) => `${base}/api/services/${path}`;
     const targets: Target[] = [
@@ -52,7 +56,7 @@ export async function overHttp(): Promise<void> {
       { key: 'raw', label: 'raw node:http (JSON add)', url: `${raw.url}/add`, body: ADD_BODY, expect: '42', rt: false },
       { key: 'rtWarn', label: 'rt calculator.add, log warn', url: invoke(rtWarn.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true },
       { key: 'rtInfo', label: 'rt calculator.add, log info', url: invoke(rtInfo.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true },
-      { key: 'greeter', label: 'rt greeter.greet (componentize-js), log warn', url: invoke(rtWarn.url, 'example/greeter/invoke/greet'), body: '{"name":"World"}', expect: 'World', rt: true },
+      { key: 'greeter', label: 'rt greeter.greet (componentize-js), log warn', url: invoke(rtGreeter.url, 'example/greeter/invoke/greet'), body: '{"name":"World"}', expect: 'World', rt: true },
     ];
 
     for (const t of targets) {
@@ -68,6 +72,13 @@ export async function overHttp(): Promise<void> {
       process.stderr.write(`http: round ${round + 1}/${rounds}: ${order.map((t) => t.key).join(' → ')}\n`);
       for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
     }
+
+    // A service moved to instance threads pays a thread hop on every call: say where the rows' calls ran.
+    const placements = [
+      ['rt(warn) calculator', await samplePlacement(`${rtWarn.url}/api/services/example/calculator`, workers)],
+      ['rt(info) calculator', await samplePlacement(`${rtInfo.url}/api/services/example/calculator`, workers)],
+      ['greeter', await samplePlacement(`${rtGreeter.url}/api/services/example/greeter`, workers)],
+    ] as const;
 
     if (soakSeconds > 0) {
       console.log(`\nsoak before the rounds: req/s per ${sliceSeconds} s slice, ${soakSeconds} s per target, the targets in turn (not counted)`);
@@ -128,6 +139,7 @@ export async function overHttp(): Promise<void> {
       ),
     );
     console.log(`  load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`  placement after the rounds, by worker (the service listing): ${placements.map(([name, p]) => `${name} ${compactPlacement(p)}`).join('; ')}`);
 
     console.log('\nratios');
     printTable({
