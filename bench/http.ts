@@ -14,6 +14,7 @@
 import { loadavg } from 'node:os';
 import { examplesRepository } from '../test/support/fixtures.js';
 import { load, post, type LoadResult } from './load.js';
+import { roundOrder } from './order.js';
 import { compactPlacement, samplePlacement } from './placement.js';
 import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { settings } from './settings.js';
@@ -67,8 +68,8 @@ export async function overHttp(): Promise<void> {
 
     const results = new Map<Target['key'], LoadResult[]>(targets.map((t) => [t.key, []]));
     for (let round = 0; round < rounds; round++) {
-      // Rotate the order each round: no target always runs first (or right after the heaviest one).
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      // A different order each round (order.ts): no target always runs first, or always right after the same one.
+      const order = roundOrder(targets, round);
       process.stderr.write(`http: round ${round + 1}/${rounds}: ${order.map((t) => t.key).join(' → ')}\n`);
       for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
     }

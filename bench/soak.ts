@@ -4,15 +4,17 @@
 // ~30 s of load and 17–23k after). Each slice's throughput is printed as it
 // ends, so that drift during the soak shows.
 //
-// The targets take turns in slices (the order rotated each turn) rather than
-// one soaking after another: in turn, each target idles only while the
-// others take their slice, as it does in the measured rounds that follow,
-// whereas one after another the first target would idle for minutes right
-// before the rounds, and whatever the load built up (or what idling undoes)
-// would differ between the first and the last. Drift on the machine (other
-// processes) also spreads over every target instead of landing on one.
+// The targets take turns in slices (in a different order each turn,
+// order.ts) rather than soaking one after another: taking turns, each target
+// idles only while the others take their slice, as it does in the measured
+// rounds that follow, whereas one after another the first target would idle
+// for minutes right before the rounds, and whatever the load built up (or
+// idling undoes) would differ between the first target and the last. Drift
+// on the machine (other processes) also spreads over every target instead
+// of landing on one.
 
 import { load, type LoadResult } from './load.js';
+import { roundOrder } from './order.js';
 import { settings } from './settings.js';
 
 export interface SoakTarget {
@@ -35,7 +37,7 @@ export async function soak(section: string, targets: readonly SoakTarget[], seco
   for (let slice = 0; slice < slices; slice++) {
     const from = slice * sliceSeconds;
     const length = Math.min(sliceSeconds, seconds - from);
-    const order = targets.map((_, i) => targets[(i + slice) % targets.length]);
+    const order = roundOrder(targets, slice);
     for (const t of order) {
       const r = await load({ url: t.url, body: t.body, seconds: length, connections });
       results.get(t.key)!.push(r);
