@@ -18,7 +18,7 @@ import type { RtProcess } from '../test/support/rt-process.js';
 import { load, post, type LoadResult } from './load.js';
 import { compactPlacement, describePlacement, placementState, samplePlacement, type PlacementSample } from './placement.js';
 import { cpuSeconds, rssMiB } from './proc.js';
-import { Cleanup, startAll, startRt } from './servers.js';
+import { assertRunning, Cleanup, startAll, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { printTable } from './table.js';
 import { fixed, kilo, max, passMiss, ratio, sum } from './stats.js';
@@ -87,6 +87,7 @@ export async function drift(): Promise<void> {
     const slices: Slice[] = [];
     for (let from = 0; from < driftSeconds; from += sliceSeconds) {
       const slice = await runSlice(rt, url, from, Math.min(sliceSeconds, driftSeconds - from));
+      assertRunning('rt', rt);
       slices.push(slice);
       const r = slice.load;
       const failures = r.errors + r.timeouts + r.non2xx;

@@ -11,12 +11,13 @@
 // its own, so that its load (and its instance threads) stays out of the add
 // rows.
 
+import type { ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { examplesRepository } from '../test/support/fixtures.js';
 import { load, post, type LoadResult } from './load.js';
 import { roundOrder } from './order.js';
 import { compactPlacement, samplePlacement } from './placement.js';
-import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
+import { assertRunning, Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
 import { printTable } from './table.js';
@@ -30,6 +31,7 @@ interface Target {
   /** Text the answer must contain (checked once before loading). */
   expect: string;
   rt: boolean;
+  server: { child: ChildProcess; output?: string };
 }
 
 const ADD_BODY = '{"a":20,"b":22}';
@@ -52,12 +54,12 @@ export async function overHttp(): Promise<void> {
     ] as const);
     const invoke = (base: string, path: string) => `${base}/api/services/${path}`;
     const targets: Target[] = [
-      { key: 'lean', label: 'lean Koa route, body read by hand (JSON add)', url: `${lean.url}/add`, body: ADD_BODY, expect: '42', rt: false },
-      { key: 'koa', label: 'Koa + koa-body, design card stack (JSON add)', url: `${koa.url}/add`, body: ADD_BODY, expect: '42', rt: false },
-      { key: 'raw', label: 'raw node:http (JSON add)', url: `${raw.url}/add`, body: ADD_BODY, expect: '42', rt: false },
-      { key: 'rtWarn', label: 'rt calculator.add, log warn', url: invoke(rtWarn.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true },
-      { key: 'rtInfo', label: 'rt calculator.add, log info', url: invoke(rtInfo.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true },
-      { key: 'greeter', label: 'rt greeter.greet (componentize-js), log warn', url: invoke(rtGreeter.url, 'example/greeter/invoke/greet'), body: '{"name":"World"}', expect: 'World', rt: true },
+      { key: 'lean', label: 'lean Koa route, body read by hand (JSON add)', url: `${lean.url}/add`, body: ADD_BODY, expect: '42', rt: false, server: lean },
+      { key: 'koa', label: 'Koa + koa-body, design card stack (JSON add)', url: `${koa.url}/add`, body: ADD_BODY, expect: '42', rt: false, server: koa },
+      { key: 'raw', label: 'raw node:http (JSON add)', url: `${raw.url}/add`, body: ADD_BODY, expect: '42', rt: false, server: raw },
+      { key: 'rtWarn', label: 'rt calculator.add, log warn', url: invoke(rtWarn.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true, server: rtWarn },
+      { key: 'rtInfo', label: 'rt calculator.add, log info', url: invoke(rtInfo.url, 'example/calculator/invoke/add'), body: ADD_BODY, expect: '42', rt: true, server: rtInfo },
+      { key: 'greeter', label: 'rt greeter.greet (componentize-js), log warn', url: invoke(rtGreeter.url, 'example/greeter/invoke/greet'), body: '{"name":"World"}', expect: 'World', rt: true, server: rtGreeter },
     ];
 
     for (const t of targets) {
@@ -71,7 +73,10 @@ export async function overHttp(): Promise<void> {
       // A different order each round (order.ts): no target always runs first, or always right after the same one.
       const order = roundOrder(targets, round);
       process.stderr.write(`http: round ${round + 1}/${rounds}: ${order.map((t) => t.key).join(' → ')}\n`);
-      for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
+      for (const t of order) {
+        results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
+        assertRunning(t.key, t.server);
+      }
     }
 
     // A service moved to instance threads pays a thread hop on every call: say where the rows' calls ran.

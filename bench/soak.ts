@@ -13,14 +13,18 @@
 // on the machine (other processes) also spreads over every target instead
 // of landing on one.
 
+import type { ChildProcess } from 'node:child_process';
 import { load, type LoadResult } from './load.js';
 import { roundOrder } from './order.js';
+import { assertRunning } from './servers.js';
 import { settings } from './settings.js';
 
 export interface SoakTarget {
   key: string;
   url: string;
   body: string;
+  /** The process serving `url`: a slice that finds it gone ends the soak. */
+  server: { child: ChildProcess; output?: string };
 }
 
 /** Each target's slices, in order. */
@@ -40,6 +44,7 @@ export async function soak(section: string, targets: readonly SoakTarget[], seco
     const order = roundOrder(targets, slice);
     for (const t of order) {
       const r = await load({ url: t.url, body: t.body, seconds: length, connections });
+      assertRunning(t.key, t.server);
       results.get(t.key)!.push(r);
       const failures = r.errors + r.timeouts + r.non2xx;
       process.stderr.write(
