@@ -1,6 +1,8 @@
-// The reference point for rt's invoke path: a bare Koa + @koa/router + koa-body
-// route doing the same job (JSON in, add, JSON out) on the same number of
-// cluster workers, without components.
+// A reference point for rt's invoke path: Koa + @koa/router + koa-body, the
+// stack the design card names, doing the same job (JSON in, add, JSON out) on
+// the same number of cluster workers, without components. The targets are
+// set against the lean route (koa-lean-baseline.ts); this one shows what
+// koa-body costs on top of it.
 
 import Router from '@koa/router';
 import Koa from 'koa';

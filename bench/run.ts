@@ -4,8 +4,10 @@
 //
 // calls    per call, in process: a wasm export directly, through jco's glue,
 //          through rt's invoke path (per-call.ts)
-// http     throughput in interleaved rounds: Koa, raw node:http, rt with log
-//          levels warn and info, the componentize-js greeter (http.ts)
+// http     throughput after a soak (BENCH_SOAK_SECONDS of load on every
+//          target), in interleaved rounds: a lean Koa route (the targets'
+//          reference), Koa + koa-body, raw node:http, rt with log levels warn
+//          and info, the componentize-js greeter (http.ts, soak.ts)
 // compute  spin(1,000,000) in a WAT component, directly vs over HTTP (compute.ts)
 // streams  streamed answers, rt (1 worker) vs bare node:http writing the same
 //          items: raw-bytes MiB/s by chunk size, items/s for small items,
@@ -14,6 +16,9 @@
 // reload   memory over many reloads of a changed component (reload.ts)
 // workers  req/s of one rt with 1 and 2 workers (a WAT and a componentize-js
 //          call), and RSS per process after the load (workers.ts)
+// drift    one rt under continuous load for 10 minutes: throughput, worker
+//          CPU per request and RSS per slice, and whether the calculator's
+//          add stays inline (drift.ts); only when BENCH_ONLY names it
 //
 // Settings (BENCH_SECONDS, BENCH_ROUNDS, ...) are listed in settings.ts and
 // printed in the header.
@@ -33,6 +38,7 @@ const run: Record<Section, () => Promise<void>> = {
   startup: async () => (await import('./startup.js')).startupAndMemory(),
   reload: async () => (await import('./reload.js')).reloadMemory(),
   workers: async () => (await import('./workers.js')).workersScaling(),
+  drift: async () => (await import('./drift.js')).drift(),
 };
 
 const failed: Section[] = [];

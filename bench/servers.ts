@@ -39,6 +39,18 @@ export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<
   clearTimeout(timer);
 }
 
+/**
+ * Throws when a server a section measures has exited: its runs from then on
+ * would only count refused connections, and a table of zeros would hide why.
+ * `output` is what the server printed (rt's stderr even when quiet).
+ */
+export function assertRunning(name: string, server: { child: ChildProcess; output?: string }): void {
+  const { exitCode, signalCode, pid } = server.child;
+  if (exitCode === null && signalCode === null) return;
+  const printed = server.output?.trim() ? `; the end of what it printed:\n${server.output.trim().slice(-2000)}` : '';
+  throw new Error(`${name}: its server (pid ${pid}) exited (${exitCode ?? signalCode}) while the section ran${printed}`);
+}
+
 /** Runs `fn` for each stopper in reverse order, collecting failures: for `finally` blocks. */
 export class Cleanup {
   #steps: (() => Promise<unknown>)[] = [];
@@ -66,7 +78,7 @@ export interface Baseline {
 }
 
 /** Forks `script` (a sibling of this file: a node:cluster server) and waits for its "ready" message. */
-export async function startBaseline(script: 'koa-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number): Promise<Baseline> {
+export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number): Promise<Baseline> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [], {
     env: { ...process.env, PORT: String(port), WORKERS: String(workers) },

@@ -10,16 +10,29 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'drift'] as const;
 export type Section = (typeof SECTIONS)[number];
+
+/** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, so it runs only when named. */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'drift');
 
 export const settings = {
   /** Seconds per autocannon run. */
   seconds: num('BENCH_SECONDS', 10),
   /** Interleaved rounds over all HTTP targets. */
   rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 3))),
-  /** Seconds of the one warm-up run per HTTP target (not counted). */
+  /**
+   * Seconds of load on every HTTP target before its measured rounds (not
+   * counted). rt has been seen to slow down after ~30 s of load, so a few
+   * seconds of warm-up measure a server that is not yet in its steady state.
+   */
+  soakSeconds: num('BENCH_SOAK_SECONDS', 60),
+  /** Length of one slice of the soak and of the drift run: one throughput line each. */
+  sliceSeconds: 10,
+  /** Seconds of the one warm-up run per target of the workers section (not counted). */
   warmupSeconds: num('BENCH_WARMUP_SECONDS', 3),
+  /** Seconds of continuous load on one rt in the drift section. */
+  driftSeconds: num('BENCH_DRIFT_SECONDS', 600),
   connections: 50,
   /** Workers of every HTTP server (Koa, raw node:http, rt). */
   workers: 2,
@@ -44,7 +57,7 @@ export const settings = {
 /** The sections BENCH_ONLY selects (comma-separated), all of them when it is unset. */
 export function selectedSections(): Section[] {
   const only = process.env.BENCH_ONLY?.trim();
-  if (!only) return [...SECTIONS];
+  if (!only) return [...DEFAULT_SECTIONS];
   const chosen = only.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = chosen.filter((s) => !(SECTIONS as readonly string[]).includes(s));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown section(s) ${unknown.join(', ')}; expected ${SECTIONS.join('|')} (comma-separated)`);
@@ -56,10 +69,10 @@ export function printHeader(sections: readonly Section[]): void {
   console.log('rt benchmark');
   console.log(`  machine: ${cpu.length} CPUs, ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`  node ${process.version} on ${process.platform}/${process.arch}`);
-  console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated)`);
+  console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated; unset: all but drift)`);
   console.log(
-    `  http: ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ` +
-      `${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), ${settings.workers} workers per server`,
+    `  http: ${settings.soakSeconds} s soak per target first (BENCH_SOAK_SECONDS, interleaved ${settings.sliceSeconds} s slices), ` +
+      `then ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ${settings.workers} workers per server`,
   );
   console.log(
     `  compute: spin(${settings.computeN}) (BENCH_COMPUTE_N), ${settings.computeCalls} calls (BENCH_COMPUTE_CALLS) after ${settings.computeWarmup} warm-up calls (BENCH_COMPUTE_WARMUP)`,
@@ -70,5 +83,11 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
-  console.log(`  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, RSS per process`);
+  console.log(
+    `  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, ${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), RSS per process`,
+  );
+  console.log(
+    `  drift: ${settings.driftSeconds} s (BENCH_DRIFT_SECONDS) of continuous load on one rt (${settings.workers} workers, warn) in ${settings.sliceSeconds} s slices, ` +
+      `${settings.connections} connections${sections.includes('drift') ? '' : '; runs only when BENCH_ONLY names it'}`,
+  );
 }

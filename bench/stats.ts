@@ -11,6 +11,15 @@ export function min(values: readonly number[]): number {
   return values.length === 0 ? NaN : Math.min(...values);
 }
 
+export function max(values: readonly number[]): number {
+  return values.length === 0 ? NaN : Math.max(...values);
+}
+
+/** Highest over lowest, to two decimals: how far apart the runs of one target were. */
+export function spread(values: readonly number[]): string {
+  return ratio(max(values), min(values));
+}
+
 export function sum(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
@@ -22,6 +31,11 @@ export function ratio(a: number, b: number): string {
 
 export function fixed(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
+}
+
+/** A rate in thousands with one decimal ("27.9k"), for compact series. */
+export function kilo(n: number): string {
+  return Number.isFinite(n) ? `${(n / 1000).toFixed(1)}k` : 'n/a';
 }
 
 export function passMiss(ok: boolean): 'PASS' | 'MISS' {

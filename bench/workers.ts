@@ -2,16 +2,17 @@
 // the numbers docs/scaling.md sizes replicas and their limits from. Two rt
 // processes serve the bundled examples side by side, one with 1 worker and one
 // with 2, each started on an empty compile cache as a new pod is. Each round
-// loads every (rt, call) pair in turn, the order rotated, with autocannon
-// (which runs on the same cores: on a 2-core machine the second worker competes
-// with the load generator). Memory: RSS and peak RSS of each primary and
-// worker, from /proc, once ready and after the load (which ends with a few
-// seconds on every other example service).
+// loads every (rt, call) pair in turn, in a different order each round
+// (order.ts), with autocannon (which runs on the same cores: on a 2-core
+// machine the second worker competes with the load generator). Memory: RSS
+// and peak RSS of each primary and worker, from /proc, once ready and after
+// the load (which ends with a few seconds on every other example service).
 
 import { readFile, rm } from 'node:fs/promises';
 import { examplesRepository } from '../test/support/fixtures.js';
 import { tempDir, type RtProcess } from '../test/support/rt-process.js';
 import { load, post, type LoadResult } from './load.js';
+import { roundOrder } from './order.js';
 import { Cleanup, spawnRt, startAll, stopChild } from './servers.js';
 import { settings } from './settings.js';
 import { printTable } from './table.js';
@@ -80,7 +81,7 @@ export async function workersScaling(): Promise<void> {
     }
     const results = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
     for (let round = 0; round < rounds; round++) {
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      const order = roundOrder(targets, round);
       process.stderr.write(`workers: round ${round + 1}/${rounds}\n`);
       for (const t of order) results.get(t.key)!.push(await load({ url: t.url, body: t.call.body, seconds, connections }));
     }
