@@ -44,6 +44,32 @@ describe('inline call budget', () => {
     });
   });
 
+  it('reads the CPU clock only for a call that runs a while, and keeps each further budget as long as the first', () => {
+    const { c, pass } = clocks();
+    let reads = 0;
+    const budget = new FuelBudget({ now: () => c.wall, cpu: () => (reads++, c.cpu) });
+    budget.within(1_020, 1_200, () => {
+      for (let i = 0; i < 10; i++) {
+        expect(budget.exhausted()).to.equal(false);
+        pass(0.1);
+      }
+    });
+    expect(reads, 'a short call').to.equal(0);
+    budget.within(c.wall + 20, c.wall + 200, () => {
+      expect(budget.exhausted()).to.equal(false);
+      pass(25, 1); // past the budget, not running: another budget
+      expect(budget.exhausted()).to.equal(false);
+      pass(19, 1);
+      expect(budget.exhausted()).to.equal(false);
+      pass(2, 1); // past the second budget, still not running: a third, as long
+      expect(budget.exhausted()).to.equal(false);
+      pass(19);
+      expect(budget.exhausted()).to.equal(false);
+      pass(2);
+      expect(budget.exhausted()).to.equal(true);
+    });
+  });
+
   it('stops a call at its hard end, scheduled or not', () => {
     const { clocks: k, pass } = clocks();
     const budget = new FuelBudget(k);
