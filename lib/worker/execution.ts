@@ -8,7 +8,9 @@
 // instance threads (instance-pool.ts), and back, as placement.ts decides:
 // - a call runs past INLINE_BUDGET_MS: it is interrupted and made again on a
 //   thread with the time left before its deadline (the interrupted attempt
-//   had no effect outside its instance: no grants, output dropped);
+//   had no effect outside its instance: no grants, output dropped), and the
+//   service follows if the call takes long there too (a call that overran
+//   because the worker was paused takes its usual time on the thread);
 // - its calls, judged in blocks on wall and CPU time, take more than
 //   INLINE_AVERAGE_MS each: such work holds the main thread from every other
 //   request, and runs faster on a thread, where modules are not instrumented;
@@ -119,19 +121,30 @@ export class Execution {
       const now = performance.now();
       if (now >= deadline) {
         // Cut off by its deadline: moved only if it also used the whole inline budget.
-        if (now - started >= INLINE_BUDGET_MS) this.#moved(policy.leave('over_budget', 'a call ran to its deadline'));
+        if (now - started >= INLINE_BUDGET_MS) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
         return { status: 'timeout' };
       }
-      this.#moved(policy.leave('over_budget', `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and is made again there`));
+      // Made again on a thread; the service follows if the call takes long there too.
+      let ranMs: number | undefined;
+      const again = await this.#onThreads(index, args, deadline, (ms) => (ranMs = ms));
+      if (this.#inline !== inline) return again;
+      const move = policy.overran(ranMs, `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and was made again on a thread`);
+      if (move) this.#moved(move);
+      else this.options.log.debug({ ms: ranMs }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
+      return again;
     } else if (inline && policy) {
       // A large body (the only arguments that do not run inline).
       this.#moved(policy.leave('large_body', `a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`));
     } else if (policy && !this.#returning && !this.#draining) {
       this.#moved(policy.mayReturn());
     }
+    return this.#onThreads(index, args, deadline);
+  }
+
+  async #onThreads(index: number, args: Arguments, deadline: number, onRun?: (ms: number) => void): Promise<CallOutcome> {
     const pool = await this.#startThreads();
-    const outcome = await pool.call(index, args, deadline);
-    // Moved while the service was draining: the pool was made for this call alone.
+    const outcome = await pool.call(index, args, deadline, onRun);
+    // Started while the service was draining: the pool was made for this call alone.
     if (this.#draining) void pool.drain();
     return outcome;
   }

@@ -71,6 +71,8 @@ interface Call {
   /** The call's work is over (answered, or its stream ended): the pool counts it no more. */
   finish: () => void;
   stream?: StreamState;
+  /** Told how long the call ran on its thread (from when the thread took it to its answer), when it answered. */
+  onRun?: (ms: number) => void;
 }
 
 interface StreamState extends StreamOptions {
@@ -186,6 +188,7 @@ class PoolThread {
       stream.nextDeadline = performance.now() + this.options.timeoutMs;
       return call.resolve({ status: 'ok', value: this.#handle(call, stream) });
     }
+    call.onRun?.(performance.now() - this.startedAt);
     this.release();
     settle(call, outcomeOf(answer));
   }
@@ -283,8 +286,9 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  call(method: number, args: Arguments, deadline: number): Promise<CallOutcome> {
-    return this.#enqueue([++nextId, method, forThread(args)], deadline);
+  /** Calls `method`; `onRun` is told how long it ran on its thread, once it answers (not when it is cut off or lost). */
+  call(method: number, args: Arguments, deadline: number, onRun?: (ms: number) => void): Promise<CallOutcome> {
+    return this.#enqueue([++nextId, method, forThread(args)], deadline, undefined, onRun);
   }
 
   /**
@@ -297,7 +301,7 @@ export class InstancePool {
     return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, stream);
   }
 
-  #enqueue(request: CallRequest, deadline: number, stream?: StreamState): Promise<CallOutcome> {
+  #enqueue(request: CallRequest, deadline: number, stream?: StreamState, onRun?: (ms: number) => void): Promise<CallOutcome> {
     if (this.#closed) return Promise.resolve(UNLOADED);
     if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
     if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });
@@ -317,6 +321,7 @@ export class InstancePool {
       this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
       const call: Call = { request, deadline, resolve, finish };
       if (stream) call.stream = stream;
+      if (onRun) call.onRun = onRun;
       this.#queue.push(call);
       this.dispatch();
     });

@@ -14,9 +14,12 @@
 // CPU. A worker that was descheduled used no CPU meanwhile; a busy thread
 // elsewhere in the process adds CPU but not wall time, so both must agree.
 //
-// A call that runs past the inline budget (fuel-budget.ts decides that,
-// also on CPU time) or brings a body too large for the main thread moves the
-// service at once: that call is made on a thread. Every move is on
+// A call that runs past the inline budget (fuel-budget.ts decides that) is
+// made again on a thread; the service moves if it takes over
+// overrunConfirmMs there too, or does not finish (a GC pause or a
+// descheduled worker made the inline attempt long, not the work). A call
+// that brings a body too large for the main thread moves the service at
+// once: that call is made on a thread. Every move is on
 // probation: after PROBATION_MS the service comes back inline and is judged
 // again; each further move doubles the probation, up to MAX_PROBATION_MS, so
 // a truly slow method spends almost all its time on threads and a false
@@ -46,6 +49,14 @@ export interface PlacementSettings {
   trimmed: number;
   /** Average call time (ms), trimmed, above which a service belongs on threads. */
   averageMs: number;
+  /**
+   * How long a call that overran the inline budget must also take on a
+   * thread for the service to move (ms): instrumented code is at most ~2×
+   * slower, so work that needs the budget inline needs over half of it there;
+   * a call that overran because the worker was paused (GC, the OS) takes its
+   * usual time.
+   */
+  overrunConfirmMs: number;
   /** How long a first move lasts before the service is tried inline again (ms). */
   probationMs: number;
   maxProbationMs: number;
@@ -55,6 +66,7 @@ export const PLACEMENT: PlacementSettings = {
   blockCalls: 16,
   trimmed: 2,
   averageMs: 1,
+  overrunConfirmMs: 5,
   probationMs: 30_000,
   maxProbationMs: 600_000,
 };
@@ -152,6 +164,17 @@ export class PlacementPolicy {
     const [wall, cpu] = [confirming.wall.trimmedMean(), confirming.cpu.trimmedMean()];
     if (wall <= averageMs || cpu <= averageMs) return undefined;
     return this.leave('slow_calls', `its calls took ${cpu.toFixed(1)} ms of CPU each (${blockCalls} calls, the ${this.settings.trimmed} slowest left out; over ${averageMs} ms they hold the main thread from every other request)`);
+  }
+
+  /**
+   * A call ran past the inline budget and was made again on a thread, where
+   * it ran `threadMs` (undefined: it did not answer there, cut off at its
+   * deadline or lost): a move when the thread confirms the work is long.
+   */
+  overran(threadMs: number | undefined, detail: string): Move | undefined {
+    if (threadMs !== undefined && threadMs < this.settings.overrunConfirmMs) return undefined;
+    const there = threadMs === undefined ? 'it did not finish on a thread either' : `it took ${threadMs.toFixed(1)} ms on a thread`;
+    return this.leave('over_budget', `${detail}, and ${there}`);
   }
 
   /**

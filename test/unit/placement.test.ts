@@ -92,6 +92,21 @@ describe('placement policy', () => {
     expect(calls(policy, k, 1_000, (i) => (i % 4 === 0 ? FAST : 2)).move).to.include({ to: 'threads', reason: 'slow_calls' });
   });
 
+  it('moves a service for a call past the inline budget only when the call is long on a thread too', () => {
+    const k = clocks();
+    const policy = new PlacementPolicy(k.clocks);
+    // The inline attempt overran (a pause); made again on a thread, it took its usual time.
+    expect(policy.overran(0.05, 'a call ran past the inline budget')).to.equal(undefined);
+    expect(policy.overran(PLACEMENT.overrunConfirmMs - 0.1, 'again')).to.equal(undefined);
+    expect(policy.placement).to.equal('inline');
+    // Long on the thread as well: the work is long.
+    expect(policy.overran(12, 'a call ran past the inline budget')).to.include({ to: 'threads', reason: 'over_budget' });
+    k.c.wall += PLACEMENT.probationMs;
+    expect(policy.mayReturn()).to.include({ to: 'inline' });
+    // Cut off at its deadline on the thread (or lost there): it did not finish, so it is long.
+    expect(policy.overran(undefined, 'a call ran to its deadline')).to.include({ to: 'threads', reason: 'over_budget' });
+  });
+
   it('brings a moved service back after its probation, and doubles the probation on each further move', () => {
     const k = clocks();
     const policy = new PlacementPolicy(k.clocks);
