@@ -5,6 +5,7 @@
 // (docs/api.md §5.5), and its log line and metrics when it is done. One
 // module, so the two paths cannot answer the same request differently.
 
+import type { ServerResponse } from 'node:http';
 import { ApiError, asApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
@@ -28,9 +29,15 @@ export function arrival(settings: ExchangeSettings, givenId: string | undefined)
   return { arrived, deadline: arrived + settings.timeoutMs, requestId: requestId(givenId ?? '') };
 }
 
-/** Headers every answer carries: its request id, and the worker that answered (the log lines carry the same id). */
-export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): Record<string, string> {
-  return { [REQUEST_ID_HEADER]: state.requestId, 'X-Rt-Worker': settings.workerId };
+/**
+ * Sets the headers every answer carries: its request id, and the worker that
+ * answered (the log lines carry the same id). Set on arrival, not with the
+ * answer: an answer Node gives for the request itself (a malformed body:
+ * server.ts) carries the id too.
+ */
+export function setExchangeHeaders(settings: ExchangeSettings, state: RequestState, res: ServerResponse): void {
+  res.setHeader(REQUEST_ID_HEADER, state.requestId);
+  res.setHeader('X-Rt-Worker', settings.workerId);
 }
 
 /** The request's log line (unless they are off) and its metrics, once it is answered. */

@@ -19,8 +19,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
-import { errorAnswer, exchangeHeaders, arrival, finished, type ExchangeSettings } from './exchange.js';
-import type { Method } from './hosted-service.js';
+import { arrival, errorAnswer, finished, setExchangeHeaders, type ExchangeSettings } from './exchange.js';
+import type { HostedService, Method } from './hosted-service.js';
 import { Invoker, readArguments, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { overCapacity } from './server.js';
@@ -41,21 +41,22 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
 
   return (req, res) => {
     const names = laneNames(req, cors);
-    const method = names && registry.get(names.domain, names.service)?.method(names.method);
-    if (!names || !method || !takes(method) || overCapacity(req.socket)) void koa(req, res);
-    else void answer(req, res, names);
+    const hosted = names && registry.get(names.domain, names.service);
+    const method = hosted?.method(names!.method);
+    if (!method || !takes(method) || overCapacity(req.socket)) void koa(req, res);
+    else void answer(req, res, names!, { hosted: hosted!, method });
   };
 
-  async function answer(req: IncomingMessage, res: ServerResponse, names: InvokeNames): Promise<void> {
+  async function answer(req: IncomingMessage, res: ServerResponse, names: InvokeNames, first: { hosted: HostedService; method: Method }): Promise<void> {
     const request = arrival(exchange, req.headers[REQUEST_ID] as string | undefined);
-    // Set now, not with the answer: an answer Node gives for this request (a malformed body: server.ts) carries its id too.
-    for (const [name, value] of Object.entries(exchangeHeaders(exchange, request))) res.setHeader(name, value);
+    setExchangeHeaders(exchange, request, res);
     let status = 200;
     try {
-      const first = invoker.resolve(names, request);
+      invoker.note(first, request);
       const args = await readArguments(req, first.method, invoker.maxBytes, request);
-      const { hosted, method } = invoker.current(names);
-      // Replaced while the body arrived by a version whose method needs Koa's path: the body is read, so it cannot go there now.
+      // A reload or restart may have replaced the service while the body arrived.
+      const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
+      // Replaced by a version whose method needs Koa's path: the body is read, so it cannot go there now.
       if (!takes(method)) throw new ApiError('RT_ERR_NOT_READY', `${hosted.name} was reloaded while the request arrived, and ${method.descriptor.name} changed; send it again`, { service: hosted.name, method: method.descriptor.name }, { 'Retry-After': '0' });
       const result = await hosted.invoke(method, args, { rawBytes: false, deadline: request.deadline });
       send(res, 200, vary, JSON.stringify({ result: result.kind === 'json' ? result.value : null }));

@@ -53,12 +53,17 @@ export class Invoker {
   /** The method `names` name, noted on the request's state (for its log line, metrics and error bodies); ApiErrors when there is none. */
   resolve(names: InvokeNames, request: RequestState): { hosted: HostedService; method: Method } {
     const found = this.current(names);
+    this.note(found, request);
+    return found;
+  }
+
+  /** Notes a method found already on the request's state. */
+  note(found: { hosted: HostedService; method: Method }, request: RequestState): void {
     request.service = found.hosted.name;
     request.method = found.method.descriptor.name;
     let series = this.#seriesOf.get(found.method);
     if (!series) this.#seriesOf.set(found.method, (series = this.deps.requests.series(request.service, request.method)));
     request.series = series;
-    return found;
   }
 
   /** The method as it is served now: a reload or restart may have replaced the service while the body arrived, and the replaced one is draining. */
