@@ -6,7 +6,7 @@ import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
-import { arrival, errorAnswer, finished, setExchangeHeaders, type ExchangeSettings } from './exchange.js';
+import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
@@ -38,8 +38,9 @@ export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa
  */
 function requestLog(exchange: ExchangeSettings) {
   return async (ctx: RtContext, next: Next) => {
-    ctx.state = arrival(exchange, ctx.get(REQUEST_ID_HEADER));
-    setExchangeHeaders(exchange, ctx.state, ctx.res);
+    ctx.state = arrival(exchange, ctx.res, ctx.get(REQUEST_ID_HEADER));
+    const headers = exchangeHeaders(exchange, ctx.state);
+    for (let i = 0; i < headers.length; i += 2) ctx.set(headers[i], headers[i + 1]);
     try {
       await next();
     } finally {

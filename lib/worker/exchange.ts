@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, asApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 
@@ -23,21 +23,20 @@ export interface ExchangeSettings {
   timeoutMs: number;
 }
 
-/** The request's state from its arrival: deadline counted from now, its id the client's when sane. */
-export function arrival(settings: ExchangeSettings, givenId: string | undefined): RequestState {
+/** The request's state from its arrival at `res`: deadline counted from now, its id the client's when sane (noted for answers Node gives itself: server.ts). */
+export function arrival(settings: ExchangeSettings, res: ServerResponse, givenId: string | undefined): RequestState {
   const arrived = performance.now();
-  return { arrived, deadline: arrived + settings.timeoutMs, requestId: requestId(givenId ?? '') };
+  const id = requestId(givenId ?? '');
+  noteRequestId(res, id);
+  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id };
 }
 
 /**
- * Sets the headers every answer carries: its request id, and the worker that
- * answered (the log lines carry the same id). Set on arrival, not with the
- * answer: an answer Node gives for the request itself (a malformed body:
- * server.ts) carries the id too.
+ * The headers every answer carries, as a flat list of names and values: its
+ * request id, and the worker that answered (the log lines carry the same id).
  */
-export function setExchangeHeaders(settings: ExchangeSettings, state: RequestState, res: ServerResponse): void {
-  res.setHeader(REQUEST_ID_HEADER, state.requestId);
-  res.setHeader('X-Rt-Worker', settings.workerId);
+export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): string[] {
+  return [REQUEST_ID_HEADER, state.requestId, 'X-Rt-Worker', settings.workerId];
 }
 
 /** The request's log line (unless they are off) and its metrics, once it is answered. */

@@ -19,7 +19,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
-import { arrival, errorAnswer, finished, setExchangeHeaders, type ExchangeSettings } from './exchange.js';
+import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
 import type { HostedService, Method } from './hosted-service.js';
 import { Invoker, readArguments, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
@@ -37,7 +37,7 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
   const invoker = new Invoker(deps);
   const cors = deps.config.http.cors.enabled;
   // Caches must still tell these answers from those to a browser (app.ts, corsFor).
-  const vary: Record<string, string> = cors ? { Vary: 'Origin' } : {};
+  const vary: string[] = cors ? ['Vary', 'Origin'] : [];
 
   return (req, res) => {
     const names = laneNames(req, cors);
@@ -48,8 +48,7 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
   };
 
   async function answer(req: IncomingMessage, res: ServerResponse, names: InvokeNames, first: { hosted: HostedService; method: Method }): Promise<void> {
-    const request = arrival(exchange, req.headers[REQUEST_ID] as string | undefined);
-    setExchangeHeaders(exchange, request, res);
+    const request = arrival(exchange, res, req.headers[REQUEST_ID] as string | undefined);
     let status = 200;
     try {
       invoker.note(first, request);
@@ -59,11 +58,11 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
       // Replaced by a version whose method needs Koa's path: the body is read, so it cannot go there now.
       if (!takes(method)) throw new ApiError('RT_ERR_NOT_READY', `${hosted.name} was reloaded while the request arrived, and ${method.descriptor.name} changed; send it again`, { service: hosted.name, method: method.descriptor.name }, { 'Retry-After': '0' });
       const result = await hosted.invoke(method, args, { rawBytes: false, deadline: request.deadline });
-      send(res, 200, vary, JSON.stringify({ result: result.kind === 'json' ? result.value : null }));
+      send(res, 200, [...exchangeHeaders(exchange, request), ...vary], JSON.stringify({ result: result.kind === 'json' ? result.value : null }));
     } catch (e) {
       const { error, body } = errorAnswer(exchange, request, e, { service: request.service, method: request.method });
       status = error.status;
-      send(res, status, { ...vary, ...error.headers }, JSON.stringify(body));
+      send(res, status, [...exchangeHeaders(exchange, request), ...vary, ...Object.entries(error.headers).flat()], JSON.stringify(body));
     } finally {
       finished(exchange, request, { method: req.method ?? 'POST', url: req.url ?? '' }, status);
     }
@@ -89,7 +88,9 @@ function laneNames(req: IncomingMessage, cors: boolean): InvokeNames | undefined
   return { domain: parts[0], service: parts[1], method: parts[3] };
 }
 
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
-  res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) });
+/** The answer in one writeHead: headers as a flat list of names and values, which Node takes without a setHeader per header. */
+function send(res: ServerResponse, status: number, headers: string[], body: string): void {
+  headers.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
+  res.writeHead(status, headers);
   res.end(body);
 }

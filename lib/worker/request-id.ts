@@ -3,6 +3,7 @@
 // carries the same id, so a client's report can be found in the log.
 
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
@@ -18,4 +19,17 @@ const SANE = /^[A-Za-z0-9._:+/=-]{1,200}$/;
 /** The id a request goes by: the one it came with (`X-Request-Id`; '' when none), when sane, or a new UUID. */
 export function requestId(given: string): string {
   return SANE.test(given) ? given : randomUUID();
+}
+
+/** The id of each request being answered, by its response: for an answer Node gives before the app's (server.ts). */
+const inProgress = new WeakMap<ServerResponse, string>();
+
+/** Notes `id` as the id of the request `res` answers. */
+export function noteRequestId(res: ServerResponse, id: string): void {
+  inProgress.set(res, id);
+}
+
+/** The id noted for the request `res` answers, if any. */
+export function requestIdOf(res: ServerResponse): string | undefined {
+  return inProgress.get(res);
 }

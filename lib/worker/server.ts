@@ -28,7 +28,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { connectionError } from './connection-errors.js';
-import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
 
 /** Node's default: headers that take longer are a slow-loris, not a slow network, whatever the call deadline. */
 const MAX_HEADERS_MS = 60_000;
@@ -113,8 +113,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (answer && socket.writable && !inProgress?.headersSent) {
     // The app gave a request in progress its id already; its log line carries it.
-    const id = inProgress?.getHeader(REQUEST_ID_HEADER);
-    socket.write(rawAnswer(answer, typeof id === 'string' ? id : requestId('')));
+    socket.write(rawAnswer(answer, (inProgress && requestIdOf(inProgress)) ?? requestId('')));
   }
   // With the error, so that a body read in progress knows why its request ended (body.ts).
   socket.destroy(error);
