@@ -27,14 +27,14 @@ import { compileCoreModules } from './component.js';
 import type { CallOutcome } from './component-instance.js';
 import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
-import { InstancePool, type StreamOptions } from './instance-pool.js';
+import { InstancePool, type RunReport, type StreamOptions } from './instance-pool.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
 import type { Placement } from '../service.js';
-import { PlacementPolicy, type Move, type PlacementSettings } from './placement.js';
+import { PLACEMENT, PlacementPolicy, type Move, type PlacementSettings } from './placement.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
-/** How long one inline call may run on the main thread before it is moved to a thread. */
-export const INLINE_BUDGET_MS = 20;
+/** How long one inline call may run on the main thread before it is made again on a thread. */
+export const INLINE_BUDGET_MS = PLACEMENT.budgetMs;
 /** How long it may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
 const INLINE_HARD_MS = 4 * INLINE_BUDGET_MS;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
@@ -125,12 +125,12 @@ export class Execution {
         return { status: 'timeout' };
       }
       // Made again on a thread; the service follows if the call takes long there too.
-      let ranMs: number | undefined;
-      const again = await this.#onThreads(index, args, deadline, (ms) => (ranMs = ms));
+      let ran: { ms: number; first: boolean } | undefined;
+      const again = await this.#onThreads(index, args, deadline, (ms, first) => (ran = { ms, first }));
       if (this.#inline !== inline) return again;
-      const move = policy.overran(ranMs, `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and was made again on a thread`);
+      const move = policy.overran(ran, `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and was made again on a thread`);
       if (move) this.#moved(move);
-      else this.options.log.debug({ ms: ranMs }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
+      else this.options.log.debug({ ms: ran?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
       return again;
     } else if (inline && policy) {
       // A large body (the only arguments that do not run inline).
@@ -141,7 +141,7 @@ export class Execution {
     return this.#onThreads(index, args, deadline);
   }
 
-  async #onThreads(index: number, args: Arguments, deadline: number, onRun?: (ms: number) => void): Promise<CallOutcome> {
+  async #onThreads(index: number, args: Arguments, deadline: number, onRun?: RunReport): Promise<CallOutcome> {
     const pool = await this.#startThreads();
     const outcome = await pool.call(index, args, deadline, onRun);
     // Started while the service was draining: the pool was made for this call alone.

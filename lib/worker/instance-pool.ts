@@ -63,6 +63,14 @@ export interface StreamHandle {
   cancel(): void;
 }
 
+/**
+ * How long a call ran on its thread, from when the thread took it to its
+ * answer, and whether it was the thread's first (its wasm functions compiled
+ * as they are first called: the first call of a componentize-js instance
+ * pays for many).
+ */
+export type RunReport = (ms: number, first: boolean) => void;
+
 interface Call {
   request: CallRequest;
   /** performance.now() past which the call is answered 504, waiting or running. */
@@ -71,8 +79,8 @@ interface Call {
   /** The call's work is over (answered, or its stream ended): the pool counts it no more. */
   finish: () => void;
   stream?: StreamState;
-  /** Told how long the call ran on its thread (from when the thread took it to its answer), when it answered. */
-  onRun?: (ms: number) => void;
+  /** Told how long the call ran on its thread, when it answered. */
+  onRun?: RunReport;
 }
 
 interface StreamState extends StreamOptions {
@@ -108,6 +116,8 @@ class PoolThread {
   #lost = false;
   /** When the thread last finished its work (for retiring idle overflow threads). */
   idleSince = performance.now();
+  /** Calls it has answered. */
+  #answered = 0;
 
   constructor(
     spec: ThreadSpec,
@@ -188,7 +198,7 @@ class PoolThread {
       stream.nextDeadline = performance.now() + this.options.timeoutMs;
       return call.resolve({ status: 'ok', value: this.#handle(call, stream) });
     }
-    call.onRun?.(performance.now() - this.startedAt);
+    call.onRun?.(performance.now() - this.startedAt, this.#answered++ === 0);
     this.release();
     settle(call, outcomeOf(answer));
   }
@@ -287,7 +297,7 @@ export class InstancePool {
   }
 
   /** Calls `method`; `onRun` is told how long it ran on its thread, once it answers (not when it is cut off or lost). */
-  call(method: number, args: Arguments, deadline: number, onRun?: (ms: number) => void): Promise<CallOutcome> {
+  call(method: number, args: Arguments, deadline: number, onRun?: RunReport): Promise<CallOutcome> {
     return this.#enqueue([++nextId, method, forThread(args)], deadline, undefined, onRun);
   }
 
@@ -301,7 +311,7 @@ export class InstancePool {
     return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, stream);
   }
 
-  #enqueue(request: CallRequest, deadline: number, stream?: StreamState, onRun?: (ms: number) => void): Promise<CallOutcome> {
+  #enqueue(request: CallRequest, deadline: number, stream?: StreamState, onRun?: RunReport): Promise<CallOutcome> {
     if (this.#closed) return Promise.resolve(UNLOADED);
     if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
     if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });

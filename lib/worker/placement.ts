@@ -8,7 +8,7 @@
 // nothing: a GC pause or the OS descheduling the worker lands in a call now
 // and then. So calls are judged in blocks of BLOCK_CALLS, with the slowest
 // TRIMMED of each block left out; a block whose other calls average over
-// INLINE_AVERAGE_MS makes the policy suspicious, and the next block is
+// `averageMs` (1 ms) makes the policy suspicious, and the next block is
 // timed on the CPU clock as well (process.cpuUsage() costs ~2–3 µs, too much
 // for every call): the service moves only if those calls also used that much
 // CPU. A worker that was descheduled used no CPU meanwhile; a busy thread
@@ -49,6 +49,8 @@ export interface PlacementSettings {
   trimmed: number;
   /** Average call time (ms), trimmed, above which a service belongs on threads. */
   averageMs: number;
+  /** How long one inline call may run (execution.ts interrupts it then). */
+  budgetMs: number;
   /**
    * How long a call that overran the inline budget must also take on a
    * thread for the service to move (ms): instrumented code is at most ~2×
@@ -66,6 +68,7 @@ export const PLACEMENT: PlacementSettings = {
   blockCalls: 16,
   trimmed: 2,
   averageMs: 1,
+  budgetMs: 20,
   overrunConfirmMs: 5,
   probationMs: 30_000,
   maxProbationMs: 600_000,
@@ -168,12 +171,14 @@ export class PlacementPolicy {
 
   /**
    * A call ran past the inline budget and was made again on a thread, where
-   * it ran `threadMs` (undefined: it did not answer there, cut off at its
-   * deadline or lost): a move when the thread confirms the work is long.
+   * it ran `thread.ms` (undefined: it did not answer there, cut off at its
+   * deadline or lost): a move when the thread confirms the work is long. A
+   * thread's first call also compiles the wasm functions it reaches, so it
+   * confirms only by taking the whole inline budget.
    */
-  overran(threadMs: number | undefined, detail: string): Move | undefined {
-    if (threadMs !== undefined && threadMs < this.settings.overrunConfirmMs) return undefined;
-    const there = threadMs === undefined ? 'it did not finish on a thread either' : `it took ${threadMs.toFixed(1)} ms on a thread`;
+  overran(thread: { ms: number; first: boolean } | undefined, detail: string): Move | undefined {
+    if (thread && thread.ms < (thread.first ? this.settings.budgetMs : this.settings.overrunConfirmMs)) return undefined;
+    const there = thread === undefined ? 'it did not finish on a thread either' : `it took ${thread.ms.toFixed(1)} ms on a thread`;
     return this.leave('over_budget', `${detail}, and ${there}`);
   }
 

@@ -96,12 +96,17 @@ describe('placement policy', () => {
     const k = clocks();
     const policy = new PlacementPolicy(k.clocks);
     // The inline attempt overran (a pause); made again on a thread, it took its usual time.
-    expect(policy.overran(0.05, 'a call ran past the inline budget')).to.equal(undefined);
-    expect(policy.overran(PLACEMENT.overrunConfirmMs - 0.1, 'again')).to.equal(undefined);
+    expect(policy.overran({ ms: 0.05, first: false }, 'a call ran past the inline budget')).to.equal(undefined);
+    expect(policy.overran({ ms: PLACEMENT.overrunConfirmMs - 0.1, first: false }, 'again')).to.equal(undefined);
     expect(policy.placement).to.equal('inline');
+    // A thread's first call compiles what it reaches: it confirms only with the whole budget.
+    expect(policy.overran({ ms: 12, first: true }, 'a first call on a fresh thread')).to.equal(undefined);
     // Long on the thread as well: the work is long.
-    expect(policy.overran(12, 'a call ran past the inline budget')).to.include({ to: 'threads', reason: 'over_budget' });
+    expect(policy.overran({ ms: 12, first: false }, 'a call ran past the inline budget')).to.include({ to: 'threads', reason: 'over_budget' });
     k.c.wall += PLACEMENT.probationMs;
+    expect(policy.mayReturn()).to.include({ to: 'inline' });
+    expect(policy.overran({ ms: PLACEMENT.budgetMs + 1, first: true }, 'long on a fresh thread too')).to.include({ to: 'threads', reason: 'over_budget' });
+    k.c.wall += PLACEMENT.probationMs * 2;
     expect(policy.mayReturn()).to.include({ to: 'inline' });
     // Cut off at its deadline on the thread (or lost there): it did not finish, so it is long.
     expect(policy.overran(undefined, 'a call ran to its deadline')).to.include({ to: 'threads', reason: 'over_budget' });
