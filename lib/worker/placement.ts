@@ -6,8 +6,8 @@
 // timed around that alone (timing across an `await` counts every other
 // request's work queued before the continuation). One slow call proves
 // nothing: a GC pause or the OS descheduling the worker lands in a call now
-// and then. So calls are judged in blocks of BLOCK_CALLS, with the slowest
-// TRIMMED of each block left out; a block whose other calls average over
+// and then. So calls are judged in blocks (`blockCalls`, 16), with the
+// slowest (`trimmed`, 2) of each block left out; a block whose other calls average over
 // `averageMs` (1 ms) makes the policy suspicious, and the next block is
 // timed on the CPU clock as well (process.cpuUsage() costs ~2–3 µs, too much
 // for every call): the service moves only if those calls also used that much
