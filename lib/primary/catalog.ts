@@ -95,7 +95,9 @@ function compileLog(component: FoundComponent, log: Logger): { events: Transpile
 }
 
 async function describe(component: FoundComponent, events: TranspileEvents): Promise<ServiceDescriptor> {
-  const bytes = new Uint8Array(await readFile(component.path));
+  const file = await readFile(component.path);
+  // A plain Uint8Array over the Buffer's memory: a copy would cost ~5 ms of the event loop for an 11 MB component.
+  const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
   const { artifact, interface: iface } = await transpileComponent(bytes, events);
   const sidecar = await readSidecar(component.path);
   const address = serviceAddress(iface, component.stem, sidecar);

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sha256 } from '../sha256.js';
+import { sha256InSlices } from './sha256-in-slices.js';
 import { check, list, misfitLine, nullable, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 
@@ -102,7 +103,7 @@ export class TranspileCache {
         const before = await stat(path);
         const stamp = `${before.size}:${before.mtimeMs}:${before.ino}`;
         if (verified.get(path) === stamp) continue;
-        if (sha256(await readFile(path)) !== hash) return `${name}: its content is not what was written`;
+        if ((await sha256InSlices(await readFile(path))) !== hash) return `${name}: its content is not what was written`;
         verified.set(path, stamp);
       } catch (e) {
         return `${name}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`;

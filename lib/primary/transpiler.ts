@@ -13,11 +13,11 @@
 
 import { join } from 'node:path';
 import { cacheDir } from '../paths.js';
-import { sha256 } from '../sha256.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import type { ComponentInterface } from '../wit/types.js';
 import { compileOffThread } from './compiler-threads.js';
+import { sha256InSlices } from './sha256-in-slices.js';
 import { TranspileCache, type EntryMeta } from './transpile-cache.js';
 
 /** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
@@ -61,7 +61,7 @@ const building = new Map<string, Promise<EntryMeta>>();
 export async function transpileComponent(bytes: Uint8Array, events: TranspileEvents = {}): Promise<TranspiledComponent> {
   // Read first: it turns "not a component" into a clear message instead of a transpiler stack trace.
   const iface = readComponentInterface(bytes);
-  const hash = sha256(bytes);
+  const hash = await sha256InSlices(bytes);
   const entries = cache();
   const entry = entries.entry(hash);
   let meta = building.get(entry);
