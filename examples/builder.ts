@@ -3,17 +3,21 @@
 // componentize-js, a development dependency) and C (clang for wasm32-wasi with
 // wasi-libc, adapted to WASI 0.2 with jco's preview1 reactor adapter, the way
 // Rust, C and Go toolchains build components). Builds are cached by the hash
-// of everything that goes into them, since a componentize-js build takes ~15 s.
+// of everything that goes into them, since a componentize-js build takes ~15 s;
+// each runs in a child process (componentize-child.ts), so several can run at
+// once.
 
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as jco from '@bytecodealliance/jco';
 import { cacheDir } from '../lib/paths.js';
 import { writeAtomically } from '../lib/write-atomically.js';
+import type { ComponentizeAnswer } from './componentize-child.js';
 
 // jco's tool functions are declared `any`; these are the shapes they have.
 const parse = jco.parse as (wat: string) => Promise<Uint8Array>;
@@ -52,8 +56,6 @@ export interface CSource {
 export type ComponentSource = WatSource | JsSource | CSource;
 
 export type Progress = (message: string) => void;
-
-const ALL_FEATURES: ComponentizeFeature[] = ['stdio', 'random', 'clocks', 'http', 'fetch-event'];
 
 /** The cache key: the source and the tool versions that turn it into bytes. */
 function sourceHash(source: ComponentSource): string {
@@ -126,31 +128,17 @@ async function buildC(source: CSource): Promise<Uint8Array> {
   }
 }
 
+/** componentize-js in a child process (componentize-child.ts): builds run side by side there, and none holds up this process. */
 async function buildJs(source: JsSource): Promise<Uint8Array> {
-  let componentize: typeof import('@bytecodealliance/componentize-js').componentize;
-  try {
-    ({ componentize } = await import('@bytecodealliance/componentize-js'));
-  } catch {
-    throw new Error('building JavaScript components needs @bytecodealliance/componentize-js (a development dependency): run `npm ci`');
-  }
-  // Wizer, which componentize-js runs with an environment of only what it is
-  // given, compiles the engine through wasmtime's cache: by default
-  // ~/.cache/wasmtime of the account (found through the password database,
-  // whatever HOME says), 18 MB more for every world built. That cache never
-  // pays off here (a build is cached above by its inputs), so it goes in a
-  // directory of the build's own, removed after it.
-  const wasmtimeCache = await mkdtemp(join(tmpdir(), 'rt-componentize-'));
-  try {
-    // The inline-WIT form: componentize-js cannot read a `witPath` (its splicer's
-    // WASI filesystem does not see it).
-    type Options = NonNullable<Parameters<typeof componentize>[2]>;
-    const options: Omit<Options, 'sourcePath'> = { worldName: source.world, disableFeatures: source.disableFeatures ?? ALL_FEATURES, env: { XDG_CACHE_HOME: wasmtimeCache } };
-    // Its typings demand `sourcePath`, which only matters for relative imports.
-    const { component } = await componentize(source.js, source.wit, options as Options);
-    return component;
-  } finally {
-    await rm(wasmtimeCache, { recursive: true, force: true });
-  }
+  const child = fork(fileURLToPath(new URL('./componentize-child.js', import.meta.url)), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const answer = await new Promise<ComponentizeAnswer>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`the componentize-js build process ended (${signal ?? `exit code ${code}`}) before it answered`)));
+    child.send(source);
+  });
+  if (!answer.ok) throw new Error(answer.error);
+  return answer.component;
 }
 
 function formatSize(n: number): string {

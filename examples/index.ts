@@ -2,8 +2,10 @@
 // that a `file://` repository can point at.
 
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mapConcurrently } from '../lib/concurrently.js';
 import { buildComponent, type ComponentSource, type Progress } from './builder.js';
 
 // dist/examples/index.js → the repository's examples/ folder.
@@ -64,13 +66,32 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
   },
 ];
 
-/** Builds every example into `outDir/<name>.wasm`, reporting progress as `[i/n] ...`. */
+/**
+ * Examples built at once: one per core. A componentize-js build keeps ~1.4
+ * cores busy (wizer compiles on threads of its own) and ~1.2 GB, each in a
+ * process of its own (builder.ts).
+ */
+const BUILDS_AT_ONCE = availableParallelism();
+
+/**
+ * Builds every example into `outDir/<name>.wasm`, reporting progress as
+ * `[i/n] ...` (i: the example's place in the list, whatever order the builds
+ * finish in). A failed build stops none of the others; the first failure is
+ * thrown once all have ended.
+ */
 export async function buildExamples(outDir: string, report: Progress = () => {}): Promise<void> {
   await mkdir(outDir, { recursive: true });
-  for (const [i, example] of examples.entries()) {
-    const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
-    await writeFile(join(outDir, `${example.name}.wasm`), bytes);
-  }
+  const failures = await mapConcurrently(examples, BUILDS_AT_ONCE, async (example, i) => {
+    try {
+      const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
+      await writeFile(join(outDir, `${example.name}.wasm`), bytes);
+      return undefined;
+    } catch (e) {
+      return new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+  });
+  const failed = failures.find((f) => f !== undefined);
+  if (failed) throw failed;
   for (const [from, to] of COMPANIONS) {
     await mkdir(dirname(join(outDir, to)), { recursive: true });
     await writeFile(join(outDir, to), await source(from));

@@ -27,7 +27,7 @@
 // writing the module dominate: ~5.5-6.5 s and ~360 MB peak RSS for that core
 // on a busy 2-core machine (without the inlining: ~4.5 s), once (the
 // compiler caches the result by the component's hash and runs this on a
-// thread of its own, fuel-thread.ts). The name section is kept (binaryen
+// compiler thread, compiler-threads.ts). The name section is kept (binaryen
 // writes it with debug info on, at no measurable cost); DWARF, which would
 // describe code that moved, and the target features section are dropped.
 //

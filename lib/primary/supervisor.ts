@@ -2,6 +2,7 @@
 // the ones that die, and shuts everything down on SIGTERM/SIGINT.
 
 import cluster, { type Worker } from 'node:cluster';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
@@ -93,6 +94,11 @@ export class Supervisor implements Fleet<Worker> {
     process.on('SIGINT', () => void this.stop(0, 'SIGINT'));
 
     const { config } = this.#opts;
+    // How long this event loop was held up while starting (compiling
+    // components is the compiler threads' work, not its own): at most tens of
+    // ms, or heartbeats, control relays and /api/ready wait. In the ready line.
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     setInterval(() => this.#checkHeartbeats(), HEARTBEAT_INTERVAL_MS).unref();
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
@@ -101,12 +107,13 @@ export class Supervisor implements Fleet<Worker> {
     this.#loaded = true;
     // The workers now running: one that died during the scan has a replacement, which is not loaded yet either.
     await Promise.all(this.workers().map((w) => this.#load(w)));
+    delay.disable();
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
     const { services, failures } = this.#control.catalog;
     this.#log.info(
-      { services: services.length, failed: failures.length, workers: config.workers },
+      { services: services.length, failed: failures.length, workers: config.workers, event_loop_delay_max_ms: Math.round(delay.max / 1e6) },
       `ready: ${services.length} service(s) on http://${config.http.host}:${config.http.port}${this.#tls ? ` and https://${config.http.host}:${config.http.tls_port}` : ''}`,
     );
   }
@@ -202,9 +209,9 @@ export class Supervisor implements Fleet<Worker> {
     const late = now - this.#lastCheck > 2 * HEARTBEAT_INTERVAL_MS;
     this.#lastCheck = now;
     for (const worker of this.workers()) {
-      // This process's own event loop was blocked (a jco transpile takes
-      // seconds): the heartbeats sent meanwhile are still queued behind this
-      // timer, so nobody is judged on that stretch.
+      // This process's own event loop was held up (a long GC, a machine too
+      // busy to run it): the heartbeats sent meanwhile are still queued
+      // behind this timer, so nobody is judged on that stretch.
       if (late) this.#heard.set(worker, now);
       const silentMs = now - (this.#heard.get(worker) ?? now);
       // runtime.heartbeat_timeout_seconds (5 s by default): well above anything a worker's main thread does in one go (inline calls are cut off at tens of ms).

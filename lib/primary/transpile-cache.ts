@@ -6,9 +6,11 @@
 // would otherwise fail its component on every reload and restart, with an
 // error that does not point at the cache.
 
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sha256 } from '../sha256.js';
+import { sha256InSlices } from './sha256-in-slices.js';
 import { check, list, misfitLine, nullable, record, string, table, type Static } from '../shape.js';
 import { writeAtomically } from '../write-atomically.js';
 
@@ -101,7 +103,7 @@ export class TranspileCache {
         const before = await stat(path);
         const stamp = `${before.size}:${before.mtimeMs}:${before.ino}`;
         if (verified.get(path) === stamp) continue;
-        if (sha256(await readFile(path)) !== hash) return `${name}: its content is not what was written`;
+        if ((await sha256InSlices(await readFile(path))) !== hash) return `${name}: its content is not what was written`;
         verified.set(path, stamp);
       } catch (e) {
         return `${name}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`;
@@ -124,16 +126,20 @@ export class TranspileCache {
     return name;
   }
 
-  /** Writes into a temporary directory and renames it into place, so a half-written entry is never seen. */
-  async write(hash: string, files: [string, Uint8Array][], meta: Omit<EntryMeta, 'files'>): Promise<EntryMeta> {
+  /**
+   * Writes into a temporary directory and renames it into place, so a
+   * half-written entry is never seen. Each file comes with its sha256 (its
+   * compiler thread hashed it: megabytes the primary does not hash again).
+   */
+  async write(hash: string, files: { name: string; bytes: Uint8Array; sha256: string }[], meta: Omit<EntryMeta, 'files'>): Promise<EntryMeta> {
     const dir = this.entry(hash);
-    const tmp = `${dir}.${process.pid}.${Date.now()}.tmp`;
-    const written: EntryMeta = { ...meta, files: Object.fromEntries(files.map(([name, data]) => [name, sha256(data)])) };
+    const tmp = `${dir}.${randomUUID()}.tmp`;
+    const written: EntryMeta = { ...meta, files: Object.fromEntries(files.map((f) => [f.name, f.sha256])) };
     await mkdir(tmp, { recursive: true });
-    for (const [name, data] of files) {
+    for (const { name, bytes } of files) {
       const target = join(tmp, name);
       await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, data);
+      await writeFile(target, bytes);
     }
     await writeFile(join(tmp, 'meta.json'), JSON.stringify(written));
     try {

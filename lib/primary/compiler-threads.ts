@@ -1,0 +1,145 @@
+// Compiling components (compile-job.ts: jco's transpile, then binaryen's fuel
+// instrumentation) off the primary's event loop, several at once on a
+// multi-core machine. On an 11 MB componentize-js component the transpile is
+// ~1.2 s and the instrumentation ~5 s and ~360 MB, synchronous both, and the
+// primary must keep answering its workers meanwhile (heartbeats, control
+// relays, metrics, /api/ready). A pool of up to THREADS threads, one
+// component at a time each, work waiting in order for the next free one: a
+// thread starts when work comes and none is free, and ends once idle for
+// IDLE_MS, so jco's and binaryen's memory go with it.
+
+import { availableParallelism, setPriority } from 'node:os';
+import { parentPort, Worker, workerData } from 'node:worker_threads';
+import type { Compiled, CompileStage } from './compile-job.js';
+
+type Request = { bytes: Uint8Array };
+type Answer = { kind: 'stage'; stage: CompileStage } | { kind: 'done'; compiled: Compiled } | { kind: 'failed'; error: string };
+
+/** Marks the threads this module starts (it is their entry point too). */
+const ROLE = 'rt:compiler';
+/** How long a thread waits for more work before it ends. */
+export const IDLE_MS = 5_000;
+/**
+ * The threads' nice value on Linux. A thread of its own does not keep the
+ * primary from running, but a machine with more runnable threads than cores
+ * does: measured at start-up on a loaded 2-core machine, the primary's event
+ * loop waited up to ~350 ms for a core while two threads compiled. Niced, the
+ * compiles take what the primary and the workers leave (all of it while
+ * they are idle, as at start-up), and a compile during a reload yields to
+ * traffic.
+ */
+const NICE = 10;
+/**
+ * One thread per core, at most 4: each holds up to ~400 MB while it
+ * instruments, and at start-up the workers want the cores too.
+ */
+export const THREADS = Math.max(1, Math.min(availableParallelism(), 4));
+
+interface Job {
+  bytes: Uint8Array;
+  stage: (stage: CompileStage) => void;
+  resolve: (compiled: Compiled) => void;
+  reject: (e: Error) => void;
+}
+
+interface Thread {
+  worker: Worker;
+  /** What it is compiling; none while idle. */
+  job?: Job;
+  idle?: NodeJS.Timeout;
+}
+
+const threads = new Set<Thread>();
+const queue: Job[] = [];
+
+/** compile(bytes), run on a compiler thread; `stage` hears where it is (not while it waits for a thread). */
+export function compileOffThread(bytes: Uint8Array, stage: (stage: CompileStage) => void = () => {}): Promise<Compiled> {
+  return new Promise((resolve, reject) => {
+    queue.push({ bytes, stage, resolve, reject });
+    dispatch();
+  });
+}
+
+/** Threads alive now, at work or idle. */
+export function compilerThreads(): number {
+  return threads.size;
+}
+
+/** Gives waiting work to idle threads, starting threads up to THREADS. */
+function dispatch(): void {
+  while (queue.length > 0) {
+    const thread = [...threads].find((t) => !t.job) ?? (threads.size < THREADS ? start() : undefined);
+    if (!thread) return;
+    run(thread, queue.shift()!);
+  }
+}
+
+function run(thread: Thread, job: Job): void {
+  clearTimeout(thread.idle);
+  thread.job = job;
+  thread.worker.ref();
+  // Copied, not transferred: the caller keeps its bytes.
+  thread.worker.postMessage({ bytes: job.bytes } satisfies Request);
+}
+
+function start(): Thread {
+  const worker = new Worker(new URL(import.meta.url), { workerData: ROLE });
+  const thread: Thread = { worker };
+  threads.add(thread);
+  worker.on('message', (answer: Answer) => {
+    const job = thread.job;
+    if (!job) return;
+    if (answer.kind === 'stage') return job.stage(answer.stage);
+    thread.job = undefined;
+    if (answer.kind === 'done') job.resolve(answer.compiled);
+    else job.reject(new Error(answer.error));
+    const next = queue.shift();
+    if (next) return run(thread, next);
+    // Idle: it keeps no process alive, and ends (freeing jco's and binaryen's
+    // memory) unless more work comes first. Out of the pool before it ends:
+    // work that comes meanwhile goes to another thread.
+    worker.unref();
+    thread.idle = setTimeout(() => {
+      threads.delete(thread);
+      void worker.terminate();
+    }, IDLE_MS).unref();
+  });
+  const fail = (reason: string) => {
+    // A thread ended for being idle is out of the pool already, with nothing to answer.
+    if (!threads.delete(thread)) return;
+    clearTimeout(thread.idle);
+    thread.job?.reject(new Error(`the compiler thread ${reason}`));
+    thread.job = undefined;
+    dispatch();
+  };
+  worker.on('error', (e) => fail(`failed: ${e.message}`));
+  worker.on('exit', (code) => fail(`exited (${code})`));
+  return thread;
+}
+
+/** The buffers the answer can hand over instead of copying: those its arrays have to themselves. */
+function transferable(compiled: Compiled): ArrayBuffer[] {
+  const own = (bytes: Uint8Array) => bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const arrays = [compiled.glue, ...compiled.files.map((f) => f.bytes)];
+  return arrays.filter(own).map((bytes) => bytes.buffer as ArrayBuffer);
+}
+
+// On a thread: jco and binaryen are loaded here only, never into the primary itself.
+if (workerData === ROLE && parentPort) {
+  const port = parentPort;
+  // Linux sets the priority of the calling thread alone (elsewhere it would be the whole process's: left as it is).
+  if (process.platform === 'linux') {
+    try {
+      setPriority(NICE);
+    } catch {
+      // A sandbox that refuses it: the thread runs at the primary's priority, as it would elsewhere.
+    }
+  }
+  const { compile } = await import('./compile-job.js');
+  port.on('message', ({ bytes }: Request) => {
+    compile(bytes, (stage) => port.postMessage({ kind: 'stage', stage } satisfies Answer)).then(
+      (compiled) => port.postMessage({ kind: 'done', compiled } satisfies Answer, transferable(compiled)),
+      (e: unknown) => port.postMessage({ kind: 'failed', error: e instanceof Error ? e.message : String(e) } satisfies Answer),
+    );
+  });
+}
