@@ -5,8 +5,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mapConcurrently } from '../lib/concurrently.js';
 import { buildComponent, type ComponentSource, type Progress } from './builder.js';
+import { ComponentizeProcess } from './componentize-process.js';
 
 // dist/examples/index.js → the repository's examples/ folder.
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -67,31 +67,45 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
 ];
 
 /**
- * Examples built at once: one per core. A componentize-js build keeps ~1.4
- * cores busy (wizer compiles on threads of its own) and ~1.2 GB, each in a
- * process of its own (builder.ts).
+ * Builds at once: one per two cores. A componentize-js build alone keeps
+ * ~1.6 cores busy (wizer compiles on every core), so on this project's
+ * 2-core machines a second build beside it only slows both: two in
+ * processes of their own took 23.7 s and 46 CPU-s, one after the other in
+ * one process 20.9 s and 33 CPU-s (a process's first build pays ~4 s that
+ * later ones skip).
  */
-const BUILDS_AT_ONCE = availableParallelism();
+export const BUILD_LANES = Math.max(1, Math.floor(availableParallelism() / 2));
 
 /**
  * Builds every example into `outDir/<name>.wasm`, reporting progress as
  * `[i/n] ...` (i: the example's place in the list, whatever order the builds
- * finish in). A failed build stops none of the others; the first failure is
- * thrown once all have ended.
+ * finish in). With more than one lane, each lane builds its JavaScript
+ * examples in a process of its own (componentize-process.ts); with one, in
+ * this process. A failed build stops none of the others; the first failure
+ * is thrown once all have ended.
  */
-export async function buildExamples(outDir: string, report: Progress = () => {}): Promise<void> {
+export async function buildExamples(outDir: string, report: Progress = () => {}, lanes = BUILD_LANES): Promise<void> {
   await mkdir(outDir, { recursive: true });
-  const failures = await mapConcurrently(examples, BUILDS_AT_ONCE, async (example, i) => {
+  const queue = [...examples.entries()];
+  const failures: Error[] = [];
+  const lane = async () => {
+    const builder = lanes > 1 ? new ComponentizeProcess() : undefined;
     try {
-      const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
-      await writeFile(join(outDir, `${example.name}.wasm`), bytes);
-      return undefined;
-    } catch (e) {
-      return new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [i, example] = next;
+        try {
+          const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name, builder);
+          await writeFile(join(outDir, `${example.name}.wasm`), bytes);
+        } catch (e) {
+          failures.push(new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+        }
+      }
+    } finally {
+      builder?.close();
     }
-  });
-  const failed = failures.find((f) => f !== undefined);
-  if (failed) throw failed;
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  if (failures.length > 0) throw failures[0];
   for (const [from, to] of COMPANIONS) {
     await mkdir(dirname(join(outDir, to)), { recursive: true });
     await writeFile(join(outDir, to), await source(from));
