@@ -3,21 +3,20 @@
 // componentize-js, a development dependency) and C (clang for wasm32-wasi with
 // wasi-libc, adapted to WASI 0.2 with jco's preview1 reactor adapter, the way
 // Rust, C and Go toolchains build components). Builds are cached by the hash
-// of everything that goes into them, since a componentize-js build takes ~15 s;
-// each runs in a child process (componentize-child.ts), so several can run at
-// once.
+// of everything that goes into them, since a componentize-js build takes ~15 s
+// (componentize.ts; several at once: componentize-process.ts).
 
-import { execFile, fork } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as jco from '@bytecodealliance/jco';
 import { cacheDir } from '../lib/paths.js';
 import { writeAtomically } from '../lib/write-atomically.js';
-import type { ComponentizeAnswer } from './componentize-child.js';
+import { componentizeSource } from './componentize.js';
+import type { ComponentizeProcess } from './componentize-process.js';
 
 // jco's tool functions are declared `any`; these are the shapes they have.
 const parse = jco.parse as (wat: string) => Promise<Uint8Array>;
@@ -71,8 +70,12 @@ const TOOL_VERSIONS = { jco: '1.12.0', componentizeJs: '0.18.5', clang: '14' };
 const CLANG = 'clang-14';
 export const C_TOOLCHAIN_PACKAGES = 'clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32';
 
-/** Builds `source` into component bytes, reusing a cached build when the inputs are unchanged. */
-export async function buildComponent(source: ComponentSource, progress?: Progress, label = 'component'): Promise<Uint8Array> {
+/**
+ * Builds `source` into component bytes, reusing a cached build when the
+ * inputs are unchanged. A JavaScript source is built in this process, or in
+ * `builder`, a process of its own (componentize-process.ts).
+ */
+export async function buildComponent(source: ComponentSource, progress?: Progress, label = 'component', builder?: ComponentizeProcess): Promise<Uint8Array> {
   const hash = sourceHash(source);
   const dir = join(cacheDir(), 'build');
   const cached = join(dir, `${hash}.wasm`);
@@ -83,7 +86,7 @@ export async function buildComponent(source: ComponentSource, progress?: Progres
   }
   const started = Date.now();
   if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 15 s)...`);
-  const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await buildJs(source) : await buildC(source);
+  const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await (builder ? builder.build(source) : componentizeSource(source)) : await buildC(source);
   progress?.(`built ${label} (${formatSize(bytes.length)}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // Concurrent builders (parallel test runs) never see half a file.
   await writeAtomically(cached, bytes);
@@ -129,18 +132,6 @@ async function buildC(source: CSource): Promise<Uint8Array> {
 }
 
 /** componentize-js in a child process (componentize-child.ts): builds run side by side there, and none holds up this process. */
-async function buildJs(source: JsSource): Promise<Uint8Array> {
-  const child = fork(fileURLToPath(new URL('./componentize-child.js', import.meta.url)), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const answer = await new Promise<ComponentizeAnswer>((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`the componentize-js build process ended (${signal ?? `exit code ${code}`}) before it answered`)));
-    child.send(source);
-  });
-  if (!answer.ok) throw new Error(answer.error);
-  return answer.component;
-}
-
 function formatSize(n: number): string {
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${(n / 1024).toFixed(1)} KB`;
 }

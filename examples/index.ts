@@ -5,8 +5,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mapConcurrently } from '../lib/concurrently.js';
+import { transpileComponent } from '../lib/primary/transpiler.js';
 import { buildComponent, type ComponentSource, type Progress } from './builder.js';
+import { ComponentizeProcess } from './componentize-process.js';
 
 // dist/examples/index.js → the repository's examples/ folder.
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -67,33 +68,84 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
 ];
 
 /**
- * Examples built at once: one per core. A componentize-js build keeps ~1.4
- * cores busy (wizer compiles on threads of its own) and ~1.2 GB, each in a
- * process of its own (builder.ts).
+ * Builds at once: one per two cores. A componentize-js build alone keeps
+ * ~1.6 cores busy (wizer compiles on every core), so on this project's
+ * 2-core machines a second build beside it only slows both: two in
+ * processes of their own took 23.7 s and 46 CPU-s, one after the other in
+ * one process 20.9 s and 33 CPU-s (a process's first build pays ~4 s that
+ * later ones skip).
  */
-const BUILDS_AT_ONCE = availableParallelism();
+export const BUILD_LANES = Math.max(1, Math.floor(availableParallelism() / 2));
+
+export interface BuildOptions {
+  /** Builds at once (BUILD_LANES). */
+  lanes?: number;
+  /**
+   * Compile each example for rt as soon as it is built (transpile and
+   * instrument, into rt's cache: lib/primary/transpiler.ts), while the next
+   * builds. On 2 cores a build leaves ~0.4 of a core idle, most of it while
+   * its single-threaded steps run, which the (niced) compiler threads take:
+   * `rt start` then finds the examples compiled instead of compiling them
+   * after the last build. A compile that fails is reported, and rt reports
+   * it again when it loads the example.
+   */
+  compile?: boolean;
+}
 
 /**
  * Builds every example into `outDir/<name>.wasm`, reporting progress as
  * `[i/n] ...` (i: the example's place in the list, whatever order the builds
- * finish in). A failed build stops none of the others; the first failure is
- * thrown once all have ended.
+ * finish in). With more than one lane, each lane builds its JavaScript
+ * examples in a process of its own (componentize-process.ts); with one, in
+ * this process. A failed build stops none of the others; the first failure
+ * is thrown once all have ended.
  */
-export async function buildExamples(outDir: string, report: Progress = () => {}): Promise<void> {
+export async function buildExamples(outDir: string, report: Progress = () => {}, { lanes = BUILD_LANES, compile = false }: BuildOptions = {}): Promise<void> {
   await mkdir(outDir, { recursive: true });
-  const failures = await mapConcurrently(examples, BUILDS_AT_ONCE, async (example, i) => {
+  const queue = [...examples.entries()];
+  const failures: Error[] = [];
+  const compiles: Promise<void>[] = [];
+  const lane = async () => {
+    const builder = lanes > 1 ? new ComponentizeProcess() : undefined;
     try {
-      const bytes = await buildComponent(await example.source(), (m) => report(`[${i + 1}/${examples.length}] ${m}`), example.name);
-      await writeFile(join(outDir, `${example.name}.wasm`), bytes);
-      return undefined;
-    } catch (e) {
-      return new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [i, example] = next;
+        try {
+          const progress = (m: string) => report(`[${i + 1}/${examples.length}] ${m}`);
+          const bytes = await buildComponent(await example.source(), progress, example.name, builder);
+          await writeFile(join(outDir, `${example.name}.wasm`), bytes);
+          if (compile) compiles.push(compileForRt(bytes, example.name, progress));
+        } catch (e) {
+          failures.push(new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+        }
+      }
+    } finally {
+      builder?.close();
     }
-  });
-  const failed = failures.find((f) => f !== undefined);
-  if (failed) throw failed;
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  await Promise.all(compiles);
+  if (failures.length > 0) throw failures[0];
   for (const [from, to] of COMPANIONS) {
     await mkdir(dirname(join(outDir, to)), { recursive: true });
     await writeFile(join(outDir, to), await source(from));
+  }
+}
+
+/** Transpiles and instruments `bytes` into rt's cache, reporting only real work. */
+async function compileForRt(bytes: Uint8Array, name: string, progress: Progress): Promise<void> {
+  // From now, not from when a thread starts on it: while this process builds, its event loop hears of that late.
+  const started = Date.now();
+  let compiled = false;
+  try {
+    await transpileComponent(bytes, {
+      transpiling: () => {
+        compiled = true;
+        progress(`compiling ${name} for rt beside the builds...`);
+      },
+    });
+    if (compiled) progress(`compiled ${name} for rt, ${((Date.now() - started) / 1000).toFixed(1)} s after its build`);
+  } catch (e) {
+    progress(`could not compile ${name} for rt (rt start will say why): ${e instanceof Error ? e.message : String(e)}`);
   }
 }
