@@ -8,7 +8,7 @@
 // thread starts when work comes and none is free, and ends once idle for
 // IDLE_MS, so jco's and binaryen's memory go with it.
 
-import { availableParallelism, setPriority } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Compiled, CompileStage } from './compile-job.js';
 
@@ -19,16 +19,6 @@ type Answer = { kind: 'stage'; stage: CompileStage } | { kind: 'done'; compiled:
 const ROLE = 'rt:compiler';
 /** How long a thread waits for more work before it ends. */
 export const IDLE_MS = 5_000;
-/**
- * The threads' nice value on Linux. A thread of its own does not keep the
- * primary from running, but a machine with more runnable threads than cores
- * does: measured at start-up on a loaded 2-core machine, the primary's event
- * loop waited up to ~350 ms for a core while two threads compiled. Niced, the
- * compiles take what the primary and the workers leave (all of it while
- * they are idle, as at start-up), and a compile during a reload yields to
- * traffic.
- */
-const NICE = 10;
 /**
  * One thread per core, at most 4: each holds up to ~400 MB while it
  * instruments, and at start-up the workers want the cores too.
@@ -127,14 +117,6 @@ function transferable(compiled: Compiled): ArrayBuffer[] {
 // On a thread: jco and binaryen are loaded here only, never into the primary itself.
 if (workerData === ROLE && parentPort) {
   const port = parentPort;
-  // Linux sets the priority of the calling thread alone (elsewhere it would be the whole process's: left as it is).
-  if (process.platform === 'linux') {
-    try {
-      setPriority(NICE);
-    } catch {
-      // A sandbox that refuses it: the thread runs at the primary's priority, as it would elsewhere.
-    }
-  }
   const { compile } = await import('./compile-job.js');
   port.on('message', ({ bytes }: Request) => {
     compile(bytes, (stage) => port.postMessage({ kind: 'stage', stage } satisfies Answer)).then(
