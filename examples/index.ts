@@ -84,7 +84,7 @@ export interface BuildOptions {
    * Compile each example for rt as soon as it is built (transpile and
    * instrument, into rt's cache: lib/primary/transpiler.ts), while the next
    * builds. On 2 cores a build leaves ~0.4 of a core idle, most of it while
-   * its single-threaded steps run, which the (niced) compiler threads take:
+   * its single-threaded steps run, which the compiler threads take:
    * `rt start` then finds the examples compiled instead of compiling them
    * after the last build. A compile that fails is reported, and rt reports
    * it again when it loads the example.
