@@ -84,7 +84,7 @@ export interface BuildOptions {
    * Compile each example for rt as soon as it is built (transpile and
    * instrument, into rt's cache: lib/primary/transpiler.ts), while the next
    * builds. On 2 cores a build leaves ~0.4 of a core idle, most of it while
-   * its single-threaded steps run, which the (niced) compiler threads take:
+   * its single-threaded steps run, which the compiler threads take:
    * `rt start` then finds the examples compiled instead of compiling them
    * after the last build. A compile that fails is reported, and rt reports
    * it again when it loads the example.
@@ -111,10 +111,15 @@ export async function buildExamples(outDir: string, report: Progress = () => {},
       for (let next = queue.shift(); next; next = queue.shift()) {
         const [i, example] = next;
         try {
-          const progress = (m: string) => report(`[${i + 1}/${examples.length}] ${m}`);
+          let built = false;
+          // buildComponent reports real builds only. One found in its cache was compiled when it was built, or rt start compiles it: checking costs a warm start ~0.3 s of hashing.
+          const progress = (m: string) => {
+            built = true;
+            report(`[${i + 1}/${examples.length}] ${m}`);
+          };
           const bytes = await buildComponent(await example.source(), progress, example.name, builder);
           await writeFile(join(outDir, `${example.name}.wasm`), bytes);
-          if (compile) compiles.push(compileForRt(bytes, example.name, progress));
+          if (compile && built) compiles.push(compileForRt(bytes, example.name, progress));
         } catch (e) {
           failures.push(new Error(`${example.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
         }

@@ -1,14 +1,15 @@
 // Compiling components (compile-job.ts: jco's transpile, then binaryen's fuel
 // instrumentation) off the primary's event loop, several at once on a
 // multi-core machine. On an 11 MB componentize-js component the transpile is
-// ~1.2 s and the instrumentation ~5 s and ~360 MB, synchronous both, and the
+// ~5 s and the instrumentation ~6.5 s and ~360 MB (measured on this
+// project's 2-core machines with jco 1.12), synchronous both, and the
 // primary must keep answering its workers meanwhile (heartbeats, control
 // relays, metrics, /api/ready). A pool of up to THREADS threads, one
 // component at a time each, work waiting in order for the next free one: a
 // thread starts when work comes and none is free, and ends once idle for
 // IDLE_MS, so jco's and binaryen's memory go with it.
 
-import { availableParallelism, setPriority } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Compiled, CompileStage } from './compile-job.js';
 
@@ -19,16 +20,6 @@ type Answer = { kind: 'stage'; stage: CompileStage } | { kind: 'done'; compiled:
 const ROLE = 'rt:compiler';
 /** How long a thread waits for more work before it ends. */
 export const IDLE_MS = 5_000;
-/**
- * The threads' nice value on Linux. A thread of its own does not keep the
- * primary from running, but a machine with more runnable threads than cores
- * does: measured at start-up on a loaded 2-core machine, the primary's event
- * loop waited up to ~350 ms for a core while two threads compiled. Niced, the
- * compiles take what the primary and the workers leave (all of it while
- * they are idle, as at start-up), and a compile during a reload yields to
- * traffic.
- */
-const NICE = 10;
 /**
  * One thread per core, at most 4: each holds up to ~400 MB while it
  * instruments, and at start-up the workers want the cores too.
@@ -127,14 +118,6 @@ function transferable(compiled: Compiled): ArrayBuffer[] {
 // On a thread: jco and binaryen are loaded here only, never into the primary itself.
 if (workerData === ROLE && parentPort) {
   const port = parentPort;
-  // Linux sets the priority of the calling thread alone (elsewhere it would be the whole process's: left as it is).
-  if (process.platform === 'linux') {
-    try {
-      setPriority(NICE);
-    } catch {
-      // A sandbox that refuses it: the thread runs at the primary's priority, as it would elsewhere.
-    }
-  }
   const { compile } = await import('./compile-job.js');
   port.on('message', ({ bytes }: Request) => {
     compile(bytes, (stage) => port.postMessage({ kind: 'stage', stage } satisfies Answer)).then(
