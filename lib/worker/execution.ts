@@ -226,7 +226,7 @@ export class Execution {
     const policy = this.#policy!;
     return compileCoreModules(d.artifact, memoryCapBytes, 'fuel').then((modules) =>
       InlineInstance.start(
-        { ...this.#instanceSpec(), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
+        { ...instanceSpec(d, memoryCapBytes), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
         {
           recycleAfter: d.instances.recycleAfter,
           startBudgetMs: START_BUDGET_MS,
@@ -242,18 +242,7 @@ export class Execution {
     if (this.#threads) return this.#threads;
     const d = this.descriptor;
     this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
-      const spec: ThreadSpec = {
-        ...this.#instanceSpec(),
-        service: this.options.service,
-        modules,
-        importSpecifiers: d.artifact.importSpecifiers,
-        imports: d.interface.imports,
-        recycleAfter: d.instances.recycleAfter,
-        grants: grants(d),
-        streams: d.methods.map((m) => m.stream ?? null),
-        signatures: d.methods.map((m) => (m.invocable ? { name: m.function.name, params: m.function.params } : null)),
-      };
-      return (this.#pool = new InstancePool(spec, {
+      return (this.#pool = new InstancePool(threadSpec(d, modules, this.options), {
         size: d.instances.poolSize,
         maxQueue: d.instances.maxQueue,
         timeoutMs: this.options.timeoutMs,
@@ -264,21 +253,35 @@ export class Execution {
     return this.#threads;
   }
 
-  /** What an instance is made from, wherever it runs. */
-  #instanceSpec() {
-    const d = this.descriptor;
-    return {
-      entry: d.artifact.entry,
-      methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
-      init: d.init,
-      config: d.config?.bytes ?? new Uint8Array(),
-      memoryCapBytes: this.options.memoryCapBytes,
-    };
-  }
-
   #logOutput(stream: 'stdout' | 'stderr', text: string, dropped: number): void {
     this.options.log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   }
+}
+
+/** What an instance is made from, wherever it runs. */
+function instanceSpec(d: ServiceDescriptor, memoryCapBytes: number) {
+  return {
+    entry: d.artifact.entry,
+    methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+    init: d.init,
+    config: d.config?.bytes ?? new Uint8Array(),
+    memoryCapBytes,
+  };
+}
+
+/** What the service's instance threads are made from: `modules` are its core modules compiled uninstrumented. */
+export function threadSpec(d: ServiceDescriptor, modules: ThreadSpec['modules'], options: Pick<ExecutionOptions, 'service' | 'memoryCapBytes'>): ThreadSpec {
+  return {
+    ...instanceSpec(d, options.memoryCapBytes),
+    service: options.service,
+    modules,
+    importSpecifiers: d.artifact.importSpecifiers,
+    imports: d.interface.imports,
+    recycleAfter: d.instances.recycleAfter,
+    grants: grants(d),
+    streams: d.methods.map((m) => m.stream ?? null),
+    signatures: d.methods.map((m) => (m.invocable ? { name: m.function.name, params: m.function.params } : null)),
+  };
 }
 
 function grants(d: ServiceDescriptor): Grants {

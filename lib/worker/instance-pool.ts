@@ -19,7 +19,7 @@
 import { Worker } from 'node:worker_threads';
 import type { CallOutcome, TrapCode } from './component-instance.js';
 import { LargeJsonBody, type Arguments } from './large-body.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, ranMs, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -64,8 +64,8 @@ export interface StreamHandle {
 }
 
 /**
- * How long a call ran on its thread, from when the thread took it to its
- * answer, and whether it was the thread's first (its wasm functions compiled
+ * How long a call ran on its thread, by the thread's clock (thread-protocol.ts:
+ * CallAnswer), and whether it was the thread's first (its wasm functions compiled
  * as they are first called: the first call of a componentize-js instance
  * pays for many).
  */
@@ -116,8 +116,8 @@ class PoolThread {
   #lost = false;
   /** When the thread last finished its work (for retiring idle overflow threads). */
   idleSince = performance.now();
-  /** Calls it has answered. */
-  #answered = 0;
+  /** Calls it has run (a body that did not decode ran none). */
+  #ran = 0;
 
   constructor(
     spec: ThreadSpec,
@@ -198,7 +198,8 @@ class PoolThread {
       stream.nextDeadline = performance.now() + this.options.timeoutMs;
       return call.resolve({ status: 'ok', value: this.#handle(call, stream) });
     }
-    call.onRun?.(performance.now() - this.startedAt, this.#answered++ === 0);
+    const ms = ranMs(answer);
+    if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
     this.release();
     settle(call, outcomeOf(answer));
   }

@@ -75,16 +75,16 @@ function replaceInstance(): void {
   );
 }
 
-function answer(id: number, outcome: CallOutcome): CallAnswer {
+function answer(id: number, outcome: CallOutcome, ranMs?: number): CallAnswer {
   switch (outcome.status) {
     case 'ok':
-      return [id, OK, outcome.value];
+      return [id, OK, outcome.value, ranMs];
     case 'component-error':
-      return [id, COMPONENT_ERROR, outcome.payload];
+      return [id, COMPONENT_ERROR, outcome.payload, ranMs];
     case 'trap':
-      return [id, TRAP, outcome.code, outcome.message];
+      return [id, TRAP, outcome.code, outcome.message, ranMs];
     default:
-      return [id, TRAP, 'RT_ERR_COMPONENT_TRAPPED', `unexpected outcome ${outcome.status}`];
+      return [id, TRAP, 'RT_ERR_COMPONENT_TRAPPED', `unexpected outcome ${outcome.status}`, ranMs];
   }
 }
 
@@ -105,7 +105,9 @@ function drain(): void {
       post([id, BAD_ARGUMENTS, args.code, args.details]);
       continue;
     }
+    const began = performance.now();
     const outcome = instance.call(method, args);
+    const ranMs = performance.now() - began;
     flushOutput();
     if (outcome.status === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
@@ -114,7 +116,7 @@ function drain(): void {
       pump();
       return;
     }
-    post(answer(id, outcome));
+    post(answer(id, outcome, ranMs));
     if (afterCall(outcome)) return;
   }
 }

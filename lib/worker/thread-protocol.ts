@@ -70,12 +70,18 @@ export const END = 4;
 /** The JSON body the thread was given does not decode: the call was not made. */
 export const BAD_ARGUMENTS = 5;
 
-/** Thread → main: one answer per call, in call order; then, for a stream, its chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). */
+/**
+ * Thread → main: one answer per call, in call order; then, for a stream, its
+ * chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). A call's
+ * answer carries `ranMs`, how long the call ran on the thread: the main
+ * thread's own clock would add the time its answer waited behind other
+ * requests there, tens of ms under load (execution.ts judges a move by it).
+ */
 export type CallAnswer =
-  | [id: number, status: typeof OK, value: unknown]
+  | [id: number, status: typeof OK, value: unknown, ranMs?: number]
   /** The err case of a top-level result<T, E>: the payload E. */
-  | [id: number, status: typeof COMPONENT_ERROR, payload: unknown]
-  | [id: number, status: typeof TRAP, code: TrapCode, message: string]
+  | [id: number, status: typeof COMPONENT_ERROR, payload: unknown, ranMs?: number]
+  | [id: number, status: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
   | [id: number, status: typeof CHUNK, bytes: Uint8Array]
   | [id: number, status: typeof END]
   | [id: number, status: typeof BAD_ARGUMENTS, code: ErrorCode, details: string];
@@ -89,3 +95,16 @@ export type ThreadEvent =
   | { type: 'output'; stream: 'stdout' | 'stderr'; text: string; dropped: number };
 
 export type ThreadMessage = CallAnswer | ThreadEvent;
+
+/** How long the answered call ran on its thread; undefined for answers that are not a call's. */
+export function ranMs(answer: CallAnswer): number | undefined {
+  switch (answer[1]) {
+    case OK:
+    case COMPONENT_ERROR:
+      return answer[3];
+    case TRAP:
+      return answer[4];
+    default:
+      return undefined;
+  }
+}

@@ -5,10 +5,12 @@
 
 import { expect } from 'chai';
 import type { HostedService } from '../../lib/worker/hosted-service.js';
-import type { StreamFailure, StreamSink } from '../../lib/worker/instance-pool.js';
+import { compileCoreModules } from '../../lib/worker/component.js';
+import { threadSpec } from '../../lib/worker/execution.js';
+import { InstancePool, type StreamFailure, type StreamSink } from '../../lib/worker/instance-pool.js';
 import { LargeJsonBody } from '../../lib/worker/large-body.js';
 import { ServiceRegistry } from '../../lib/worker/registry.js';
-import { NESTED, RUNAWAY } from '../support/fixtures.js';
+import { NESTED, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
 import { DROPS } from '../support/streaming-fixtures.js';
 
@@ -76,6 +78,28 @@ describe('instance pool (in process, real threads)', function () {
     // Two overlapping calls land on different instances: each counts its first call.
     const counts = await Promise.all([invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS), invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS)]);
     expect(counts).to.deep.equal([1, 1]);
+  });
+
+  it("tells how long a call ran by the thread's clock, not counting the time its answer waited for the main thread", async () => {
+    const d = (await catalog({ slow: SLOW })).services[0]!;
+    const modules = await compileCoreModules(d.artifact, 16 << 20, 'plain');
+    const pool = new InstancePool(threadSpec(d, modules, { service: 'acme.slow', memoryCapBytes: 16 << 20 }), { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
+    try {
+      await pool.start();
+      const spin = d.methods.findIndex((m) => m.name === 'spin');
+      const runs: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const outcome = pool.call(spin, [10], performance.now() + TIMEOUT_MS, (ms) => runs.push(ms));
+        // The thread answers meanwhile; its answer waits, as behind other requests' work in a loaded worker.
+        const end = performance.now() + 100;
+        while (performance.now() < end);
+        expect(await outcome).to.deep.equal({ status: 'ok', value: 10 });
+      }
+      expect(runs).to.have.length(3);
+      for (const ms of runs) expect(ms).to.be.below(50);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('gives each idle thread a call, queues the next for the first thread free, and refuses one beyond max_queue (503, Retry-After)', async () => {
