@@ -27,6 +27,7 @@ import { compileCoreModules } from './component.js';
 import type { CallOutcome } from './component-instance.js';
 import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
+import { inlineTurn } from './inline-turn.js';
 import { InstancePool, type RunReport, type StreamOptions } from './instance-pool.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
 import type { Placement } from '../service.js';
@@ -110,6 +111,8 @@ export class Execution {
     const inline = this.#inline;
     const policy = this.#policy;
     if (inline && policy && !(args instanceof LargeJsonBody)) {
+      // Made now, it runs in this instance even if the service drains or moves meanwhile.
+      await inlineTurn();
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
