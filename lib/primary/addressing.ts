@@ -6,6 +6,14 @@ import { jsIdentifier } from '../wit/js-names.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, type ComponentInterface, type WitFunction, type WitInterface } from '../wit/types.js';
 
+// Address parts travel in URL paths (and the console shows them): keep them to WIT identifier characters.
+const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
+export const ADDRESS_PART_SHAPE = 'a name of letters, digits and dashes';
+
+export function isAddressPart(name: string): boolean {
+  return ADDRESS_PART.test(name);
+}
+
 export interface AddressOverride {
   domain?: string;
   service?: string;
