@@ -3,16 +3,25 @@
 // through repositories.ca_file) may not grant allowed_paths, env or
 // allowed_outbound_hosts unless repositories.trusted lists the repository; a
 // configuration file must resolve, symlinks followed, inside the repository,
-// whichever its scheme. Each refusal fails its component alone, with the key or path named.
+// whichever its scheme; a file name that is no service name does not name
+// one. Each refusal fails its component alone, with the key or path named.
 
 import { createHash } from 'node:crypto';
 import { symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { expect } from 'chai';
-import { buildComponent } from '../../examples/builder.js';
+import { buildComponent, type ComponentSource } from '../../examples/builder.js';
 import { CONFIGURED, HOSTILE, repository, versioned } from '../support/fixtures.js';
 import { certificates, startServer, type TestServer } from '../support/https-server.js';
 import { call, invoke, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
+
+/** A component whose only export is a world-level function: without a sidecar, its file name names the service. */
+const WORLD_LEVEL: ComponentSource = {
+  kind: 'wat',
+  world: 'answer',
+  wit: 'package acme:answer@1.0.0;\nworld answer { export answer: func() -> u32; }',
+  wat: '(module (func (export "answer") (result i32) (i32.const 42)) (memory (export "memory") 1))',
+};
 
 interface Listing {
   services: { domain: string; service: string }[];
@@ -75,6 +84,8 @@ describe('repository trust (e2e)', function () {
       'inside.wasm': CONFIGURED,
       'inside.toml': { raw: 'service = "inside"\n' },
       'inside.config.txt': { raw: 'from the repository' },
+      '<img src=x>.wasm': WORLD_LEVEL,
+      'answer.wasm': WORLD_LEVEL,
     });
     await symlink('/etc/passwd', join(local, 'linked.config.txt'));
     rt = await RtProcess.start({
@@ -139,6 +150,10 @@ describe('repository trust (e2e)', function () {
       expect(res.body).to.deep.equal({ result: 'from the repository' });
     });
 
+    it('may not name a service by a file name that is no service name', async () => {
+      expect(failure('<img src=x>.wasm')).to.equal('the file name "<img src=x>" is not a service name (expected a name of letters, digits and dashes); rename the file, or name the service in its sidecar (service = "...")');
+      expect((await invoke(rt, 'default/answer/invoke/answer', {})).body).to.deep.equal({ result: 42 });
+    });
   });
 
   it('rt config shows repositories.trusted, and refuses a value that is not an https: URL', async () => {
