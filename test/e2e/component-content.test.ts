@@ -6,15 +6,14 @@
 // to reload rt is a cross-origin one, which the control guard refuses.
 
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { ComponentSource } from '../../examples/builder.js';
+import { launchChromium } from '../support/chromium.js';
 import { BYTES, repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
+import { call, invoke, RtProcess } from '../support/rt-process.js';
 import { openStream } from '../support/stream-client.js';
 import { DROPS } from '../support/streaming-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-downloads';
 
 /** The page's script reports what its reload request got in the title: the test sees it ran. */
@@ -87,12 +86,7 @@ describe('component content (e2e)', function () {
 
     before(async function () {
       this.timeout(60_000);
-      // CI installs it (.ci/run); a missing browser must fail, not skip.
-      if (!existsSync(CHROMIUM)) throw new Error(`this test needs Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
-      // Chromium keeps a profile and caches under HOME: give it a home of its own, which the run removes.
-      const home = await tempDir('rt-chromium-');
-      const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` } as Record<string, string>;
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], env });
+      browser = await launchChromium();
     });
 
     after(async () => {
