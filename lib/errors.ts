@@ -18,6 +18,7 @@ export const ERRORS = {
   RT_ERR_TOO_MANY_CONNECTIONS: { status: 503, error: 'too many connections' },
   RT_ERR_FORBIDDEN: { status: 403, error: 'forbidden' },
   RT_ERR_UNAUTHORIZED: { status: 401, error: 'unauthorized' },
+  RT_ERR_EXPECTATION_FAILED: { status: 417, error: 'expectation failed' },
   // Its body
   RT_ERR_BODY_TOO_LARGE: { status: 413, error: 'request body too large' },
   RT_ERR_UNSUPPORTED_CONTENT_TYPE: { status: 415, error: 'unsupported content type' },

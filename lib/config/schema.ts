@@ -64,6 +64,7 @@ const DECLARED = [
   { path: 'repositories.ca_file', type: str, defaultText: 'none: the system CAs', description: 'Extra CA certificate (PEM) trusted for `https:` repositories' },
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
+  { path: 'repositories.trusted', type: urls('https:'), default: [], description: "`https:` repositories (as written in `repo_urls`) whose sidecars may grant `allowed_paths`, `env` and `allowed_outbound_hosts`; a sidecar of any other `https:` repository that grants them fails its component. `file:` repositories are the operator's own files and always may (docs/api.md §8)" },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
   { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost about a tenth of the throughput: docs/performance.md)' },
   { path: 'console.enabled', type: bool, default: true, description: 'Serve the web console at `/console/` (`/` redirects there); `false`: both answer 404' },

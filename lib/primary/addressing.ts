@@ -6,6 +6,17 @@ import { jsIdentifier } from '../wit/js-names.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, type ComponentInterface, type WitFunction, type WitInterface } from '../wit/types.js';
 
+/** A service address cannot be used: a file name that is no service name. */
+export class AddressError extends Error {}
+
+// Address parts travel in URL paths (and the console shows them): keep them to WIT identifier characters.
+const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
+export const ADDRESS_PART_SHAPE = 'a name of letters, digits and dashes';
+
+export function isAddressPart(name: string): boolean {
+  return ADDRESS_PART.test(name);
+}
+
 export interface AddressOverride {
   domain?: string;
   service?: string;
@@ -37,6 +48,10 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
       service: override.service ?? fromPackageService,
     },
   };
+  // A file's name is the service's when nothing else names it: it must be a name like a sidecar's (WIT package names are identifiers already).
+  if (!isAddressPart(address.id.service)) {
+    throw new AddressError(`the file name ${JSON.stringify(fileStem)} is not a service name (expected ${ADDRESS_PART_SHAPE}); rename the file, or name the service in its sidecar (service = "...")`);
+  }
   if (single?.[1] !== undefined) address.version = single[1];
   return address;
 }

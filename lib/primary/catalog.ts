@@ -18,6 +18,7 @@ import { THREADS } from './compiler-threads.js';
 import { transpileComponent, type TranspileEvents } from './transpiler.js';
 import type { HttpsOptions } from './https-repository.js';
 import { scanRepository } from './repositories.js';
+import { mayGrant } from './repository-trust.js';
 import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
@@ -32,7 +33,8 @@ export interface ScannedCatalog extends Catalog {
   unreadable: string[];
 }
 
-export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, log: Logger): Promise<ScannedCatalog> {
+/** `trusted`: the `https:` repositories whose sidecars may grant host access (repository-trust.ts). */
+export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, trusted: readonly string[], log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];
   const unreadable: string[] = [];
@@ -46,7 +48,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
   const described = await mapConcurrently(found, DESCRIBING, async (component): Promise<ServiceDescriptor | LoadFailure> => {
     const compiling = compileLog(component, log);
     try {
-      const descriptor = await describe(component, compiling.events);
+      const descriptor = await describe(component, trusted, compiling.events);
       compiling.done(++done, found.length);
       return descriptor;
     } catch (e) {
@@ -94,18 +96,18 @@ function compileLog(component: FoundComponent, log: Logger): { events: Transpile
   };
 }
 
-async function describe(component: FoundComponent, events: TranspileEvents): Promise<ServiceDescriptor> {
+async function describe(component: FoundComponent, trusted: readonly string[], events: TranspileEvents): Promise<ServiceDescriptor> {
   const file = await readFile(component.path);
   // A plain Uint8Array over the Buffer's memory: a copy would cost ~5 ms of the event loop for an 11 MB component.
   const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
   const { artifact, interface: iface } = await transpileComponent(bytes, events);
-  const sidecar = await readSidecar(component.path);
+  const sidecar = await readSidecar(component.path, { repository: component.repository, mayGrant: mayGrant(component.repository, trusted) });
   const address = serviceAddress(iface, component.stem, sidecar);
   const exported = serviceMethods(iface);
   const init = exported.find((m) => isInitHook(m.function));
   const methods = exported.filter((m) => m !== init);
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
-  const configFile = await findConfigFile(component.path, sidecar.config);
+  const configFile = await findConfigFile(component.path, sidecar.config, component.root);
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
     id: address.id,
     source: component.path,

@@ -150,7 +150,7 @@ export class ControlPlane<W> {
   /** Scans the repositories; `previous` carries quiesced states and the versions kept when their update fails. */
   async #scan(previous: Catalog | undefined): Promise<Catalog> {
     const { config, cwd, log, persisted } = this.#opts;
-    const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), log);
+    const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), config.repositories.trusted, log);
     const services: ServiceDescriptor[] = [];
     const unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
     for (const found of scanned.services) {

@@ -3,9 +3,11 @@
 //
 // Files are mirrored into `<cacheRoot>/<sha256 of the repository URL>/`, keeping
 // their relative paths so that stems and sidecars (`<stem>.toml`) work exactly as
-// in a `file:` repository. `state.json` there remembers each file's ETag and
-// hash (for conditional requests) and the last good component list, so that a
-// repository that cannot be reached keeps serving what it served before.
+// in a `file:` repository. That folder holds only what the repository served,
+// so that a sidecar naming a file in it names one of the repository's own
+// (docs/api.md §8). `<sha256>.state.json` beside it remembers each file's ETag
+// and hash (for conditional requests) and the last good component list, so
+// that a repository that cannot be reached keeps serving what it served before.
 
 import { readFile, rm, stat } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
@@ -68,7 +70,7 @@ const UNTRUSTED = new Set([
 
 export async function fetchHttpsRepository(url: string, options: HttpsOptions): Promise<RepositoryScan> {
   const dir = join(options.cacheRoot, sha256(Buffer.from(url)));
-  const state = await readState(dir);
+  const state = await readState(statePath(dir));
   let http: Http;
   let entries: Entry[];
   try {
@@ -86,12 +88,14 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
       scan.errors.push(scanError(entry.url, e));
       // The previous version of this component, if it was good, keeps serving.
       const local = join(...entry.segments);
-      if (state.good.includes(local)) scan.components.push(foundComponent(join(dir, local), url));
+      if (state.good.includes(local)) scan.components.push(foundComponent(join(dir, local), url, dir));
     }
   }
   await prune(ctx);
   state.good = scan.components.map((c) => relative(dir, c.path));
-  await writeState(dir, state);
+  await writeState(statePath(dir), state);
+  // Where earlier versions kept it: inside, a sidecar could have named it.
+  await rm(join(dir, 'state.json'), { force: true });
   return scan;
 }
 
@@ -204,7 +208,7 @@ async function mirror(ctx: Context, entry: Entry, repository: string): Promise<F
   const toml = await fetchFile(ctx, sidecar.url, sidecar.local);
   await store(ctx, entry.url, local, wasm);
   await store(ctx, sidecar.url, sidecar.local, toml);
-  return foundComponent(local, repository);
+  return foundComponent(local, repository, ctx.dir);
 }
 
 /** The file's bytes, or `cached` when the copy on disk is current, or `missing` on 404. */
@@ -249,17 +253,22 @@ async function lastGoodScan(url: string, dir: string, state: State, error: strin
   const components: FoundComponent[] = [];
   for (const path of state.good) {
     const local = join(dir, path);
-    if (await exists(local)) components.push(foundComponent(local, url));
+    if (await exists(local)) components.push(foundComponent(local, url, dir));
   }
   const note = components.length ? ` (serving the ${components.length} component(s) of the last good scan)` : '';
   return { components, errors: [error + note], unreadable: true };
 }
 
-// ---- state.json ----
+// ---- The mirror's state ----
 
-async function readState(dir: string): Promise<State> {
+/** Beside the mirror folder, not in it: the folder holds only what the repository served. */
+function statePath(dir: string): string {
+  return `${dir}.state.json`;
+}
+
+async function readState(path: string): Promise<State> {
   try {
-    const checked = check(STATE, JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')), 'data');
+    const checked = check(STATE, JSON.parse(await readFile(path, 'utf8')), 'data');
     if (checked.ok) return checked.value;
   } catch {
     // Missing or damaged: start afresh, as on a first scan.
@@ -267,8 +276,8 @@ async function readState(dir: string): Promise<State> {
   return { files: {}, good: [] };
 }
 
-async function writeState(dir: string, state: State): Promise<void> {
-  await writeAtomically(join(dir, 'state.json'), Buffer.from(JSON.stringify(state, null, 2)));
+async function writeState(path: string, state: State): Promise<void> {
+  await writeAtomically(path, Buffer.from(JSON.stringify(state, null, 2)));
 }
 
 // ---- HTTP ----

@@ -7,7 +7,7 @@
 // at all says so (`unreadable`), for the control plane to keep what it served.
 
 import { readdir, stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { cacheDir } from '../paths.js';
 import { fetchHttpsRepository, type HttpsOptions } from './https-repository.js';
@@ -52,10 +52,10 @@ async function scanFileRepository(url: string, cwd: string): Promise<FoundCompon
   }
   if (info.isFile()) {
     if (!root.endsWith('.wasm')) throw new RepositoryError(url, `${root} is not a .wasm file`);
-    return [foundComponent(root, url)];
+    return [foundComponent(root, url, dirname(root))];
   }
   const files = await wasmFiles(root);
-  return files.sort().map((path) => foundComponent(path, url));
+  return files.sort().map((path) => foundComponent(path, url, root));
 }
 
 async function wasmFiles(dir: string): Promise<string[]> {

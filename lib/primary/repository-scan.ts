@@ -11,6 +11,13 @@ export interface FoundComponent {
   stem: string;
   /** The repository URL it was found through. */
   repository: string;
+  /**
+   * The folder holding the repository's files (the scanned directory; for a
+   * `file:` URL naming one .wasm, its folder; for `https:`, the mirror of what
+   * the repository served): the files a component's sidecar names must resolve
+   * inside it (docs/api.md §8).
+   */
+  root: string;
 }
 
 /**
@@ -38,8 +45,8 @@ export class RepositoryError extends Error {
   }
 }
 
-export function foundComponent(path: string, repository: string): FoundComponent {
-  return { path, stem: basename(path, '.wasm'), repository };
+export function foundComponent(path: string, repository: string, root: string): FoundComponent {
+  return { path, stem: basename(path, '.wasm'), repository, root };
 }
 
 /** One line for a scan's `errors`, starting with the URL. */

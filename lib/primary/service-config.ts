@@ -1,8 +1,8 @@
 // A service's configuration data (docs/api.md §5.2): where its file is, what
 // format it has, and the flattened keys wasi:config/store serves from it.
 
-import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import TOML from '@ltd/j-toml';
 import type { ServiceConfig } from '../service.js';
 
@@ -19,15 +19,41 @@ const MEDIA_TYPES: Record<string, string> = {
 
 /**
  * The configuration file of the component at `wasmPath`: the sidecar's
- * `config` (relative to the sidecar), else the one `<stem>.config.*` beside it.
+ * `config` (relative to the sidecar), else the one `<stem>.config.*` beside
+ * it; with its symlinks resolved, and inside `root`, the folder of its
+ * repository (docs/api.md §8): a repository configures its components with
+ * its own files, never the host's.
  */
-export async function findConfigFile(wasmPath: string, sidecarConfig: string | undefined): Promise<string | null> {
+export async function findConfigFile(wasmPath: string, sidecarConfig: string | undefined, root: string): Promise<string | null> {
   const dir = dirname(wasmPath);
-  if (sidecarConfig !== undefined) return resolve(dir, sidecarConfig);
+  if (sidecarConfig !== undefined) {
+    const where = `${wasmPath.replace(/\.wasm$/, '.toml')}: config: ${JSON.stringify(sidecarConfig)}`;
+    if (isAbsolute(sidecarConfig)) throw new ServiceConfigError(`${where} is an absolute path; name a file of the repository, relative to the sidecar`);
+    const path = resolve(dir, sidecarConfig);
+    if (!inside(root, path)) throw new ServiceConfigError(`${where} leaves the repository (${root})`);
+    return containedFile(root, path);
+  }
   const prefix = `${basename(wasmPath, '.wasm')}.config.`;
   const candidates = (await readdir(dir)).filter((name) => name.startsWith(prefix)).sort();
   if (candidates.length > 1) throw new ServiceConfigError(`several configuration files for ${basename(wasmPath)}: ${candidates.join(', ')}; name one with the sidecar's "config" key`);
-  return candidates.length === 1 ? join(dir, candidates[0]) : null;
+  return candidates.length === 1 ? containedFile(root, join(dir, candidates[0])) : null;
+}
+
+/** `path` with its symlinks resolved, which must stay inside `root`; a file that does not exist is the reader's to report. */
+async function containedFile(root: string, path: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch {
+    return path;
+  }
+  if (!inside(await realpath(root), real)) throw new ServiceConfigError(`the configuration file ${path} resolves to ${real}, outside the repository (${root})`);
+  return real;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /** Reads a configuration file; its extension gives its media type. */

@@ -1,6 +1,7 @@
 // A component's sidecar: `<stem>.toml` beside the .wasm file (docs/api.md §4).
 // It overrides the service address; an invalid sidecar makes the component
-// fail to load with a message naming the file and key.
+// fail to load with a message naming the file and key, and so does a grant
+// its repository may not make (repository-trust.ts).
 
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, posix, resolve } from 'node:path';
@@ -8,6 +9,7 @@ import TOML from '@ltd/j-toml';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
 import { boolean, check, integer, list, misfitLine, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
+import { ADDRESS_PART_SHAPE, isAddressPart } from './addressing.js';
 
 export interface Sidecar {
   domain?: string;
@@ -34,14 +36,20 @@ export interface Sidecar {
 
 export class SidecarError extends Error {}
 
-// Address parts travel in URL paths: keep them to WIT identifier characters.
-const ADDRESS_PART = /^[a-z0-9][a-z0-9-]*$/i;
+/** The repository a sidecar comes from, and whether it may grant host access (repository-trust.ts). */
+export interface SidecarOrigin {
+  repository: string;
+  mayGrant: boolean;
+}
+
+/** The keys that grant host access (docs/api.md §8). */
+const GRANTS = ['allowed_paths', 'env', 'allowed_outbound_hosts'] as const;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
 const MAX_QUEUE = 100_000;
 
-const address = string({ test: (s) => ADDRESS_PART.test(s), expected: 'a name of letters, digits and dashes' });
+const address = string({ test: isAddressPart, expected: ADDRESS_PART_SHAPE });
 const trueOrFalse = boolean('true or false');
 
 /** What a sidecar may say (docs/api.md §4); what a key's value means is in `Sidecar`. */
@@ -81,7 +89,7 @@ export function sidecarPath(wasmPath: string): string {
 }
 
 /** The sidecar of `wasmPath`, or an empty one when it has none. */
-export async function readSidecar(wasmPath: string): Promise<Sidecar> {
+export async function readSidecar(wasmPath: string, origin: SidecarOrigin): Promise<Sidecar> {
   const path = sidecarPath(wasmPath);
   let text: string;
   try {
@@ -97,6 +105,9 @@ export async function readSidecar(wasmPath: string): Promise<Sidecar> {
   }
   const checked = check(SIDECAR, parsed, 'data');
   if (!checked.ok) throw new SidecarError(`${path}: ${misfitLine(checked, { show: (got) => String(JSON.stringify(got)) })}`);
+  // Before any host path it names is looked at.
+  const grant = origin.mayGrant ? undefined : GRANTS.find((key) => checked.value[key] !== undefined);
+  if (grant) throw new SidecarError(`${path}: ${grant}: a sidecar from ${origin.repository} may not grant ${grant}; list the repository in repositories.trusted to allow its grants`);
   const { allowed_paths, ...rest } = checked.value;
   return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
 }

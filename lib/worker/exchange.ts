@@ -1,9 +1,10 @@
 // What every request a worker answers goes through, whichever path answers
 // it (the Koa app, app.ts, or the invoke lane in front of it,
 // invoke-lane.ts): its arrival and deadline, its request id (docs/api.md
-// §5.7), the headers every answer carries, the error body of a failure
-// (docs/api.md §5.5), and its log line and metrics when it is done. One
-// module, so the two paths cannot answer the same request differently.
+// §5.7), the headers every answer carries, those of an answer the component
+// made (docs/api.md §5.6), the error body of a failure (docs/api.md §5.5),
+// and its log line and metrics when it is done. One module, so the two paths
+// cannot answer the same request differently.
 
 import type { ServerResponse } from 'node:http';
 import { ApiError, asApiError } from '../errors.js';
@@ -38,6 +39,20 @@ export function arrival(settings: ExchangeSettings, res: ServerResponse, givenId
 export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): string[] {
   return [REQUEST_ID_HEADER, state.requestId, 'X-Rt-Worker', settings.workerId];
 }
+
+/**
+ * The headers of an answer whose body the component made rather than rt (raw
+ * bytes in the media type its sidecar declares, a stream): a page among them
+ * must never run as rt's origin, where its requests to rt would pass the
+ * control guard (control-guard.ts) as rt's own. The sandbox gives it an
+ * opaque origin, scripts, forms, popups and downloads still working; nosniff
+ * keeps browsers from reading bytes as a type that runs. rt's own JSON
+ * answers do without: their body is rt's, and the invoke lane gives only those.
+ */
+export const COMPONENT_CONTENT_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': 'sandbox allow-scripts allow-forms allow-popups allow-downloads',
+  'X-Content-Type-Options': 'nosniff',
+};
 
 /** The request's log line (unless they are off) and its metrics, once it is answered. */
 export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, status: number): void {

@@ -69,7 +69,11 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
   }
 }
 
-/** A method whose answers the lane gives: JSON, not a stream, not raw bytes (which depend on Accept). */
+/**
+ * A method whose answers the lane gives: JSON, not a stream, not raw bytes
+ * (which depend on Accept, and are the component's content, with its headers:
+ * exchange.ts). So the lane's answers are all rt's own JSON.
+ */
 function takes(method: Method): boolean {
   return method.codec !== undefined && !method.descriptor.stream && !method.bytesResult;
 }

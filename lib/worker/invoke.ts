@@ -12,6 +12,7 @@ import type { Config } from '../config/index.js';
 import { streamMediaType } from '../wit/streaming.js';
 import { ApiError } from '../errors.js';
 import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
+import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
 import type { HostedService, Method } from './hosted-service.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from './large-body.js';
 import { findMethod, findService, type WorkerState } from './lookup.js';
@@ -100,6 +101,7 @@ export function invokeRoute(deps: InvokeDeps) {
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
     const result = await hosted.invoke(method, args, { rawBytes, deadline });
     if (result.kind === 'bytes') {
+      ctx.set(COMPONENT_CONTENT_HEADERS);
       ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
       ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
     } else {

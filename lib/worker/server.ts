@@ -17,6 +17,14 @@
 // new connection's request is answered 503 (with Retry-After, through the
 // app: logged and counted) and the connection is closed. Those refusals take
 // sockets too, so past twice the cap Node closes new connections unanswered.
+//
+// Requests Node would answer by itself, or not at all, are answered here
+// with the error body and a request id (docs/api.md §5.5, §5.7), the
+// connection closed: no Host, or several (RFC 9112 §3.2: 400); an
+// `Expect: 100-continue` whose Content-Length is over `http.max_body_bytes`
+// (413, before the client is invited to send it); any other expectation
+// (417); CONNECT, which rt does not proxy (501, as for other methods it has
+// no route for; Node would close the socket unanswered).
 
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
@@ -39,19 +47,20 @@ const CHECK_INTERVAL_MS = 1_000;
 /** Node's request timer runs this much past the deadline, after body.ts's (which answers with more). */
 const BACKSTOP_MS = 1_000;
 
-type HttpSettings = Pick<Config['http'], 'request_timeout_seconds' | 'max_connections'>;
+type HttpSettings = Pick<Config['http'], 'request_timeout_seconds' | 'max_connections' | 'max_body_bytes'>;
 
 export function createServer(http: HttpSettings, handler: RequestListener): Server {
-  const server = createHttpServer(options(http), needingHost(handler));
-  return harden(server, http, 'connection');
+  const checked = oneHost(handler);
+  return harden(createHttpServer(options(http), checked), http, checked, 'connection');
 }
 
 export function createHttpsServer(http: HttpSettings, tls: { cert: Buffer; key: Buffer }, handler: RequestListener): Server {
   const settings = options(http);
   // A TLS handshake is a slow client's first chance to hold a connection.
-  const server = createTlsServer({ ...tls, ...settings, handshakeTimeout: settings.headersTimeout }, needingHost(handler));
+  const checked = oneHost(handler);
+  const server = createTlsServer({ ...tls, ...settings, handshakeTimeout: settings.headersTimeout }, checked);
   // Requests arrive on the TLS socket the handshake made, so that is the one refused.
-  return harden(server, http, 'secureConnection');
+  return harden(server, http, checked, 'secureConnection');
 }
 
 /** Connections accepted past `http.max_connections`: their requests are refused. */
@@ -68,25 +77,42 @@ function options(http: HttpSettings) {
     requestTimeout: deadline + BACKSTOP_MS,
     headersTimeout: Math.min(deadline, MAX_HEADERS_MS),
     connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, deadline / 4),
-    // Checked by needingHost instead, which answers with the error body.
+    // Checked by oneHost instead, which answers with the error body.
     requireHostHeader: false,
   };
 }
 
-/** An HTTP/1.1 request must name its host (RFC 9112 §3.2); Node's own check answers 400 without a body. */
-function needingHost(handler: RequestListener): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * A request names its host once, and an HTTP/1.1 one must name it (RFC 9112
+ * §3.2): Node's own check answers 400 without a body, and Node keeps only
+ * the first of several Host headers, which a proxy in front may have read
+ * otherwise.
+ */
+function oneHost(handler: RequestListener): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersion !== '1.1') {
+    const missing = req.headers.host === undefined && req.httpVersion === '1.1';
+    if (!missing && !severalHosts(req.rawHeaders)) {
       void handler(req, res);
       return;
     }
-    const { headers, body } = outsideAnswer(new ApiError('RT_ERR_BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'), requestId(String(req.headers['x-request-id'] ?? '')));
-    res.writeHead(400, headers);
-    res.end(body);
+    refuse(req, res, new ApiError('RT_ERR_BAD_REQUEST', missing ? 'an HTTP/1.1 request needs a Host header' : 'the request has several Host headers'));
   };
 }
 
-function harden(server: Server, http: HttpSettings, readyEvent: 'connection' | 'secureConnection'): Server {
+/** Every request goes through this: a loop over the header names, no allocation. */
+function severalHosts(rawHeaders: string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
+/** `checked`: the request listener, behind oneHost. */
+function harden(server: Server, http: HttpSettings, checked: RequestListener, readyEvent: 'connection' | 'secureConnection'): Server {
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.maxConnections = 2 * http.max_connections;
   let open = 0;
@@ -98,7 +124,35 @@ function harden(server: Server, http: HttpSettings, readyEvent: 'connection' | '
     if (open > http.max_connections) overCap.add(socket);
   });
   server.on('clientError', answerClientError);
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > http.max_body_bytes) {
+      refuse(req, res, new ApiError('RT_ERR_BODY_TOO_LARGE', `the body's Content-Length (${declared} bytes) exceeds http.max_body_bytes (${http.max_body_bytes} bytes)`));
+      return;
+    }
+    res.writeContinue();
+    checked(req, res);
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    refuse(req, res, new ApiError('RT_ERR_EXPECTATION_FAILED', `rt meets no expectation but 100-continue (got Expect: ${req.headers.expect})`));
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    socket.end(rawAnswer(new ApiError('RT_ERR_NOT_IMPLEMENTED', 'CONNECT is not supported: rt is not a proxy'), givenId(req)));
+  });
   return server;
+}
+
+/** A request refused before the app sees it, with the error body and its request id; the connection closes. */
+function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+  const { headers, body } = outsideAnswer(error, givenId(req));
+  res.writeHead(error.status, headers);
+  res.end(body);
+}
+
+/** The client's request id when it is sane, else a new one. */
+function givenId(req: IncomingMessage): string {
+  return requestId(String(req.headers['x-request-id'] ?? ''));
 }
 
 /**

@@ -9,6 +9,7 @@
 
 import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../errors.js';
+import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
 import type { StreamFailure, StreamHandle, StreamSink } from './instance-pool.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
@@ -53,7 +54,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
     res.statusCode = 200;
     res.setHeader('Content-Type', framing === 'sse' ? 'text/event-stream' : answer.mediaType);
     res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    for (const [name, value] of Object.entries(COMPONENT_CONTENT_HEADERS)) res.setHeader(name, value);
     res.flushHeaders();
     started = true;
     series.streamsOpen++;

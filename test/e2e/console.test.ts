@@ -5,13 +5,11 @@
 // request rates from /api/metrics; and the switch that turns it off.
 
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
 import { get } from 'node:http';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { examplesRepository } from '../support/fixtures.js';
-import { RtProcess, tempDir } from '../support/rt-process.js';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { RtProcess } from '../support/rt-process.js';
 
 describe('console (e2e, Chromium)', function () {
   let rt: RtProcess;
@@ -22,14 +20,9 @@ describe('console (e2e, Chromium)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    // CI installs it (.ci/run); a missing browser must fail, not skip.
-    if (!existsSync(CHROMIUM)) throw new Error(`the console tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+    browser = await launchChromium();
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}"]`, workers: 2 });
     await rt.ready();
-    // Chromium keeps a profile and caches under HOME: give it a home of its own, which the run removes.
-    const home = await tempDir('rt-chromium-');
-    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` } as Record<string, string>;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], env });
     page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') pageErrors.push(m.text());

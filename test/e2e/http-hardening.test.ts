@@ -2,7 +2,8 @@
 // real loopback connections (raw sockets where a well-behaved client could
 // not send the bytes): stalled bodies and headers cut at the deadline
 // without cutting long answers, the connection cap and its refusal, the
-// error body (docs/api.md §5.5) on Node's own answers, and request ids (§5.7).
+// error body (docs/api.md §5.5) on Node's own answers and on those rt gives
+// in Node's place (expectations, Host headers, CONNECT), and request ids (§5.7).
 
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -176,6 +177,69 @@ describe('HTTP hardening (e2e)', function () {
       expect(json(answer)).to.include({ error: 'bad request', code: 'RT_ERR_BAD_REQUEST' });
       expect(answer.headers['x-request-id']).to.equal('chunky-1');
       expect(await logLine('chunky-1')).to.deep.include({ status: 400, service: 'acme.bytes', method: 'size' });
+    });
+  });
+
+  describe('HTTP edges (issue 21)', () => {
+    const assertRtError = (answer: RawAnswer, status: number, code: string) => {
+      expect(answer.status, answer.body).to.equal(status);
+      expect(answer.headers['content-type']).to.match(/^application\/json/);
+      expect(answer.headers['x-request-id']).to.match(UUID);
+      expect(json(answer)).to.include({ code });
+    };
+
+    it('413 for Expect: 100-continue with a Content-Length over http.max_body_bytes, before inviting the body', async () => {
+      const raw = await Raw.open(rt.port);
+      raw.send(`POST ${invokePath} HTTP/1.1\r\nHost: rt\r\nContent-Type: application/octet-stream\r\nContent-Length: 20000000\r\nExpect: 100-continue\r\n\r\n`);
+      const answer = await raw.answer();
+      expect(raw.data, 'no 100 Continue first').to.match(/^HTTP\/1\.1 413 /);
+      assertRtError(answer, 413, 'RT_ERR_BODY_TOO_LARGE');
+      expect(json(answer).details).to.include('20000000');
+      await raw.closedWithin(CUT_WITHIN_MS);
+    });
+
+    it('100 Continue for Expect: 100-continue with a body within the limit, then the answer', async () => {
+      const raw = await Raw.open(rt.port);
+      raw.send(`POST ${invokePath} HTTP/1.1\r\nHost: rt\r\nContent-Type: application/octet-stream\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n`);
+      for (const deadline = performance.now() + CUT_WITHIN_MS; !raw.data.includes('\r\n\r\n'); await new Promise((r) => setTimeout(r, 20))) {
+        if (performance.now() > deadline) throw new Error(`no 100 Continue; got ${JSON.stringify(raw.data)}`);
+      }
+      expect(raw.data).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+      raw.data = '';
+      raw.send('abc');
+      const answer = await raw.answer();
+      expect(answer.status).to.equal(200);
+      expect(json(answer)).to.deep.equal({ result: 3 });
+      raw.close();
+    });
+
+    it('417 with the error body and a request id for any other expectation', async () => {
+      const raw = await Raw.open(rt.port);
+      raw.send('GET /api/health HTTP/1.1\r\nHost: rt\r\nExpect: 200-ok\r\nX-Request-Id: expect-1\r\n\r\n');
+      const answer = await raw.answer();
+      expect(answer.status).to.equal(417);
+      expect(answer.headers['x-request-id']).to.equal('expect-1');
+      expect(json(answer)).to.include({ error: 'expectation failed', code: 'RT_ERR_EXPECTATION_FAILED' });
+      raw.close();
+    });
+
+    it('400 for a request with two Host headers', async () => {
+      const raw = await Raw.open(rt.port);
+      raw.send('GET /api/health HTTP/1.1\r\nHost: rt\r\nhost: elsewhere.example\r\n\r\n');
+      const answer = await raw.answer();
+      assertRtError(answer, 400, 'RT_ERR_BAD_REQUEST');
+      expect(json(answer).details).to.equal('the request has several Host headers');
+      await raw.closedWithin(CUT_WITHIN_MS);
+    });
+
+    it('an answer to CONNECT, with the error body (rt is no proxy), as for other methods it has no route for', async () => {
+      const raw = await Raw.open(rt.port);
+      raw.send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      const answer = await raw.answer();
+      assertRtError(answer, 501, 'RT_ERR_NOT_IMPLEMENTED');
+      await raw.closedWithin(CUT_WITHIN_MS);
+      const trace = await (await Raw.open(rt.port)).send('TRACE /api/health HTTP/1.1\r\nHost: rt\r\n\r\n').answer();
+      expect(trace.status).to.equal(501);
     });
   });
 

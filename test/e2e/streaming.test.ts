@@ -77,6 +77,8 @@ describe('streaming methods (e2e)', function () {
       const words = await stream('words', { n: 3 });
       await words.ended;
       expect(words.res.headers['content-type']).to.equal('text/plain; charset=utf-8');
+      // The component's text, never run as rt's origin (docs/api.md §5.6).
+      expect(words.res.headers).to.include({ 'content-security-policy': 'sandbox allow-scripts allow-forms allow-popups allow-downloads', 'x-content-type-options': 'nosniff' });
       expect(words.text()).to.equal('word 0\nword 1\nword 2\n');
 
       const total = 1_000_000;

@@ -19,7 +19,7 @@ export const silentLog = createLogger('silent', {});
 export async function catalog(entries: Parameters<typeof repository>[0]): Promise<{ services: ServiceDescriptor[]; failures: LoadFailure[] }> {
   const repo = await repository(entries);
   const cache = await tempDir('rt-hosting-cache-');
-  return buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, silentLog);
+  return buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], silentLog);
 }
 
 /** Calls `name` with a JSON body (parsed, or a large one for the thread to decode) and answers its result; `timeoutMs` from now bounds it. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
+import { AddressError, serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
@@ -44,6 +44,15 @@ describe('addressing', () => {
     it('lets the sidecar name domain and service', () => {
       const c = component([iface('acme:a/x', [fn('f')]), iface('acme:b/y', [fn('g')])]);
       expect(serviceAddress(c, 'multi', { domain: 'team', service: 'tools' }).id).to.deep.equal({ domain: 'team', service: 'tools' });
+    });
+
+    it('refuses a file name that is no service name when it would name the service, as it refuses such a name in a sidecar', () => {
+      const worldOnly = component([], [fn('add')]);
+      for (const stem of ['<img src=x>', 'a b', 'under_score', '-dash']) {
+        expect(() => serviceAddress(worldOnly, stem), stem).to.throw(AddressError, `the file name ${JSON.stringify(stem)} is not a service name`);
+      }
+      expect(serviceAddress(worldOnly, '<img src=x>', { service: 'named' }).id).to.deep.equal({ domain: 'default', service: 'named' });
+      expect(serviceAddress(component([iface('acme:greeter/greeter', [fn('greet')])]), 'a b').id).to.deep.equal({ domain: 'acme', service: 'greeter' });
     });
   });
 

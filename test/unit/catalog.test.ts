@@ -40,7 +40,7 @@ describe('catalog', function () {
     });
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push((JSON.parse(line) as { msg: string }).msg) });
-    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, log);
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], log);
 
     expect(services.map((s) => basename(s.source))).to.deep.equal(['a.wasm', 'c.wasm', 'd.wasm']);
     expect(failures.map((f) => basename(f.source))).to.deep.equal(['b.wasm', 'e.wasm']);

@@ -30,6 +30,7 @@ const CONTRACT_KEYS = [
   'repositories.ca_file',
   'repositories.download_timeout_seconds',
   'repositories.max_download_bytes',
+  'repositories.trusted',
   'log.level',
   'log.requests',
   'console.enabled',
@@ -51,7 +52,7 @@ const DEFAULTS: Config = {
     control: { allowed_origins: [] },
   },
   runtime: { max_memory_mb: 256, max_thread_heap_mb: 512, heartbeat_timeout_seconds: 5 },
-  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600 },
+  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600, trusted: [] },
   log: { level: 'info', requests: true },
   console: { enabled: true },
 };
@@ -512,7 +513,7 @@ describe('config', () => {
         control: { allowed_origins: ['https://admin.example', 'null'], token: 'tok "en" \\ é' },
       },
       runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048, heartbeat_timeout_seconds: 30 },
-      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024 },
+      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024, trusted: ['https://repo.example/components/'] },
       log: { level: 'trace', requests: false },
       console: { enabled: false },
     };

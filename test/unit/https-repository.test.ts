@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
@@ -43,8 +43,10 @@ describe('https: repositories', function () {
     const scan = await fetchHttpsRepository(url, options);
     expect(scan.errors).to.deep.equal([]);
     const path = join(cacheFolder(url), 'greeter.wasm');
-    expect(scan.components).to.deep.equal([{ path, stem: 'greeter', repository: url }]);
+    expect(scan.components).to.deep.equal([{ path, stem: 'greeter', repository: url, root: cacheFolder(url) }]);
     expect(readFileSync(path, 'utf8')).to.equal('greeter bytes');
+    // Only what the repository served: a sidecar naming a file in the folder names one of the repository's own.
+    expect(readdirSync(cacheFolder(url))).to.deep.equal(['greeter.wasm']);
   });
 
   for (const slash of ['', '/']) {

@@ -1,7 +1,7 @@
 // A service's configuration: its file, its format, its flattened keys, and
 // restart bodies kept across host restarts.
 
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
@@ -57,21 +57,45 @@ describe('service configuration', () => {
 
   describe('findConfigFile', () => {
     it('is the sidecar\'s path, relative to the component', async () => {
-      expect(await findConfigFile(join(dir, 'c.wasm'), 'conf/c.json')).to.equal(join(dir, 'conf', 'c.json'));
+      expect(await findConfigFile(join(dir, 'c.wasm'), 'conf/c.json', dir)).to.equal(join(dir, 'conf', 'c.json'));
     });
 
     it('is the one <stem>.config.* beside the component, or none', async () => {
-      expect(await findConfigFile(join(dir, 'c.wasm'), undefined)).to.equal(null);
+      expect(await findConfigFile(join(dir, 'c.wasm'), undefined, dir)).to.equal(null);
       await writeFile(join(dir, 'c.config.json'), '{}');
       await writeFile(join(dir, 'cc.config.json'), '{}');
-      expect(await findConfigFile(join(dir, 'c.wasm'), undefined)).to.equal(join(dir, 'c.config.json'));
+      expect(await findConfigFile(join(dir, 'c.wasm'), undefined, dir)).to.equal(join(dir, 'c.config.json'));
       await writeFile(join(dir, 'c.config.toml'), '');
-      const error = await findConfigFile(join(dir, 'c.wasm'), undefined).then(
+      const error = await findConfigFile(join(dir, 'c.wasm'), undefined, dir).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(ServiceConfigError);
       expect((error as Error).message).to.equal('several configuration files for c.wasm: c.config.json, c.config.toml; name one with the sidecar\'s "config" key');
+    });
+
+    it('must resolve inside the repository: no absolute path, no ".." out of it, no link out of it', async () => {
+      const repo = join(dir, 'repo');
+      await mkdir(join(repo, 'sub'), { recursive: true });
+      await writeFile(join(dir, 'outside.json'), '{}');
+      await writeFile(join(repo, 'shared.json'), '{}');
+      const wasm = join(repo, 'sub', 'c.wasm');
+      const refusal = (config: string | undefined) =>
+        findConfigFile(wasm, config, repo).then(
+          () => '',
+          (e: unknown) => (e instanceof ServiceConfigError ? e.message : String(e)),
+        );
+      expect(await findConfigFile(wasm, '../shared.json', repo)).to.equal(join(repo, 'shared.json'));
+      expect(await refusal('/etc/passwd')).to.equal(`${join(repo, 'sub', 'c.toml')}: config: "/etc/passwd" is an absolute path; name a file of the repository, relative to the sidecar`);
+      expect(await refusal('../../outside.json')).to.equal(`${join(repo, 'sub', 'c.toml')}: config: "../../outside.json" leaves the repository (${repo})`);
+      expect(await refusal('../../../../../../../etc/passwd')).to.match(/config: "(\.\.\/)+etc\/passwd" leaves the repository/);
+      await symlink('/etc/passwd', join(repo, 'sub', 'c.config.txt'));
+      expect(await refusal(undefined)).to.equal(`the configuration file ${join(repo, 'sub', 'c.config.txt')} resolves to /etc/passwd, outside the repository (${repo})`);
+      await symlink('../../outside.json', join(repo, 'sub', 'linked.json'));
+      expect(await refusal('linked.json')).to.match(/linked\.json resolves to .*outside\.json, outside the repository/);
+      // A link that stays inside is followed.
+      await symlink('../shared.json', join(repo, 'sub', 'inside.json'));
+      expect(await findConfigFile(wasm, 'inside.json', repo)).to.equal(join(await realpath(repo), 'shared.json'));
     });
 
     it('takes the media type from the extension', async () => {

@@ -6,6 +6,9 @@ import { expect } from 'chai';
 import { readSidecar, SidecarError } from '../../lib/primary/sidecar.js';
 import { tempDir } from '../support/rt-process.js';
 
+/** A file: repository's: its sidecars may grant. */
+const LOCAL = { repository: 'file:///repo', mayGrant: true };
+
 describe('sidecar', () => {
   let dir: string;
 
@@ -20,7 +23,7 @@ describe('sidecar', () => {
   async function read(toml: string): Promise<unknown> {
     const wasm = join(dir, 'c.wasm');
     await writeFile(join(dir, 'c.toml'), toml);
-    return readSidecar(wasm);
+    return readSidecar(wasm, LOCAL);
   }
 
   async function failure(toml: string): Promise<string> {
@@ -68,8 +71,28 @@ describe('sidecar', () => {
     expect(await read(`allowed_outbound_hosts = ${JSON.stringify(hosts)}`)).to.deep.equal({ allowed_outbound_hosts: hosts });
   });
 
+  it("refuses every grant from a repository that may not grant, naming the key, before it looks at a host path", async () => {
+    const remote = { repository: 'https://repo.example/', mayGrant: false };
+    await writeFile(join(dir, 'c.toml'), 'domain = "acme"\nconfig = "c.json"\n[media_types]\nrender = "text/html"\n');
+    expect(await readSidecar(join(dir, 'c.wasm'), remote)).to.deep.equal({ domain: 'acme', config: 'c.json', media_types: { render: 'text/html' } });
+    const grants = {
+      allowed_paths: '[[allowed_paths]]\nhost = "/nowhere"\nguest = "/host"\nwritable = true',
+      env: '[env]\nA = "1"',
+      allowed_outbound_hosts: 'allowed_outbound_hosts = ["api.example.com"]',
+    };
+    for (const [key, toml] of Object.entries(grants)) {
+      await writeFile(join(dir, 'c.toml'), toml);
+      const refused = await readSidecar(join(dir, 'c.wasm'), remote).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused, key).to.be.instanceOf(SidecarError);
+      expect((refused as Error).message).to.equal(`${join(dir, 'c.toml')}: ${key}: a sidecar from https://repo.example/ may not grant ${key}; list the repository in repositories.trusted to allow its grants`);
+    }
+  });
+
   it('is empty when there is no sidecar file', async () => {
-    expect(await readSidecar(join(dir, 'none.wasm'))).to.deep.equal({});
+    expect(await readSidecar(join(dir, 'none.wasm'), LOCAL)).to.deep.equal({});
   });
 
   const cases: [toml: string, message: RegExp][] = [
