@@ -13,7 +13,7 @@ describe('inline turn', () => {
     const call = async (name: string) => {
       await inlineTurn();
       log.push(`${name} runs`);
-      await null;
+      await Promise.resolve();
       log.push(`${name} answers`);
     };
     await Promise.all([call('a'), call('b'), call('c')]);

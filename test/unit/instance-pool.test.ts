@@ -81,7 +81,7 @@ describe('instance pool (in process, real threads)', function () {
   });
 
   it("tells how long a call ran by the thread's clock, not counting the time its answer waited for the main thread", async () => {
-    const d = (await catalog({ slow: SLOW })).services[0]!;
+    const d = (await catalog({ slow: SLOW })).services[0];
     const modules = await compileCoreModules(d.artifact, 16 << 20, 'plain');
     const pool = new InstancePool(threadSpec(d, modules, { service: 'acme.slow', memoryCapBytes: 16 << 20 }), { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
     try {
