@@ -3,12 +3,11 @@
 
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { brotliCompressSync, constants, createBrotliCompress, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { ApiError } from '../../lib/errors.js';
 import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
+import { brotliBomb } from '../support/brotli-bomb.js';
 
 const MAX = 1024;
 /** How long the server gives a body; a test of the deadline shortens it. */
@@ -135,21 +134,3 @@ describe('request bodies', () => {
   });
 });
 
-/** `bytes` spaces in brotli (quality 5, a 16 MiB window): a few hundred bytes that take seconds of CPU to decompress. */
-async function brotliBomb(bytes: number): Promise<Buffer> {
-  const spaces = Buffer.alloc(16 * 1024 * 1024, ' ');
-  const parts: Buffer[] = [];
-  await pipeline(
-    Readable.from((function* () {
-      for (let n = 0; n < bytes; n += spaces.length) yield spaces;
-    })()),
-    createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 24, [constants.BROTLI_PARAM_SIZE_HINT]: bytes } }),
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        parts.push(chunk);
-        done();
-      },
-    }),
-  );
-  return Buffer.concat(parts);
-}
