@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../errors.js';
 import type { Logger } from '../log.js';
+import { connectionError } from './connection-errors.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState } from './request-state.js';
@@ -40,9 +41,15 @@ export function exchangeHeaders(settings: ExchangeSettings, state: RequestState)
   return [REQUEST_ID_HEADER, state.requestId, 'X-Rt-Worker', settings.workerId];
 }
 
-/** Whether the client left before its answer was written. */
+/**
+ * Whether the client left before its answer was written. A connection Node
+ * ended itself with an answer of its own (a malformed body, server.ts) was
+ * not the client's doing: its request keeps the status of that answer.
+ */
 function clientLeft(res: ServerResponse): boolean {
-  return res.destroyed && !res.writableFinished;
+  if (!res.destroyed || res.writableFinished) return false;
+  const cause = res.socket?.errored;
+  return !(cause && connectionError(cause));
 }
 
 /**
@@ -51,8 +58,11 @@ function clientLeft(res: ServerResponse): boolean {
  */
 export function departure(res: ServerResponse): AbortSignal {
   const left = new AbortController();
-  if (clientLeft(res)) left.abort();
-  else res.once('close', () => clientLeft(res) && left.abort());
+  const check = () => {
+    if (clientLeft(res)) left.abort();
+  };
+  if (res.destroyed) check();
+  else res.once('close', check);
   return left.signal;
 }
 
