@@ -4,7 +4,9 @@
 //
 // Operations run one at a time, in arrival order: each one reads the catalog
 // and leaves a new one, and interleaving two would let one undo the other.
-// Reloads asked for while one runs are coalesced into the next one.
+// Reloads asked for while one runs are coalesced into the next one. A
+// quiesce takes its turn only to mark its service and tell the workers; its
+// drain (as long as a stream's deadline) is waited for outside of the others.
 
 import type { Config } from '../config/index.js';
 import { outcomeStatus, type ControlOutcome, type ControlRequest } from '../control.js';
@@ -97,7 +99,7 @@ export class ControlPlane<W> {
         case 'restart':
           return this.#exclusive(() => this.#restart(request.service, request.config));
         case 'quiesce':
-          return this.#exclusive(() => this.#quiesce(request.service));
+          return this.#quiesce(request.service);
         case 'reload':
           return this.#reload();
       }
@@ -253,15 +255,26 @@ export class ControlPlane<W> {
     }
   }
 
-  /** Answers once every worker has drained the service's calls and dropped its instances. */
+  /**
+   * Answers once every worker has drained the service's calls and dropped its
+   * instances. Only marking it and telling the workers takes a turn among the
+   * operations: waiting for the drain there would hold every control
+   * operation on every other service until the service's last stream ended
+   * (docs/api.md §5.3).
+   */
   async #quiesce(id: ServiceId): Promise<ControlOutcome> {
-    const current = this.#find(id);
-    if (!current) return unknownService(id);
-    // First in the catalog, so a worker started meanwhile comes up quiesced too.
-    this.#replace({ ...current, quiesced: true });
+    const asked = await this.#exclusive(async () => {
+      const current = this.#find(id);
+      if (!current) return undefined;
+      // First in the catalog, so a worker started meanwhile comes up quiesced too.
+      this.#replace({ ...current, quiesced: true });
+      // Sent now, in order with the operations before and after this one; each worker answers once drained.
+      return { drained: Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id }))) };
+    });
+    if (!asked) return unknownService(id);
     // No bound of ours: each call (or stream) ends by its own deadline, and
     // however many are queued, a worker that drains is alive and left to it.
-    await Promise.all(this.#opts.fleet.workers().map((w) => this.#opts.fleet.ask(w, { type: 'quiesce', service: id })));
+    await asked.drained;
     this.#log.info({ service: serviceName(id) }, 'quiesced');
     return { outcome: 'quiesced', service: serviceName(id) };
   }

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { ControlOutcome } from '../control.js';
 import {
-  Correlator,
   HEARTBEAT_INTERVAL_MS,
   isWorkerMessage,
   WORKER_BOOTSTRAP_ENV,
@@ -17,7 +16,6 @@ import {
   type UnsentRequest,
   type WorkerBootstrap,
   type WorkerMessage,
-  type WorkerReply,
   type WorkerRequest,
 } from '../ipc.js';
 import type { Logger } from '../log.js';
@@ -26,6 +24,7 @@ import { dataDir } from '../paths.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
 import { PersistedConfigs } from './persisted-configs.js';
 import { tlsFiles, type TlsFiles } from './tls.js';
+import { WorkerLink } from './worker-link.js';
 
 // A worker that dies this soon after starting, this many times in a row, is
 // not going to get better by being forked again.
@@ -49,14 +48,11 @@ const STARTUP_HEARTBEAT_FACTOR = 6;
 export class Supervisor implements Fleet<Worker> {
   readonly #opts: PrimaryOptions;
   readonly #log: Logger;
-  readonly #replies = new Correlator<WorkerReply>();
   readonly #control: ControlPlane<Worker>;
   #loaded = false;
   #tls: TlsFiles | undefined;
-  /** Settles on a worker's first message (`started`): only then is it listening. */
-  readonly #started = new WeakMap<Worker, Promise<unknown>>();
-  /** Rejects when the worker exits: what every wait on a worker races against. */
-  readonly #gone = new WeakMap<Worker, Promise<never>>();
+  /** How each worker is sent messages and asked requests (worker-link.ts). */
+  readonly #links = new WeakMap<Worker, WorkerLink>();
   /** When each worker was last heard from (any message counts). */
   readonly #heard = new WeakMap<Worker, number>();
   /** Workers that have sent `started`, and so send heartbeats. */
@@ -124,22 +120,24 @@ export class Supervisor implements Fleet<Worker> {
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
     this.#heard.set(worker, performance.now());
-    this.#started.set(worker, new Promise((resolve) => worker.once('message', resolve)));
-    const gone = new Promise<never>((_, reject) => worker.once('exit', () => reject(new Error(`worker ${worker.id} exited`))));
-    gone.catch(() => {}); // only a rejection someone races against matters
-    this.#gone.set(worker, gone);
+    const link = new WorkerLink(String(worker.id), (m) => this.#send(worker, m));
+    this.#links.set(worker, link);
     worker.on('message', (m: unknown) => {
       this.#heard.set(worker, performance.now());
-      if (isWorkerMessage(m)) this.#onMessage(worker, m);
+      if (isWorkerMessage(m)) this.#onMessage(worker, link, m);
     });
-    worker.on('exit', (code, signal) => this.#onExit(worker, forkedAt, code, signal));
+    worker.on('exit', (code, signal) => {
+      link.exited();
+      this.#onExit(worker, forkedAt, code, signal);
+    });
     return worker;
   }
 
-  #onMessage(worker: Worker, m: WorkerMessage): void {
+  #onMessage(worker: Worker, link: WorkerLink, m: WorkerMessage): void {
     switch (m.type) {
       case 'started':
         this.#beating.add(worker);
+        link.started();
         break;
       case 'heartbeat':
         break;
@@ -151,7 +149,7 @@ export class Supervisor implements Fleet<Worker> {
       case 'staged':
       case 'done':
       case 'metrics':
-        this.#replies.settle(m);
+        link.settle(m);
         break;
       case 'control':
         void this.#control
@@ -182,14 +180,8 @@ export class Supervisor implements Fleet<Worker> {
   }
 
   async ask<T extends WorkerRequest['type']>(worker: Worker, request: UnsentRequest<T> | (() => UnsentRequest<T>), timeoutMs?: number): Promise<ReplyTo<T> | undefined> {
-    const { id, reply } = this.#replies.request(timeoutMs, `worker ${worker.id} did not answer`);
-    reply.catch(() => {}); // raced below; a late rejection must not go unhandled
-    const gone = this.#gone.get(worker)!;
     try {
-      await Promise.race([this.#started.get(worker), reply, gone]);
-      this.#send(worker, { ...(typeof request === 'function' ? request() : request), id });
-      // The worker answers each request with its reply type (lib/worker/main.ts).
-      return (await Promise.race([reply, gone])) as ReplyTo<T>;
+      return await this.#links.get(worker)!.ask(request, timeoutMs);
     } catch (e) {
       // Gone (its replacement loads the catalog as it is now), or slow to
       // answer a request that has a bound: left out, not killed. Whether a
@@ -249,7 +241,7 @@ export class Supervisor implements Fleet<Worker> {
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
     // A worker still starting up would miss the message: it gets it once it listens.
-    for (const w of workers) void this.#started.get(w)?.then(() => this.#send(w, { type: 'shutdown' }));
+    for (const w of workers) this.#links.get(w)?.post({ type: 'shutdown' });
     const graceMs = (this.#opts.config.http.request_timeout_seconds + 5) * 1000;
     const deadline = setTimeout(() => {
       this.#log.warn('workers did not finish in time; killing them');
@@ -257,7 +249,6 @@ export class Supervisor implements Fleet<Worker> {
     }, graceMs);
     await Promise.all(exited);
     clearTimeout(deadline);
-    this.#replies.failAll(new Error('stopping'));
     this.#log.info('stopped');
     // Let the logger flush before the process goes.
     setImmediate(() => process.exit(code));

@@ -44,7 +44,7 @@ function requestLog(exchange: ExchangeSettings) {
     try {
       await next();
     } finally {
-      finished(exchange, ctx.state, { method: ctx.method, url: ctx.url }, ctx.status);
+      finished(exchange, ctx.state, { method: ctx.method, url: ctx.url }, ctx.res, ctx.status);
     }
   };
 }

@@ -11,6 +11,7 @@
 // docs/performance.md), and rt needs only bytes and JSON.
 
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import { ApiError } from '../errors.js';
 import { connectionError } from './connection-errors.js';
@@ -100,7 +101,7 @@ setInterval(() => {
   for (const [late, deadline] of reads) if (deadline <= now) late();
 }, SWEEP_MS).unref();
 
-function collect(req: IncomingMessage, source: NodeJS.ReadableStream, body: CappedBytes, deadline: number): Promise<Buffer> {
+function collect(req: IncomingMessage, source: Readable, body: CappedBytes, deadline: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let done = false;
     const late = () => fail(tooSlow());
@@ -111,6 +112,9 @@ function collect(req: IncomingMessage, source: NodeJS.ReadableStream, body: Capp
       reads.delete(late);
       source.removeListener('data', onData);
       req.unpipe();
+      // A decoder left alone goes on inflating what it holds: a few KB of
+      // brotli bomb kept a core busy for seconds after its 413.
+      if (source !== req) source.destroy();
       reject(error);
     };
     const onData = (chunk: Buffer) => {

@@ -25,6 +25,8 @@ export type CallOutcome =
   | { status: 'timeout' }
   /** Not made: the service's queue was full. */
   | { status: 'overloaded' }
+  /** Not made: its client left while it waited (docs/api.md §5.5). */
+  | { status: 'abandoned' }
   /** Not made: its JSON body, decoded on an instance thread (large-body.ts), does not fit the signature. */
   | { status: 'bad-arguments'; code: ErrorCode; details: string };
 

@@ -3,12 +3,13 @@
 // invoke-lane.ts): its arrival and deadline, its request id (docs/api.md
 // §5.7), the headers every answer carries, those of an answer the component
 // made (docs/api.md §5.6), the error body of a failure (docs/api.md §5.5),
-// and its log line and metrics when it is done. One module, so the two paths
-// cannot answer the same request differently.
+// whether its client left, and its log line and metrics when it is done. One
+// module, so the two paths cannot answer the same request differently.
 
 import type { ServerResponse } from 'node:http';
-import { ApiError, asApiError } from '../errors.js';
+import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../errors.js';
 import type { Logger } from '../log.js';
+import { connectionError } from './connection-errors.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState } from './request-state.js';
@@ -54,8 +55,39 @@ export const COMPONENT_CONTENT_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-/** The request's log line (unless they are off) and its metrics, once it is answered. */
-export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, status: number): void {
+/**
+ * Whether the client left before its answer was written. A connection Node
+ * ended itself with an answer of its own (a malformed body, server.ts) was
+ * not the client's doing: its request keeps the status of that answer.
+ */
+function clientLeft(res: ServerResponse): boolean {
+  if (!res.destroyed || res.writableFinished) return false;
+  const cause = res.socket?.errored;
+  return !(cause && connectionError(cause));
+}
+
+/**
+ * Aborts when the client leaves before its answer is written: a call still
+ * waiting for an instance then is never run (docs/api.md §5.5).
+ */
+export function departure(res: ServerResponse): AbortSignal {
+  const left = new AbortController();
+  const check = () => {
+    if (clientLeft(res)) left.abort();
+  };
+  if (res.destroyed) check();
+  else res.once('close', check);
+  return left.signal;
+}
+
+/**
+ * The request's log line (unless they are off) and its metrics, once it is
+ * answered. A client that left before its answer was written is a client
+ * abort, 499, whatever its call came to (docs/api.md §5.5); a stream that
+ * began keeps the status its headers carried (its outcome says how it ended).
+ */
+export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
+  const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
   const { requestId: reqId, service, method, series, stream } = state;
   settings.requestLog?.info({ reqId, req, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');

@@ -28,7 +28,7 @@ import type { CallOutcome } from './component-instance.js';
 import { hostImports, type Grants } from './host.js';
 import { InlineInstance } from './inline-instance.js';
 import { inlineTurn } from './inline-turn.js';
-import { InstancePool, type RunReport, type StreamOptions } from './instance-pool.js';
+import { InstancePool, type CallOptions, type StreamOptions } from './instance-pool.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
 import type { Placement } from '../service.js';
 import { PLACEMENT, PlacementPolicy, type Move, type PlacementSettings } from './placement.js';
@@ -106,13 +106,14 @@ export class Execution {
     return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
   }
 
-  /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike. */
-  async call(index: number, args: Arguments, deadline: number): Promise<CallOutcome> {
+  /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike; `signal` aborts when its client leaves. */
+  async call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallOutcome> {
     const inline = this.#inline;
     const policy = this.#policy;
     if (inline && policy && !(args instanceof LargeJsonBody)) {
       // Made now, it runs in this instance even if the service drains or moves meanwhile.
       await inlineTurn();
+      if (signal?.aborted) return { status: 'abandoned' };
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
@@ -129,7 +130,7 @@ export class Execution {
       }
       // Made again on a thread; the service follows if the call takes long there too.
       let ran: { ms: number; first: boolean } | undefined;
-      const again = await this.#onThreads(index, args, deadline, (ms, first) => (ran = { ms, first }));
+      const again = await this.#onThreads(index, args, deadline, { signal, onRun: (ms, first) => (ran = { ms, first }) });
       if (this.#inline !== inline) return again;
       const move = policy.overran(ran, `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and was made again on a thread`);
       if (move) this.#moved(move);
@@ -141,12 +142,12 @@ export class Execution {
     } else if (policy && !this.#returning && !this.#draining) {
       this.#moved(policy.mayReturn());
     }
-    return this.#onThreads(index, args, deadline);
+    return this.#onThreads(index, args, deadline, { signal });
   }
 
-  async #onThreads(index: number, args: Arguments, deadline: number, onRun?: RunReport): Promise<CallOutcome> {
+  async #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallOutcome> {
     const pool = await this.#startThreads();
-    const outcome = await pool.call(index, args, deadline, onRun);
+    const outcome = await pool.call(index, args, deadline, options);
     // Started while the service was draining: the pool was made for this call alone.
     if (this.#draining) void pool.drain();
     return outcome;

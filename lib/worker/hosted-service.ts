@@ -120,12 +120,13 @@ export class HostedService {
   /**
    * Calls `method` with the parsed JSON body (or `[bytes]`, or a large JSON
    * body for the instance thread to decode), by `deadline`
-   * (performance.now() time, counted from the request's arrival). Failures
-   * are thrown as the ApiError it answers with (docs/api.md §5.5).
+   * (performance.now() time, counted from the request's arrival); `signal`
+   * aborts when the client leaves. Failures are thrown as the ApiError it
+   * answers with (docs/api.md §5.5).
    */
-  async invoke(method: Method, body: unknown, { rawBytes, deadline }: { rawBytes: boolean; deadline: number }): Promise<InvokeResult> {
+  async invoke(method: Method, body: unknown, { rawBytes, deadline, signal }: { rawBytes: boolean; deadline: number; signal?: AbortSignal }): Promise<InvokeResult> {
     const { execution, args, codec } = this.#prepare(method, body);
-    const outcome = await execution.call(method.index, args, deadline);
+    const outcome = await execution.call(method.index, args, deadline, signal);
     if (outcome.status !== 'ok') throw this.failure(method, outcome);
     return rawBytes && method.bytesResult ? { kind: 'bytes', bytes: outcome.value as Uint8Array } : { kind: 'json', value: codec.encodeResult(outcome.value) };
   }
@@ -177,6 +178,8 @@ export class HostedService {
       }
       case 'overloaded':
         return new ApiError('RT_ERR_SERVICE_OVERLOADED', `${this.name} has max_queue calls waiting in this worker already; retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      case 'abandoned':
+        return new ApiError('RT_ERR_CLIENT_CLOSED_REQUEST', 'the client closed the connection while its call waited for an instance; it was not run', where);
       case 'bad-arguments':
         return new ApiError(outcome.code, outcome.details, where);
     }

@@ -2,7 +2,8 @@
 // run inline (execution.ts): `size` threads, each running one call at a
 // time. Calls wait in one queue here, on the main thread, and go to a thread
 // when it is free; so a call whose deadline passes while it waits is answered
-// 504 without running, and the queue is bounded (`maxQueue`: beyond it a
+// 504 without running, one whose client leaves while it waits is dropped
+// without running (its signal aborts), and the queue is bounded (`maxQueue`: beyond it a
 // call is refused at once, and the service answers 503). A running call is
 // cut off at its deadline by terminating its thread; a fresh thread replaces it.
 //
@@ -50,6 +51,8 @@ export interface StreamOptions {
   framing: Framing;
   /** Bytes the thread may send ahead of what the sink's reader has taken. */
   window: number;
+  /** Aborts when the client leaves: a stream still waiting for a thread is never opened. */
+  signal?: AbortSignal;
   /** performance.now() at which the whole stream is ended. */
   streamDeadline: number;
   sink: StreamSink;
@@ -70,6 +73,14 @@ export interface StreamHandle {
  * pays for many).
  */
 export type RunReport = (ms: number, first: boolean) => void;
+
+/** What a call may bring besides its arguments and deadline. */
+export interface CallOptions {
+  /** Told how long the call ran on its thread, once it answers (not when it is cut off or lost). */
+  onRun?: RunReport;
+  /** Aborts when the call's client leaves: a call still waiting for a thread then is never run. */
+  signal?: AbortSignal;
+}
 
 interface Call {
   request: CallRequest;
@@ -101,6 +112,7 @@ const IDLE_MS = 10_000;
 /** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
 const MAX_OVERFLOW = 4;
 const UNLOADED: CallOutcome = { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: 'the service was unloaded' };
+const ABANDONED: CallOutcome = { status: 'abandoned' };
 
 let nextId = 0;
 
@@ -297,9 +309,9 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  /** Calls `method`; `onRun` is told how long it ran on its thread, once it answers (not when it is cut off or lost). */
-  call(method: number, args: Arguments, deadline: number, onRun?: RunReport): Promise<CallOutcome> {
-    return this.#enqueue([++nextId, method, forThread(args)], deadline, undefined, onRun);
+  /** Calls `method`, by `deadline`. */
+  call(method: number, args: Arguments, deadline: number, options: CallOptions = {}): Promise<CallOutcome> {
+    return this.#enqueue([++nextId, method, forThread(args)], deadline, options);
   }
 
   /**
@@ -309,11 +321,12 @@ export class InstancePool {
    */
   openStream(method: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
     const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
-    return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, stream);
+    return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, { signal: options.signal }, stream);
   }
 
-  #enqueue(request: CallRequest, deadline: number, stream?: StreamState, onRun?: RunReport): Promise<CallOutcome> {
+  #enqueue(request: CallRequest, deadline: number, { onRun, signal }: CallOptions, stream?: StreamState): Promise<CallOutcome> {
     if (this.#closed) return Promise.resolve(UNLOADED);
+    if (signal?.aborted) return Promise.resolve(ABANDONED);
     if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
     if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });
     return new Promise((resolve) => {
@@ -322,6 +335,7 @@ export class InstancePool {
       const finish = () => {
         if (finished) return;
         finished = true;
+        signal?.removeEventListener('abort', leave);
         if (--this.#pending === 0) {
           for (const wake of this.#idleWaiters.splice(0)) wake();
           clearInterval(this.#sweep);
@@ -333,6 +347,14 @@ export class InstancePool {
       const call: Call = { request, deadline, resolve, finish };
       if (stream) call.stream = stream;
       if (onRun) call.onRun = onRun;
+      // Its client left: dropped if it still waits; a call running already runs on.
+      const leave = () => {
+        const waiting = this.#queue.indexOf(call);
+        if (waiting === -1) return;
+        this.#queue.splice(waiting, 1);
+        settle(call, ABANDONED);
+      };
+      signal?.addEventListener('abort', leave, { once: true });
       this.#queue.push(call);
       this.dispatch();
     });

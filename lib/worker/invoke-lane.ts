@@ -19,7 +19,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
-import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
+import { arrival, departure, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
 import type { HostedService, Method } from './hosted-service.js';
 import { Invoker, readArguments, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
@@ -57,14 +57,14 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
       const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
       // Replaced by a version whose method needs Koa's path: the body is read, so it cannot go there now.
       if (!takes(method)) throw new ApiError('RT_ERR_NOT_READY', `${hosted.name} was reloaded while the request arrived, and ${method.descriptor.name} changed; send it again`, { service: hosted.name, method: method.descriptor.name }, { 'Retry-After': '0' });
-      const result = await hosted.invoke(method, args, { rawBytes: false, deadline: request.deadline });
+      const result = await hosted.invoke(method, args, { rawBytes: false, deadline: request.deadline, signal: departure(res) });
       send(res, 200, [...exchangeHeaders(exchange, request), ...vary], JSON.stringify({ result: result.kind === 'json' ? result.value : null }));
     } catch (e) {
       const { error, body } = errorAnswer(exchange, request, e, { service: request.service, method: request.method });
       status = error.status;
       send(res, status, [...exchangeHeaders(exchange, request), ...vary, ...Object.entries(error.headers).flat()], JSON.stringify(body));
     } finally {
-      finished(exchange, request, { method: req.method ?? 'POST', url: req.url ?? '' }, status);
+      finished(exchange, request, { method: req.method ?? 'POST', url: req.url ?? '' }, res, status);
     }
   }
 }
@@ -92,8 +92,13 @@ function laneNames(req: IncomingMessage, cors: boolean): InvokeNames | undefined
   return { domain: parts[0], service: parts[1], method: parts[3] };
 }
 
-/** The answer in one writeHead: headers as a flat list of names and values, which Node takes without a setHeader per header. */
+/**
+ * The answer in one writeHead: headers as a flat list of names and values,
+ * which Node takes without a setHeader per header. Nothing is written for a
+ * client that left (as Koa writes nothing then): its request is logged 499.
+ */
 function send(res: ServerResponse, status: number, headers: string[], body: string): void {
+  if (res.destroyed) return;
   headers.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
   res.writeHead(status, headers);
   res.end(body);

@@ -20,6 +20,7 @@ import type { ServiceRegistry } from './registry.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { framingFor } from './stream-framing.js';
+import { departure } from './exchange.js';
 import { answerWithStream } from './stream-response.js';
 
 export interface InvokeDeps {
@@ -94,12 +95,12 @@ export function invokeRoute(deps: InvokeDeps) {
         series: ctx.state.series!,
         log: log.child({ reqId: ctx.state.requestId, service: hosted.name, method: method.descriptor.name }),
         failure: (failure) => hosted.failure(method, failure),
-        open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink }),
+        open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink, signal: departure(ctx.res) }),
       });
     }
     // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
     const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
-    const result = await hosted.invoke(method, args, { rawBytes, deadline });
+    const result = await hosted.invoke(method, args, { rawBytes, deadline, signal: departure(ctx.res) });
     if (result.kind === 'bytes') {
       ctx.set(COMPONENT_CONTENT_HEADERS);
       ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';

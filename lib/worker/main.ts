@@ -99,6 +99,7 @@ async function main(): Promise<void> {
 
   // Requests that change the services are handled in the order sent, one at
   // a time: a `load` still running when a `commit` arrives must not undo it.
+  // A quiesce's turn ends once its service refuses calls, not once drained.
   let queue: Promise<void> = Promise.resolve();
   process.on('message', (m: unknown) => {
     if (!isPrimaryMessage(m)) return;
@@ -147,9 +148,14 @@ async function main(): Promise<void> {
         send({ type: 'done', id: m.id });
         break;
       case 'quiesce':
-        await registry.quiesce(m.service);
-        send({ type: 'done', id: m.id });
-        reportPlacements();
+        // The drain lasts as long as the service's last stream: the changes after this one do not wait for it (docs/api.md §5.3).
+        void registry
+          .quiesce(m.service)
+          .then(() => {
+            send({ type: 'done', id: m.id });
+            reportPlacements();
+          })
+          .catch((e: unknown) => log.error({ err: e }, 'quiescing failed'));
         break;
       case 'collect-metrics':
         send({ type: 'metrics', id: m.id, snapshot: await metrics.snapshot() });

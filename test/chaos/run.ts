@@ -1,12 +1,14 @@
-// `npm run chaos`: replays the faults of issue 12 against a real rt under
+// `npm run chaos`: replays the faults of issues 12 and 21 against a real rt under
 // autocannon load (loopback only, bounded in time) and prints, per fault, the
 // requests sent, how many failed, and how many workers were killed. Where the
 // contract promises no loss, both must be 0; the script exits 1 otherwise.
 // Not part of `npm test`: it takes about two minutes and loads the machine.
 
-import { cp, readdir, rename, rm, truncate } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { brotliBomb } from '../support/brotli-bomb.js';
 import { repository, RUNAWAY, SLOW, type RepoEntry } from '../support/fixtures.js';
 import { isRunning } from '../support/processes.js';
 import { RtProcess, tempDir } from '../support/rt-process.js';
@@ -122,6 +124,39 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    fault: 'metrics flood: 3,000 scrapes, 16 at a time',
+    promised: true,
+    repo: { slow: SLOW },
+    async inject(rt) {
+      const primary = rt.child.pid!;
+      const before = await rssMiB(primary);
+      const scrapes = await autocannon({ url: `${rt.url}/api/metrics`, connections: 16, amount: 3_000 });
+      const after = await rssMiB(primary);
+      // Retained, a scrape would cost the primary tens of KB per worker: 3,000 of them well over 100 MiB.
+      const leaked = after - before > 64 ? 1 : 0;
+      return { note: `primary RSS ${before} → ${after} MiB; ${scrapes.non2xx + scrapes.errors} scrape(s) failed`, failed: scrapes.non2xx + scrapes.errors + scrapes.timeouts + leaked };
+    },
+  },
+  {
+    fault: '8 brotli bombs (4 GiB of spaces each) at once',
+    promised: true,
+    repo: { slow: SLOW },
+    async inject(rt) {
+      const bomb = await brotliBomb(4 * 1024 ** 3);
+      const workers = rt.workerPids();
+      const bombs = await Promise.all(
+        Array.from({ length: 8 }, () => rawRequest(rt, '/api/services/acme/slow/invoke/spin', bomb, { 'content-type': 'application/json', 'content-encoding': 'br' })),
+      );
+      // Once the load is over, the workers have nothing to do: unless they still inflate the bombs they refused.
+      await new Promise((r) => setTimeout(r, LOAD_SECONDS * 1000));
+      const before = await cpuSeconds(workers);
+      await new Promise((r) => setTimeout(r, 2_000));
+      const busy = (await cpuSeconds(workers)) - before;
+      const refused = bombs.filter((status) => status === 413).length;
+      return { note: `${bomb.length} bytes each: ${refused}×413; worker CPU ${busy.toFixed(2)} s in 2 s idle after`, failed: bombs.length - refused + (busy > 0.5 ? 1 : 0) };
+    },
+  },
+  {
     fault: 'a worker stopped (SIGSTOP)',
     promised: false,
     repo: { slow: SLOW },
@@ -133,6 +168,33 @@ const scenarios: Scenario[] = [
     },
   },
 ];
+
+/** Sends `body` as is (fetch would not send a Content-Encoding it did not make); the status, 0 when the connection failed. */
+function rawRequest(rt: RtProcess, path: string, body: Buffer, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpRequest(`${rt.url}${path}`, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  return (await RtProcess.status(pid)).rssMiB;
+}
+
+/** CPU seconds (user + system) the processes have used so far (Linux /proc/<pid>/stat, in clock ticks of 1/100 s). */
+async function cpuSeconds(pids: number[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
 
 async function files(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });

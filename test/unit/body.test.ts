@@ -7,6 +7,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { ApiError } from '../../lib/errors.js';
 import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
+import { brotliBomb } from '../support/brotli-bomb.js';
 
 const MAX = 1024;
 /** How long the server gives a body; a test of the deadline shortens it. */
@@ -98,6 +99,19 @@ describe('request bodies', () => {
     }
   });
 
+  it('stops decompressing a bomb once it has refused it: no CPU is spent on it after the 413 (docs/api.md §5.5)', async function () {
+    this.timeout(60_000);
+    const bomb = await brotliBomb(1024 ** 3);
+    const outcome = await send(bomb, { 'content-encoding': 'br' });
+    expect(outcome.error?.status).to.equal(413);
+    // Whatever the decoder was doing when it was refused has finished by now.
+    await new Promise((r) => setTimeout(r, 100));
+    const cpu = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const { user, system } = process.cpuUsage(cpu);
+    expect((user + system) / 1000, 'ms of CPU in the second after the 413').to.be.below(150);
+  });
+
   it('400 for a body that does not decode as its Content-Encoding says, 415 for an encoding it does not know', async () => {
     const corrupt = await send(Buffer.from('not gzip at all'), { 'content-encoding': 'gzip' });
     expect(corrupt.error?.status).to.equal(400);
@@ -119,3 +133,4 @@ describe('request bodies', () => {
     expect(() => parseJson(Buffer.from('{"a":'))).to.throw(ApiError).with.property('error', 'invalid JSON');
   });
 });
+

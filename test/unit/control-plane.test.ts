@@ -162,6 +162,27 @@ describe('control plane (fake fleet)', function () {
     expect(await quiesced).to.deep.equal({ outcome: 'quiesced', service: 'acme.one' });
   });
 
+  it('carries out a restart and a reload while a quiesce waits for its drain, each sent after the quiesce (docs/api.md §5.3)', async () => {
+    const control = await plane({ one: versioned(1, 'one'), two: versioned(2, 'two') });
+    await control.start();
+    const held = gate();
+    fleet.respond = async (_w, r) => {
+      if (r.type === 'quiesce') await held.opened;
+      return success(r);
+    };
+    let done = false;
+    const quiesced = control.handle({ op: 'quiesce', service: { domain: 'acme', service: 'one' } }).then((o) => ((done = true), o));
+    expect(await control.handle({ op: 'restart', service: { domain: 'acme', service: 'two' } })).to.deep.equal({ outcome: 'restarted', service: 'acme.two' });
+    expect(await control.handle({ op: 'reload' })).to.deep.include({ outcome: 'reloaded' });
+    // The quiesced state survives both: a reload keeps it, a restart of another service does not touch it.
+    expect(control.catalog.services.find((s) => s.id.service === 'one')?.quiesced).to.equal(true);
+    const order = fleet.asked.map((a) => a.request.type);
+    expect(order.indexOf('quiesce')).to.be.below(order.indexOf('stage'));
+    expect(done).to.equal(false);
+    held.open();
+    expect(await quiesced).to.deep.equal({ outcome: 'quiesced', service: 'acme.one' });
+  });
+
   it('restarts on every worker or none: a stage error discards everywhere and keeps the catalog', async () => {
     const control = await plane({ one: versioned(1, 'one') });
     await control.start();

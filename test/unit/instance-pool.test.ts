@@ -89,7 +89,7 @@ describe('instance pool (in process, real threads)', function () {
       const spin = d.methods.findIndex((m) => m.name === 'spin');
       const runs: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const outcome = pool.call(spin, [10], performance.now() + TIMEOUT_MS, (ms) => runs.push(ms));
+        const outcome = pool.call(spin, [10], performance.now() + TIMEOUT_MS, { onRun: (ms) => runs.push(ms) });
         // The thread answers meanwhile; its answer waits, as behind other requests' work in a loaded worker.
         const end = performance.now() + 100;
         while (performance.now() < end);
@@ -126,6 +126,25 @@ describe('instance pool (in process, real threads)', function () {
     // Fresh threads replaced the cut ones; the extra one stays until it has been idle for 10 s.
     expect(pool.liveInstances()).to.equal(3);
     expect(await invoke(pool, 'count', {}, TIMEOUT_MS)).to.be.a('number');
+  });
+
+  it('never runs a waiting call whose client left: it is answered 499 at once, and the next call is served in its place', async () => {
+    const pool = await runaway('pool_size = 2\n');
+    const method = pool.method('count')!;
+    const holding = [0, 1].map(() => invoke(pool, 'busy-count', { spins: 300_000_000 }, 5 * TIMEOUT_MS));
+    // Leaves before any thread is counted stuck (100 ms), so no extra thread can take the call.
+    const client = new AbortController();
+    const left = refusal(pool.invoke(method, {}, { rawBytes: false, deadline: performance.now() + 5 * TIMEOUT_MS, signal: client.signal }));
+    await new Promise((r) => setTimeout(r, 30));
+    const leftAt = performance.now();
+    client.abort();
+    const refused = await left;
+    expect([refused.status, refused.code]).to.deep.equal([499, 'RT_ERR_CLIENT_CLOSED_REQUEST']);
+    expect(performance.now() - leftAt, 'answered when its client left, not when a thread was free').to.be.below(50);
+    // The instances' counters: the holding calls were their first, and two overlapping calls (one on each) their second.
+    expect(await Promise.all(holding)).to.deep.equal([1, 1]);
+    const next = [0, 1].map(() => invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS));
+    expect(await Promise.all(next), 'the call that left never ran').to.deep.equal([2, 2]);
   });
 
   it('answers the call of a thread that died (its JS heap limit) 500 RT_ERR_INSTANCE_LOST, and replaces the thread', async () => {
