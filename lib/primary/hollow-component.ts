@@ -13,7 +13,7 @@
 // either way for every bundled example and test fixture
 // (test/unit/hollow-component.test.ts).
 
-import { BinaryReader, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
+import { BinaryReader, concatBytes, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
 
 /** A component with its top-level core modules hollowed out, and the modules themselves in order. */
 export interface HollowComponent {
@@ -47,7 +47,7 @@ export function hollow(component: Uint8Array): HollowComponent | undefined {
       modules.push(body);
       return hollowModule(body, modules.length - 1);
     });
-    return { bytes: join(parts), modules };
+    return { bytes: concatBytes(parts), modules };
   } catch (e) {
     if (e instanceof Malformed) return undefined;
     throw e;
@@ -130,14 +130,4 @@ function mapSections(binary: Uint8Array, replace: (id: number, body: Uint8Array)
 function section(id: number, body: Uint8Array[]): Uint8Array[] {
   const size = body.reduce((n, p) => n + p.length, 0);
   return [Uint8Array.of(id, ...encodeU32(size)), ...body];
-}
-
-function join(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }

@@ -100,3 +100,14 @@ export function encodeU32(value: number): number[] {
   } while (value);
   return out;
 }
+
+/** `parts` one after another, in a buffer of their own (an encoder's output, written section by section). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}

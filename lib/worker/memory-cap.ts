@@ -4,7 +4,7 @@
 // guest's allocator traps). Checking sizes after a call would let a memory
 // bomb take the worker's RAM first.
 
-import { BinaryReader, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
+import { BinaryReader, concatBytes, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
 
 const PAGE = 65_536;
 const MEMORY_SECTION = 5;
@@ -30,14 +30,7 @@ export function capMemories(bytes: Uint8Array<ArrayBuffer>, capBytes: number): U
     }
     at = end;
   }
-  if (!changed) return bytes;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
+  return changed ? concatBytes(parts) : bytes;
 }
 
 function cappedMemorySection(section: Uint8Array, capPages: number): Uint8Array {
