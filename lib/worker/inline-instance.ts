@@ -75,7 +75,7 @@ export class InlineInstance {
     return first === 'interrupted' ? undefined : inline;
   }
 
-  /** Calls method `index`, interrupting it past `budget` if it runs, past `hard` in any case (performance.now() times). */
+  /** Calls method `index`, interrupting it past `budgetEnd` if it runs, past `hardEnd` in any case (performance.now() times). */
   async call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome> {
     let instance = this.#instance;
     if (!instance) {

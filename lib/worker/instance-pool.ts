@@ -26,7 +26,7 @@ export interface PoolOptions {
   size: number;
   /** Calls that may wait for a thread; more are refused ('overloaded'). */
   maxQueue: number;
-  /** Bounds the start of an instance (a start function or init that never ends). */
+  /** Bounds the start of an instance (a start function or init that never ends), and each `next` of an open stream. */
   timeoutMs: number;
   /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
   heapMb: number;
