@@ -6,7 +6,7 @@
 // holds its instance), or they hold grants whose side effects a replayed call
 // would repeat (allowed_paths, allowed_outbound_hosts). The others move to
 // instance threads (instance-pool.ts), and back, as placement.ts decides:
-// - a call runs past INLINE_BUDGET_MS: it is interrupted and made again on a
+// - a call runs past the inline budget (`budgetMs`): it is interrupted and made again on a
 //   thread with the time left before its deadline (the interrupted attempt
 //   had no effect outside its instance: no grants, output dropped), and the
 //   service follows if the call takes long there too (a call that overran
@@ -31,13 +31,11 @@ import { inlineTurn } from './inline-turn.js';
 import { InstancePool, type CallOptions, type StreamOptions } from './instance-pool.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
 import type { Placement } from '../service.js';
-import { PLACEMENT, PlacementPolicy, type Move, type PlacementSettings } from './placement.js';
+import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
 import type { ThreadSpec } from './thread-protocol.js';
 
-/** How long one inline call may run on the main thread before it is made again on a thread. */
-export const INLINE_BUDGET_MS = PLACEMENT.budgetMs;
-/** How long it may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
-const INLINE_HARD_MS = 4 * INLINE_BUDGET_MS;
+/** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
+const HARD_BUDGETS = 4;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
 const START_BUDGET_MS = 250;
 /**
@@ -117,7 +115,8 @@ export class Execution {
       const started = performance.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { status: 'timeout' };
-      const outcome = await inline.call(index, args, Math.min(started + INLINE_BUDGET_MS, deadline), Math.min(started + INLINE_HARD_MS, deadline));
+      const { budgetMs } = policy.settings;
+      const outcome = await inline.call(index, args, Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline));
       if (outcome.status !== 'interrupted') {
         this.#moved(policy.verdict());
         return outcome;
@@ -125,14 +124,14 @@ export class Execution {
       const now = performance.now();
       if (now >= deadline) {
         // Cut off by its deadline: moved only if it also used the whole inline budget.
-        if (now - started >= INLINE_BUDGET_MS) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
+        if (now - started >= budgetMs) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
         return { status: 'timeout' };
       }
       // Made again on a thread; the service follows if the call takes long there too.
-      let ran: { ms: number; first: boolean } | undefined;
+      let ran: ThreadRun | undefined;
       const again = await this.#onThreads(index, args, deadline, { signal, onRun: (ms, first) => (ran = { ms, first }) });
       if (this.#inline !== inline) return again;
-      const move = policy.overran(ran, `a call ran past the inline budget of ${INLINE_BUDGET_MS} ms and was made again on a thread`);
+      const move = policy.overran(ran, `a call ran past the inline budget of ${budgetMs} ms and was made again on a thread`);
       if (move) this.#moved(move);
       else this.options.log.debug({ ms: ran?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
       return again;

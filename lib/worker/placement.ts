@@ -64,6 +64,12 @@ export interface PlacementSettings {
   maxProbationMs: number;
 }
 
+/** A call made on an instance thread: how long it ran there, and whether it was the thread's first (instance-pool.ts, RunReport). */
+export interface ThreadRun {
+  ms: number;
+  first: boolean;
+}
+
 export const PLACEMENT: PlacementSettings = {
   blockCalls: 16,
   trimmed: 2,
@@ -122,7 +128,7 @@ export class PlacementPolicy {
 
   constructor(
     private readonly clocks: Clocks = SYSTEM_CLOCKS,
-    private readonly settings: PlacementSettings = PLACEMENT,
+    readonly settings: PlacementSettings = PLACEMENT,
   ) {
     this.#wall = new Block(settings.trimmed);
   }
@@ -176,7 +182,7 @@ export class PlacementPolicy {
    * thread's first call also compiles the wasm functions it reaches, so it
    * confirms only by taking the whole inline budget.
    */
-  overran(thread: { ms: number; first: boolean } | undefined, detail: string): Move | undefined {
+  overran(thread: ThreadRun | undefined, detail: string): Move | undefined {
     if (thread && thread.ms < (thread.first ? this.settings.budgetMs : this.settings.overrunConfirmMs)) return undefined;
     const there = thread === undefined ? 'it did not finish on a thread either' : `it took ${thread.ms.toFixed(1)} ms on a thread`;
     return this.leave('over_budget', `${detail}, and ${there}`);
