@@ -12,7 +12,7 @@ import type { Config } from '../config/index.js';
 import { streamMediaType } from '../wit/streaming.js';
 import { ApiError } from '../errors.js';
 import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
-import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
+import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
 import type { HostedService, Method } from './hosted-service.js';
 import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from './large-body.js';
 import { findMethod, findService, type WorkerState } from './lookup.js';
@@ -20,7 +20,6 @@ import type { ServiceRegistry } from './registry.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { framingFor } from './stream-framing.js';
-import { departure } from './exchange.js';
 import { answerWithStream } from './stream-response.js';
 
 export interface InvokeDeps {
