@@ -33,7 +33,7 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError } from '../errors.js';
+import { ApiError, type ErrorCode, type ErrorContext } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { connectionError } from './connection-errors.js';
 import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
@@ -95,7 +95,7 @@ function oneHost(handler: RequestListener): (req: IncomingMessage, res: ServerRe
       void handler(req, res);
       return;
     }
-    refuse(req, res, new ApiError('RT_ERR_BAD_REQUEST', missing ? 'an HTTP/1.1 request needs a Host header' : 'the request has several Host headers'));
+    refuse(req, res, 'RT_ERR_BAD_REQUEST', missing ? 'an HTTP/1.1 request needs a Host header' : 'the request has several Host headers');
   };
 }
 
@@ -127,14 +127,14 @@ function harden(server: Server, http: HttpSettings, checked: RequestListener, re
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers['content-length']);
     if (declared > http.max_body_bytes) {
-      refuse(req, res, new ApiError('RT_ERR_BODY_TOO_LARGE', `the body's Content-Length (${declared} bytes) exceeds http.max_body_bytes (${http.max_body_bytes} bytes)`));
+      refuse(req, res, 'RT_ERR_BODY_TOO_LARGE', `the body's Content-Length (${declared} bytes) exceeds http.max_body_bytes (${http.max_body_bytes} bytes)`);
       return;
     }
     res.writeContinue();
     checked(req, res);
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    refuse(req, res, new ApiError('RT_ERR_EXPECTATION_FAILED', `rt meets no expectation but 100-continue (got Expect: ${req.headers.expect})`));
+    refuse(req, res, 'RT_ERR_EXPECTATION_FAILED', `rt meets no expectation but 100-continue (got Expect: ${req.headers.expect})`);
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
@@ -143,11 +143,34 @@ function harden(server: Server, http: HttpSettings, checked: RequestListener, re
   return server;
 }
 
-/** A request refused before the app sees it, with the error body and its request id; the connection closes. */
-function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+/**
+ * A request refused before the app sees it, with the error body (naming the
+ * service and method its path names, as the app's answers do) and its
+ * request id; the connection closes.
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, details: string): void {
+  const error = new ApiError(code, details, namedIn(req.url ?? ''));
   const { headers, body } = outsideAnswer(error, givenId(req));
   res.writeHead(error.status, headers);
   res.end(body);
+}
+
+const NAMED = /^\/api\/services\/([^/?]+)\/([^/?]+)(?:\/invoke\/([^/?]+))?/;
+
+/** The service (and method) a path names, decoded as the router decodes them (docs/api.md §5.5: named even when they do not exist). */
+function namedIn(url: string): ErrorContext {
+  const match = NAMED.exec(url);
+  if (!match) return {};
+  const [, domain, service, method] = match.map((part) => part && safeDecode(part));
+  return method === undefined ? { service: `${domain}.${service}` } : { service: `${domain}.${service}`, method };
+}
+
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 /** The client's request id when it is sane, else a new one. */

@@ -195,6 +195,8 @@ describe('HTTP hardening (e2e)', function () {
       expect(raw.data, 'no 100 Continue first').to.match(/^HTTP\/1\.1 413 /);
       assertRtError(answer, 413, 'RT_ERR_BODY_TOO_LARGE');
       expect(json(answer).details).to.include('20000000');
+      // Named as the app's own answers name them (docs/api.md §5.5).
+      expect(json(answer)).to.include({ service: 'acme.bytes', method: 'size' });
       await raw.closedWithin(CUT_WITHIN_MS);
     });
 
