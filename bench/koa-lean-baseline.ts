@@ -3,7 +3,7 @@
 // (koa-baseline.ts), but the body is read by hand (the request's chunks
 // collected, then JSON.parse) instead of through koa-body, whose co-body,
 // raw-body, inflation and type-is cost a good part of a request this small.
-// rt reads its own bodies without koa-body too (lib/worker/body.ts, which
+// rt reads its own bodies without koa-body too (lib/worker/http/body.ts, which
 // also caps, decompresses and times them), so this is the fair comparison:
 // the same job on the same framework, without a component.
 

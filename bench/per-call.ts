@@ -13,8 +13,8 @@ import type { WatSource } from '../examples/builder.js';
 import { transpileComponent } from '../lib/primary/transpiler.js';
 import { serviceAddress, serviceMethods } from '../lib/primary/addressing.js';
 import { DEFAULT_INSTANCES } from '../lib/service.js';
-import { hostImports } from '../lib/worker/host.js';
-import { HostedService } from '../lib/worker/hosted-service.js';
+import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
+import { HostedService } from '../lib/worker/execution/hosted-service.js';
 import { examples } from '../examples/index.js';
 
 const CONNECTIONS = 50;

@@ -1,6 +1,6 @@
 // Builds the console (README "Console") into dist/console: the page and its
 // icon; its script and stylesheet bundled by esbuild with content-hashed names
-// (`console-<HASH>.js`, which lib/worker/console.ts serves as immutable); and a
+// (`console-<HASH>.js`, which lib/worker/http/console.ts serves as immutable); and a
 // gzipped copy of each (served to clients that accept it).
 // Run by `npm run build` (and `prepare`, so `npm ci` builds it); esbuild is a
 // dev dependency: production installs get the built files.

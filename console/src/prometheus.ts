@@ -1,5 +1,5 @@
 // Request rate and latency per service, from /api/metrics (Prometheus text,
-// metric names from lib/worker/request-stats.ts). A rate is the change of a
+// metric names from lib/worker/http/request-stats.ts). A rate is the change of a
 // counter between two polls over the time between them.
 
 export interface Sample {

@@ -1,6 +1,6 @@
 // What a compiler thread (compiler-threads.ts) does with one component: jco
 // transpiles it into its glue and core modules, then binaryen writes a
-// fuel-instrumented twin of each core module (fuel.ts). Both are synchronous
+// fuel-instrumented twin of each core module (fuel-instrumentation.ts). Both are synchronous
 // for seconds on an 11 MB componentize-js component, which is why this module
 // is only ever loaded on such a thread, never by the primary itself. Every
 // file comes back with its sha256, so that caching it does not hash megabytes
@@ -10,7 +10,7 @@ import { transpile } from '@bytecodealliance/jco';
 import { firstLine } from '../first-line.js';
 import { sha256 } from '../sha256.js';
 import { hollow, refill } from './hollow-component.js';
-import { instrumentFuel } from './fuel.js';
+import { instrumentFuel } from './fuel-instrumentation.js';
 
 /** The glue module's name in jco's output. */
 const ENTRY = 'component.js';

@@ -1,7 +1,7 @@
 // Turns component bytes into what workers load: jco's transpiled glue (an ES
 // module exporting `instantiate`), its core modules, and the component's
 // interface as read by the runtime, plus a fuel-instrumented twin of each core
-// module (fuel.ts) for running calls inline. Output is cached by the
+// module (fuel-instrumentation.ts) for running calls inline. Output is cached by the
 // component's sha256 (transpile-cache.ts), so each component is transpiled and
 // instrumented once per machine, not once per start. The transpile and the
 // instrumentation run on compiler threads (compiler-threads.ts): seconds of

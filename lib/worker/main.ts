@@ -15,13 +15,13 @@ import {
 } from '../ipc.js';
 import type { ControlOutcome, ControlRequest } from '../control.js';
 import { createLogger, type Logger } from '../log.js';
-import { createApp } from './app.js';
-import type { ExchangeSettings } from './exchange.js';
-import { invokeLane } from './invoke-lane.js';
+import { createApp } from './http/app.js';
+import type { ExchangeSettings } from './http/exchange.js';
+import { invokeLane } from './http/invoke-lane.js';
 import { WorkerMetrics } from './metrics.js';
-import { ServiceRegistry } from './registry.js';
-import type { WorkerState } from './lookup.js';
-import { createHttpsServer, createServer } from './server.js';
+import { ServiceRegistry } from './execution/registry.js';
+import type { WorkerState } from './http/worker-state.js';
+import { createHttpsServer, createServer } from './http/server.js';
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);

@@ -6,9 +6,9 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../ipc.js';
-import type { Move } from './placement.js';
-import type { ServiceRegistry } from './registry.js';
-import { RequestStats } from './request-stats.js';
+import type { Move } from './execution/placement.js';
+import type { ServiceRegistry } from './execution/registry.js';
+import { RequestStats } from './http/request-stats.js';
 
 export class WorkerMetrics {
   readonly #registry = new Registry();

@@ -239,7 +239,7 @@ describe('invoke (e2e)', function () {
   });
 
   describe('the invoke lane and the Koa path', () => {
-    // A request without Origin is answered by the lane ahead of Koa (lib/worker/invoke-lane.ts);
+    // A request without Origin is answered by the lane ahead of Koa (lib/worker/http/invoke-lane.ts);
     // the same request with one goes through Koa (CORS). Both must answer alike.
     const cases: [string, { path: string; body: string; contentType?: string }][] = [
       ['a call', { path: 'example/calculator/invoke/add', body: '{"a":2,"b":40}' }],

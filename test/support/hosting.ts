@@ -9,7 +9,7 @@ import { ApiError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/log.js';
 import { buildCatalog } from '../../lib/primary/catalog.js';
 import type { LoadFailure, ServiceDescriptor } from '../../lib/service.js';
-import type { HostedService } from '../../lib/worker/hosted-service.js';
+import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { repository } from './fixtures.js';
 import { tempDir } from './rt-process.js';
 

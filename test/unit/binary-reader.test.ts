@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 
 import { BinaryReader, encodeU32, type BinaryFaults } from '../../lib/wit/binary-reader.js';
-import { MemoryCapError, capMemories } from '../../lib/worker/memory-cap.js';
+import { MemoryCapError, capMemories } from '../../lib/worker/sandbox/memory-cap.js';
 
 class Fault extends Error {}
 const faults: BinaryFaults = {

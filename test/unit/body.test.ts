@@ -1,4 +1,4 @@
-// Request bodies (lib/worker/body.ts) as a real node:http server receives
+// Request bodies (lib/worker/http/body.ts) as a real node:http server receives
 // them: plain and compressed, capped, and the client's errors as 4xx.
 
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { ApiError } from '../../lib/errors.js';
-import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/body.js';
+import { bodyLength, mediaType, parseJson, readBody } from '../../lib/worker/http/body.js';
 import { brotliBomb } from '../support/brotli-bomb.js';
 
 const MAX = 1024;

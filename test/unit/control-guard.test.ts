@@ -1,9 +1,9 @@
-// Control requests from browsers, and the token (lib/worker/control-guard.ts,
+// Control requests from browsers, and the token (lib/worker/http/control-guard.ts,
 // docs/api.md §5.6): which origins are rt's own or listed, what is refused with
 // 403 or 401, and which paths are control paths.
 
 import { expect } from 'chai';
-import { controlOriginAllowed, controlPolicy, controlRefusal, isControlPath, type ControlCredentials } from '../../lib/worker/control-guard.js';
+import { controlOriginAllowed, controlPolicy, controlRefusal, isControlPath, type ControlCredentials } from '../../lib/worker/http/control-guard.js';
 
 const open = controlPolicy({ allowed_origins: [] });
 const listed = controlPolicy({ allowed_origins: ['https://Admin.example:443/', 'http://tools.example:8080'] });

@@ -4,8 +4,8 @@
 import { expect } from 'chai';
 import { outcomeStatus } from '../../lib/control.js';
 import { ApiError, asApiError, ERRORS, type ErrorCode } from '../../lib/errors.js';
-import { connectionError } from '../../lib/worker/connection-errors.js';
-import { decodeJsonBody } from '../../lib/worker/large-body.js';
+import { connectionError } from '../../lib/worker/http/connection-errors.js';
+import { decodeJsonBody } from '../../lib/worker/execution/large-body.js';
 import { functionCodec } from '../../lib/wit/codec.js';
 
 describe('error catalogue', () => {

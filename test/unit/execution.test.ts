@@ -1,14 +1,14 @@
-// Where a worker runs a service's calls (lib/worker/execution.ts with the
+// Where a worker runs a service's calls (lib/worker/execution/execution.ts with the
 // policy of placement.ts), in this process with a real component: an
 // event-loop stall between fast calls leaves the service inline, truly slow
 // calls move it to instance threads, and after its probation it comes back
 // inline, each move reported.
 
 import { expect } from 'chai';
-import type { HostedService } from '../../lib/worker/hosted-service.js';
-import { PLACEMENT } from '../../lib/worker/placement.js';
-import type { Move } from '../../lib/worker/placement.js';
-import { ServiceRegistry } from '../../lib/worker/registry.js';
+import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
+import { PLACEMENT } from '../../lib/worker/execution/placement.js';
+import type { Move } from '../../lib/worker/execution/placement.js';
+import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
 import { SLOW } from '../support/fixtures.js';
 import { catalog, invoke, silentLog } from '../support/hosting.js';
 

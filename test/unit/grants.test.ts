@@ -8,8 +8,8 @@ import * as preview2 from '@bytecodealliance/preview2-shim';
 import type * as wasiHttp from '@bytecodealliance/preview2-shim/interfaces/wasi-http-types';
 import { expect } from 'chai';
 import { allowsRequest, parseHostPattern } from '../../lib/outbound-hosts.js';
-import { grantedOutgoingHandler } from '../../lib/worker/outbound.js';
-import { Descriptor, grantedFilesystem } from '../../lib/worker/preopens.js';
+import { grantedOutgoingHandler } from '../../lib/worker/sandbox/outbound.js';
+import { Descriptor, grantedFilesystem } from '../../lib/worker/sandbox/preopens.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { tempDir } from '../support/rt-process.js';
 

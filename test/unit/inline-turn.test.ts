@@ -1,9 +1,9 @@
 // Inline calls wait for the check phase of their event-loop turn and run
-// there together (lib/worker/inline-turn.ts): every call made in one turn
+// there together (lib/worker/execution/inline-turn.ts): every call made in one turn
 // runs before the first of them goes on to its answer.
 
 import { expect } from 'chai';
-import { inlineTurn } from '../../lib/worker/inline-turn.js';
+import { inlineTurn } from '../../lib/worker/execution/inline-turn.js';
 
 describe('inline turn', () => {
   it("runs a turn's calls back to back at its check phase, in the order they were made, before any of them goes on", async () => {

@@ -1,15 +1,15 @@
-// A service's instance threads (lib/worker/instance-pool.ts), in this
+// A service's instance threads (lib/worker/execution/instance-pool.ts), in this
 // process, through the service that owns them (hosted-service.ts,
 // execution.ts): real components, real threads, no CLI and no HTTP. Which
 // thread a call ran on shows in RUNAWAY's per-instance call counter.
 
 import { expect } from 'chai';
-import type { HostedService } from '../../lib/worker/hosted-service.js';
-import { compileCoreModules } from '../../lib/worker/component.js';
-import { threadSpec } from '../../lib/worker/execution.js';
-import { InstancePool, type StreamFailure, type StreamSink } from '../../lib/worker/instance-pool.js';
-import { LargeJsonBody } from '../../lib/worker/large-body.js';
-import { ServiceRegistry } from '../../lib/worker/registry.js';
+import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
+import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
+import { threadSpec } from '../../lib/worker/execution/execution.js';
+import { InstancePool, type StreamFailure, type StreamSink } from '../../lib/worker/execution/instance-pool.js';
+import { LargeJsonBody } from '../../lib/worker/execution/large-body.js';
+import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
 import { NESTED, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
 import { DROPS } from '../support/streaming-fixtures.js';

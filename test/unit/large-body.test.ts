@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { functionCodec } from '../../lib/wit/codec.js';
 import type { WitFunction } from '../../lib/wit/types.js';
-import { decodeJsonBody, LargeJsonBody } from '../../lib/worker/large-body.js';
+import { decodeJsonBody, LargeJsonBody } from '../../lib/worker/execution/large-body.js';
 
 const lists: WitFunction = {
   name: 'lists',

@@ -1,10 +1,10 @@
-// Path confinement for granted directories (lib/worker/path-confinement.ts),
+// Path confinement for granted directories (lib/worker/sandbox/path-confinement.ts),
 // on real directories and symlinks in a temp dir.
 
 import { expect } from 'chai';
 import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { confined, guestSegments } from '../../lib/worker/path-confinement.js';
+import { confined, guestSegments } from '../../lib/worker/sandbox/path-confinement.js';
 import { tempDir } from '../support/rt-process.js';
 
 describe('path confinement', () => {

@@ -1,10 +1,10 @@
-// Where a service's calls run (lib/worker/placement.ts), with clocks the test
+// Where a service's calls run (lib/worker/execution/placement.ts), with clocks the test
 // moves: a GC pause, a descheduled worker or a busy thread elsewhere never
 // moves a service; a truly slow method moves; a method slow 1 % of the time
 // stays; every move is on probation and comes back, the probation doubling.
 
 import { expect } from 'chai';
-import { PlacementPolicy, PLACEMENT, type Move } from '../../lib/worker/placement.js';
+import { PlacementPolicy, PLACEMENT, type Move } from '../../lib/worker/execution/placement.js';
 
 /** Wall and CPU clocks that advance only when a call says. */
 function clocks() {

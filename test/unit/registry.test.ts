@@ -1,11 +1,11 @@
-// A worker's service registry and what it hosts (lib/worker/registry.ts,
+// A worker's service registry and what it hosts (lib/worker/execution/registry.ts,
 // hosted-service.ts; the instance threads in instance-pool.test.ts), in this process: real components,
 // scanned and transpiled as the primary does (lib/primary/catalog.ts), loaded,
 // called, replaced, staged, quiesced. No CLI, no HTTP.
 
 import { expect } from 'chai';
-import { ServiceRegistry } from '../../lib/worker/registry.js';
-import type { HostedService } from '../../lib/worker/hosted-service.js';
+import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
+import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { SLOW, TRAPPING_INIT } from '../support/fixtures.js';
 import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
 

@@ -1,8 +1,8 @@
-// Request ids (lib/worker/request-id.ts, docs/api.md §5.7): a client's sane id
+// Request ids (lib/worker/http/request-id.ts, docs/api.md §5.7): a client's sane id
 // is kept, anything else is replaced by one of rt's own.
 
 import { expect } from 'chai';
-import { requestId } from '../../lib/worker/request-id.js';
+import { requestId } from '../../lib/worker/http/request-id.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

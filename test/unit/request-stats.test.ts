@@ -1,10 +1,10 @@
-// Request metrics kept as plain numbers (lib/worker/request-stats.ts) must
+// Request metrics kept as plain numbers (lib/worker/http/request-stats.ts) must
 // read, once summed by prom-client's cluster aggregation as the primary does,
 // as the counter and histogram prom-client itself would have written.
 
 import { expect } from 'chai';
 import { AggregatorRegistry } from 'prom-client';
-import { RequestStats } from '../../lib/worker/request-stats.js';
+import { RequestStats } from '../../lib/worker/http/request-stats.js';
 
 describe('request metrics', () => {
   it('counts by status and buckets durations, summed across workers', async () => {

@@ -3,7 +3,7 @@
 
 import { expect } from 'chai';
 import { serviceMethods } from '../../lib/primary/addressing.js';
-import { framer, framingFor, sseError } from '../../lib/worker/stream-framing.js';
+import { framer, framingFor, sseError } from '../../lib/worker/execution/stream-framing.js';
 import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
 import type { ComponentInterface, WitFunction, WitType } from '../../lib/wit/types.js';
 

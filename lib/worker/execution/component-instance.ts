@@ -1,0 +1,170 @@
+// One component instance through jco's glue, wherever it runs: on an
+// instance thread (instance-thread.ts) or inline on the worker's main thread
+// (inline-instance.ts). It instantiates, runs `init(config)`, and makes calls,
+// turning each outcome into a `CallOutcome`: the value, the err case of a
+// top-level result, or a trap with its error code and message.
+
+import { pathToFileURL } from 'node:url';
+import type { ErrorCode } from '../../errors.js';
+import type { ExportLocation } from '../../service.js';
+import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
+
+type Bound = (...args: unknown[]) => unknown;
+type CoreInstantiate = (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>;
+type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports: ImportObject, instantiateCore: CoreInstantiate) => Promise<Record<string, unknown>>;
+
+/** How a call failed without an answer from the component (docs/api.md §5.5). */
+export type TrapCode = Extract<ErrorCode, 'RT_ERR_COMPONENT_TRAPPED' | 'RT_ERR_UNSATISFIED_IMPORT' | 'RT_ERR_COMPONENT_EXITED' | 'RT_ERR_INSTANCE_LOST'>;
+
+export type CallOutcome =
+  | { status: 'ok'; value: unknown }
+  /** The err case of a top-level result<T, E>: the payload E. */
+  | { status: 'component-error'; payload: unknown }
+  | { status: 'trap'; code: TrapCode; message: string }
+  /** Cut off at the call's deadline. */
+  | { status: 'timeout' }
+  /** Not made: the service's queue was full. */
+  | { status: 'overloaded' }
+  /** Not made: its client left while it waited (docs/api.md §5.5). */
+  | { status: 'abandoned' }
+  /** Not made: its JSON body, decoded on an instance thread (large-body.ts), does not fit the signature. */
+  | { status: 'bad-arguments'; code: ErrorCode; details: string };
+
+export interface InstanceSpec {
+  /** The jco glue module (file path). */
+  entry: string;
+  /** Compiled core modules by the name the glue asks for. */
+  modules: Map<string, WebAssembly.Module>;
+  imports: ImportObject;
+  /** Where each method lives in jco's exports, in method order. */
+  methods: ExportLocation[];
+  /** The `init` export, called with `config` before the first call. */
+  init: ExportLocation | null;
+  config: Uint8Array;
+  /** The memory cap the core modules were compiled with, for the trap message. */
+  memoryCapBytes: number;
+  /** Imports every core module gets besides the glue's (the fuel check, for instrumented modules). */
+  coreImports?: WebAssembly.Imports;
+  /** Runs the synchronous parts of instantiation (start functions, init) within the caller's bounds. */
+  bounded?: <T>(fn: () => T) => T;
+  /** Recognises the error that interrupts a call; it passes through as it is, never as a trap. */
+  isInterrupt?: (e: unknown) => boolean;
+}
+
+const NO_ARGS: unknown[] = [];
+// As jco's glue names it.
+const DISPOSE: typeof Symbol.dispose = Symbol.dispose ?? Symbol.for('dispose');
+
+const glues = new Map<string, Promise<{ instantiate: Instantiate }>>();
+
+function glue(entry: string): Promise<{ instantiate: Instantiate }> {
+  let loaded = glues.get(entry);
+  if (!loaded) glues.set(entry, (loaded = import(pathToFileURL(entry).href) as Promise<{ instantiate: Instantiate }>));
+  return loaded;
+}
+
+export class ComponentInstance {
+  private constructor(
+    private readonly spec: InstanceSpec,
+    private readonly functions: (Bound | undefined)[],
+    private readonly memories: WebAssembly.Memory[],
+  ) {}
+
+  /**
+   * A new instance, its init run. Core modules are instantiated synchronously,
+   * so their start functions run inside this call (and inside the caller's
+   * bounds: the fuel budget of an inline instance).
+   */
+  static async create(spec: InstanceSpec): Promise<ComponentInstance> {
+    const memories: WebAssembly.Memory[] = [];
+    const bounded = spec.bounded ?? ((fn) => fn());
+    const { instantiate } = await glue(spec.entry);
+    const exports = await instantiate(
+      (name) => {
+        const module = spec.modules.get(name);
+        if (!module) throw new Error(`the glue asked for an unknown core module ${name}`);
+        return module;
+      },
+      spec.imports,
+      async (module, imports) => {
+        const instance = bounded(() => new WebAssembly.Instance(module, spec.coreImports ? { ...imports, ...spec.coreImports } : imports));
+        for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
+        return instance;
+      },
+    );
+    const find = (m: ExportLocation): Bound | undefined => {
+      const container = m.exportKey === null ? exports : (exports[m.exportKey] as Record<string, unknown> | undefined);
+      const fn = container?.[m.jsName];
+      return typeof fn === 'function' ? (fn as Bound) : undefined;
+    };
+    if (spec.init) {
+      const init = find(spec.init);
+      bounded(() => runInit(init, spec.config, spec.isInterrupt));
+    }
+    return new ComponentInstance(spec, spec.methods.map(find), memories);
+  }
+
+  /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
+  call(index: number, args: unknown[]): CallOutcome {
+    return this.#run(this.functions[index], undefined, args);
+  }
+
+  /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */
+  next(resource: unknown): CallOutcome {
+    return this.#run((resource as { next?: Bound }).next, resource, NO_ARGS);
+  }
+
+  /** Drops a resource the instance handed out: jco's glue runs the guest's destructor. */
+  drop(resource: unknown): CallOutcome {
+    return this.#run((resource as { [DISPOSE]?: Bound })[DISPOSE], resource, NO_ARGS);
+  }
+
+  /** `fn` called on `self`, its outcome; no closure per call, as this is the hot path of every call. */
+  #run(fn: Bound | undefined, self: unknown, args: unknown[]): CallOutcome {
+    try {
+      if (!fn) throw new Error('the component does not export this function where its type says');
+      return { status: 'ok', value: fn.apply(self, args) };
+    } catch (e) {
+      if (this.spec.isInterrupt?.(e)) throw e;
+      if (isComponentError(e)) return { status: 'component-error', payload: e.payload };
+      return { status: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
+    }
+  }
+
+  /** The trap's own message, and the memory figures when the instance ran into the cap (its allocator usually traps without saying why). */
+  #trapMessage(e: unknown): string {
+    const message = errorText(e);
+    const largest = Math.max(0, ...this.memories.map((m) => m.buffer.byteLength));
+    if (largest < this.spec.memoryCapBytes * 0.9) return message;
+    const mib = (n: number) => Math.round(n / 1_048_576);
+    return `${message} (the instance's memory reached ${mib(largest)} MiB; runtime.max_memory_mb is ${mib(this.spec.memoryCapBytes)})`;
+  }
+}
+
+/** The component's `init(config)`: an instance whose init fails or traps is never served. */
+function runInit(init: Bound | undefined, config: Uint8Array, isInterrupt?: (e: unknown) => boolean): void {
+  if (!init) throw new Error('the component does not export init where its type says');
+  try {
+    init(config);
+  } catch (e) {
+    if (isInterrupt?.(e)) throw e;
+    if (isComponentError(e)) throw new Error(`init returned an error: ${typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload)}`, { cause: e });
+    throw new Error(`init trapped: ${errorText(e)}`, { cause: e });
+  }
+}
+
+/** jco throws a ComponentError carrying `payload` for the err case of a top-level result<T, E>. */
+function isComponentError(e: unknown): e is { payload: unknown } {
+  return e instanceof Error && e.constructor.name === 'ComponentError' && 'payload' in e;
+}
+
+function trapCode(e: unknown): TrapCode {
+  if (e instanceof UnsatisfiedImportError) return 'RT_ERR_UNSATISFIED_IMPORT';
+  if (e instanceof ComponentExit) return 'RT_ERR_COMPONENT_EXITED';
+  return 'RT_ERR_COMPONENT_TRAPPED';
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}

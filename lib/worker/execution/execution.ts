@@ -1,0 +1,302 @@
+// Where a service's calls run. By default inline, on the worker's main
+// thread: no thread hop, so a call costs about what the export itself does
+// (inline-instance.ts). Some services can never run inline: their core
+// modules could not be fuel-instrumented, they ask for instances side by side
+// (pool_size > 1: inline calls run one after another), they stream (a stream
+// holds its instance), or they hold grants whose side effects a replayed call
+// would repeat (allowed_paths, allowed_outbound_hosts). The others move to
+// instance threads (instance-pool.ts), and back, as placement.ts decides:
+// - a call runs past the inline budget (`budgetMs`): it is interrupted and made again on a
+//   thread with the time left before its deadline (the interrupted attempt
+//   had no effect outside its instance: no grants, output dropped), and the
+//   service follows if the call takes long there too (a call that overran
+//   because the worker was paused takes its usual time on the thread);
+// - its calls, judged in blocks on wall and CPU time, take more than
+//   INLINE_AVERAGE_MS each: such work holds the main thread from every other
+//   request, and runs faster on a thread, where modules are not instrumented;
+// - a call brings a JSON body too large to decode on the main thread
+//   (large-body.ts): the thread that makes the call decodes it;
+// - after a probation on threads, it comes back inline to be judged again.
+// Each move is logged at warn and reported (`onMove`: the metric and the
+// listing of every worker's placement). docs/architecture.md ("Execution
+// model") has the measurements behind this.
+
+import type { Logger } from 'pino';
+import type { ServiceDescriptor } from '../../service.js';
+import { compileCoreModules } from './compile-core-modules.js';
+import type { CallOutcome } from './component-instance.js';
+import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
+import { InlineInstance } from './inline-instance.js';
+import { inlineTurn } from './inline-turn.js';
+import { InstancePool, type CallOptions, type StreamOptions } from './instance-pool.js';
+import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
+import type { Placement } from '../../service.js';
+import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
+import type { ThreadSpec } from './thread-protocol.js';
+
+/** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
+const HARD_BUDGETS = 4;
+/** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
+const START_BUDGET_MS = 250;
+/**
+ * How long a service back inline keeps its instance threads: a service that
+ * was moved for its nature (every call over the budget) goes back there at
+ * its first call, and a thread start costs it seconds on a busy machine for
+ * a componentize-js component.
+ */
+const WARM_POOL_MS = 60_000;
+
+export interface ExecutionOptions {
+  /** `<domain>.<service>`, for the instance threads' messages. */
+  service: string;
+  timeoutMs: number;
+  memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
+  log: Logger;
+  /** The service has moved (placement.ts), after it is in its new place: for the metric and the listing. */
+  onMove?: (move: Move) => void;
+  /** The placement policy's settings (tests shorten the probation). */
+  placement?: PlacementSettings;
+}
+
+export class Execution {
+  #inline: InlineInstance | undefined;
+  #threads: Promise<InstancePool> | undefined;
+  /** The pool, once #threads has made it. */
+  #pool: InstancePool | undefined;
+  /** Absent for a service that can never run inline. */
+  #policy: PlacementPolicy | undefined;
+  /** Pools left behind by a move back inline, draining. */
+  readonly #retired = new Set<Promise<void>>();
+  /** A move back inline under way (its instance starting). */
+  #returning = false;
+  #draining = false;
+
+  private constructor(
+    private readonly descriptor: ServiceDescriptor,
+    private readonly options: ExecutionOptions,
+    inlineAllowed: boolean,
+  ) {
+    if (inlineAllowed) this.#policy = new PlacementPolicy(undefined, options.placement);
+  }
+
+  /** Starts the service's first instance(s); rejects when they cannot be created. */
+  static async start(descriptor: ServiceDescriptor, options: ExecutionOptions): Promise<Execution> {
+    const why = inlineRefusal(descriptor);
+    const execution = new Execution(descriptor, options, !why);
+    if (!why) execution.#inline = await execution.#startInline();
+    if (!execution.#inline) {
+      // Slow to instantiate is the component's nature, not a passing state: no probation.
+      execution.#policy = undefined;
+      options.log.debug({ reason: why ?? `instantiating it took longer than ${START_BUDGET_MS} ms` }, 'service runs on instance threads');
+      await (await execution.#startThreads()).start();
+    }
+    return execution;
+  }
+
+  get placement(): Placement {
+    return this.#inline ? 'inline' : 'threads';
+  }
+
+  /** Instances alive in this worker. */
+  get live(): number {
+    return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
+  }
+
+  /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike; `signal` aborts when its client leaves. */
+  async call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallOutcome> {
+    const inline = this.#inline;
+    const policy = this.#policy;
+    if (inline && policy && !(args instanceof LargeJsonBody)) {
+      // Made now, it runs in this instance even if the service drains or moves meanwhile.
+      await inlineTurn();
+      if (signal?.aborted) return { status: 'abandoned' };
+      const started = performance.now();
+      // A request that spent its time arriving (a slow body) is not the service's doing.
+      if (started >= deadline) return { status: 'timeout' };
+      const { budgetMs } = policy.settings;
+      const outcome = await inline.call(index, args, Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline));
+      if (outcome.status !== 'interrupted') {
+        this.#moved(policy.verdict());
+        return outcome;
+      }
+      const now = performance.now();
+      if (now >= deadline) {
+        // Cut off by its deadline: moved only if it also used the whole inline budget.
+        if (now - started >= budgetMs) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
+        return { status: 'timeout' };
+      }
+      // Made again on a thread; the service follows if the call takes long there too.
+      let ran: ThreadRun | undefined;
+      const again = await this.#onThreads(index, args, deadline, { signal, onRun: (ms, first) => (ran = { ms, first }) });
+      if (this.#inline !== inline) return again;
+      const move = policy.overran(ran, `a call ran past the inline budget of ${budgetMs} ms and was made again on a thread`);
+      if (move) this.#moved(move);
+      else this.options.log.debug({ ms: ran?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
+      return again;
+    } else if (inline && policy) {
+      // A large body (the only arguments that do not run inline).
+      this.#moved(policy.leave('large_body', `a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`));
+    } else if (policy && !this.#returning && !this.#draining) {
+      this.#moved(policy.mayReturn());
+    }
+    return this.#onThreads(index, args, deadline, { signal });
+  }
+
+  async #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallOutcome> {
+    const pool = await this.#startThreads();
+    const outcome = await pool.call(index, args, deadline, options);
+    // Started while the service was draining: the pool was made for this call alone.
+    if (this.#draining) void pool.drain();
+    return outcome;
+  }
+/** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
+  async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
+    const pool = await this.#startThreads();
+    const outcome = await pool.openStream(index, args, deadline, options);
+    if (this.#draining) void pool.drain();
+    return outcome;
+  }
+
+  /** Resolves once the calls made so far have finished, then ends the instances. */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    this.#inline = undefined;
+    await Promise.all([(await this.#threads)?.drain(), ...this.#retired]);
+  }
+
+  /** Ends the instances at once. */
+  async close(): Promise<void> {
+    this.#draining = true;
+    this.#inline = undefined;
+    await (await this.#threads)?.close();
+  }
+
+  /** Carries out what the policy decided. */
+  #moved(move: Move | undefined): void {
+    if (!move) return;
+    if (move.to === 'inline') {
+      void this.#returnInline(move);
+      return;
+    }
+    this.#inline = undefined;
+    void this.#startThreads();
+    this.#report(move);
+  }
+
+  /** Logged at warn (a move changes what every request to the service costs) and reported. */
+  #report(move: Move): void {
+    this.options.log.warn({ reason: move.reason, detail: move.detail }, move.to === 'threads' ? 'service moved to instance threads' : 'service moved back inline');
+    this.options.onMove?.(move);
+  }
+
+  /** Back inline after a probation: calls go to the pool until the inline instance exists; the pool stays warm for a while. */
+  async #returnInline(move: Move): Promise<void> {
+    this.#returning = true;
+    try {
+      const inline = await this.#startInline().catch((e: unknown) => {
+        this.options.log.error({ err: e }, 'the inline instance could not be made');
+        return undefined;
+      });
+      if (this.#draining) return;
+      if (!inline) {
+        // It never left the threads: no move to report, only why it stays.
+        const stay = this.#policy?.leave('inline_failed', `its inline instance could not be made (or took over ${START_BUDGET_MS} ms)`);
+        if (stay) this.options.log.warn({ reason: stay.reason, detail: stay.detail }, 'service stays on instance threads');
+        return;
+      }
+      this.#inline = inline;
+      this.#report(move);
+      const pool = this.#threads;
+      if (pool) setTimeout(() => this.#retire(pool), WARM_POOL_MS).unref();
+    } finally {
+      this.#returning = false;
+    }
+  }
+
+  /** Drains `pool` if the service is still inline and serving: its calls have stayed there. */
+  #retire(pool: Promise<InstancePool>): void {
+    if (!this.#inline || this.#threads !== pool) return;
+    this.#threads = this.#pool = undefined;
+    const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
+    this.#retired.add(retiring);
+  }
+
+  #startInline(): Promise<InlineInstance | undefined> {
+    const d = this.descriptor;
+    const { memoryCapBytes } = this.options;
+    const policy = this.#policy!;
+    return compileCoreModules(d.artifact, memoryCapBytes, 'fuel').then((modules) =>
+      InlineInstance.start(
+        { ...instanceSpec(d, memoryCapBytes), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
+        {
+          recycleAfter: d.instances.recycleAfter,
+          startBudgetMs: START_BUDGET_MS,
+          onOutput: ({ stream, text, dropped }) => this.#logOutput(stream, text, dropped),
+          measure: (run) => policy.measure(run),
+        },
+      ),
+    );
+  }
+
+  /** The service's instance threads, started on first need. */
+  #startThreads(): Promise<InstancePool> {
+    if (this.#threads) return this.#threads;
+    const d = this.descriptor;
+    this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
+      return (this.#pool = new InstancePool(threadSpec(d, modules, this.options), {
+        size: d.instances.poolSize,
+        maxQueue: d.instances.maxQueue,
+        timeoutMs: this.options.timeoutMs,
+        heapMb: this.options.threadHeapMb,
+        onOutput: (stream, text, dropped) => this.#logOutput(stream, text, dropped),
+      }));
+    });
+    return this.#threads;
+  }
+
+  #logOutput(stream: 'stdout' | 'stderr', text: string, dropped: number): void {
+    this.options.log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
+  }
+}
+
+/** What an instance is made from, wherever it runs. */
+function instanceSpec(d: ServiceDescriptor, memoryCapBytes: number) {
+  return {
+    entry: d.artifact.entry,
+    methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+    init: d.init,
+    config: d.config?.bytes ?? new Uint8Array(),
+    memoryCapBytes,
+  };
+}
+
+/** What the service's instance threads are made from: `modules` are its core modules compiled uninstrumented. */
+export function threadSpec(d: ServiceDescriptor, modules: ThreadSpec['modules'], options: Pick<ExecutionOptions, 'service' | 'memoryCapBytes'>): ThreadSpec {
+  return {
+    ...instanceSpec(d, options.memoryCapBytes),
+    service: options.service,
+    modules,
+    importSpecifiers: d.artifact.importSpecifiers,
+    imports: d.interface.imports,
+    recycleAfter: d.instances.recycleAfter,
+    grants: grants(d),
+    streams: d.methods.map((m) => m.stream ?? null),
+    signatures: d.methods.map((m) => (m.invocable ? { name: m.function.name, params: m.function.params } : null)),
+  };
+}
+
+function grants(d: ServiceDescriptor): Grants {
+  return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
+}
+
+/** Why the service cannot run inline, if it cannot. */
+function inlineRefusal(d: ServiceDescriptor): string | undefined {
+  if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
+  if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
+  if (d.instances.poolSize > 1) return `its pool_size is ${d.instances.poolSize}: only threads run calls side by side`;
+  if (d.paths.length > 0) return 'it is granted allowed_paths: a call made again after an interrupt could repeat its writes';
+  if (d.outboundHosts.length > 0) return 'it is granted allowed_outbound_hosts: a call made again after an interrupt could repeat its requests';
+  return undefined;
+}

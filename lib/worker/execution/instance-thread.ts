@@ -1,0 +1,203 @@
+// An instance thread: hosts one component instance and runs its calls, one at
+// a time, in the order they arrive. A service runs its instances on threads
+// when it cannot run inline on the worker's main thread (see execution.ts):
+// a runaway call then blocks only its thread, and the main thread cuts it off
+// by terminating the thread. Modules here are not fuel-instrumented, so
+// compute-heavy code runs at full speed.
+//
+// A streaming method's call holds the instance until its stream ends: the
+// thread keeps the resource and calls `next` while the main thread has
+// granted it credit (bytes it may send ahead of the client), so a slow reader
+// stops production instead of making anyone buffer (docs/api.md §5.1.1).
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { functionCodec, type FunctionCodec } from '../../wit/codec.js';
+import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
+import { hostImports } from '../sandbox/wasi-imports.js';
+import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
+import { framer, type Framer } from './stream-framing.js';
+import { decodeJsonBody, type BadArguments } from './large-body.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+
+const port = parentPort!;
+const spec = workerData as ThreadSpec;
+const output = new OutputCapture();
+captureAll(output);
+
+function post(message: CallAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
+  port.postMessage(message, transfer);
+}
+
+function flushOutput(): void {
+  for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
+}
+
+const instanceSpec = {
+  entry: spec.entry,
+  modules: new Map(spec.modules),
+  imports: hostImports(spec.importSpecifiers, spec.imports, spec.grants),
+  methods: spec.methods,
+  init: spec.init,
+  config: spec.config,
+  memoryCapBytes: spec.memoryCapBytes,
+};
+const queue: CallRequest[] = [];
+let instance: ComponentInstance | undefined;
+let callsOnInstance = 0;
+
+/** A stream being produced: the call that opened it holds the instance until it ends. */
+interface Stream {
+  id: number;
+  resource: unknown;
+  frame: Framer;
+  /** Bytes it may still send before the main thread grants more. */
+  credit: number;
+}
+let stream: Stream | undefined;
+let pumping = false;
+/** How long `next` is called in one go before the thread looks at its messages (credit, cancel). */
+const PUMP_SLICE_MS = 2;
+
+/** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
+function replaceInstance(): void {
+  instance = undefined;
+  ComponentInstance.create(instanceSpec).then(
+    (fresh) => {
+      instance = fresh;
+      callsOnInstance = 0;
+      flushOutput();
+      drain();
+    },
+    (e: unknown) => {
+      flushOutput();
+      post({ type: 'failed', error: errorText(e) });
+    },
+  );
+}
+
+function answer(id: number, outcome: CallOutcome, ranMs?: number): CallAnswer {
+  switch (outcome.status) {
+    case 'ok':
+      return [id, OK, outcome.value, ranMs];
+    case 'component-error':
+      return [id, COMPONENT_ERROR, outcome.payload, ranMs];
+    case 'trap':
+      return [id, TRAP, outcome.code, outcome.message, ranMs];
+    default:
+      return [id, TRAP, 'RT_ERR_COMPONENT_TRAPPED', `unexpected outcome ${outcome.status}`, ranMs];
+  }
+}
+
+/** Each method's codec, made when a large JSON body first needs it. */
+const codecs: (FunctionCodec | undefined)[] = [];
+
+/** A call's arguments: as the main thread sent them, or decoded here from a large JSON body (large-body.ts). */
+function argumentsOf(method: number, body: unknown[] | Uint8Array): unknown[] | BadArguments {
+  if (!(body instanceof Uint8Array)) return body;
+  return decodeJsonBody((codecs[method] ??= functionCodec({ ...spec.signatures[method]!, result: null })), body);
+}
+
+function drain(): void {
+  while (instance && !stream && queue.length > 0) {
+    const [id, method, body, framing, credit] = queue.shift()!;
+    const args = argumentsOf(method, body);
+    if (!Array.isArray(args)) {
+      post([id, BAD_ARGUMENTS, args.code, args.details]);
+      continue;
+    }
+    const began = performance.now();
+    const outcome = instance.call(method, args);
+    const ranMs = performance.now() - began;
+    flushOutput();
+    if (outcome.status === 'ok' && framing !== undefined) {
+      // The resource stays here; the main thread learns that the stream is open.
+      post([id, OK, null]);
+      stream = { id, resource: outcome.value, frame: framer(spec.streams[method]!, framing), credit: credit! };
+      pump();
+      return;
+    }
+    post(answer(id, outcome, ranMs));
+    if (afterCall(outcome)) return;
+  }
+}
+
+/** Counts the call; replaces the instance after a trap or at the recycle count. Whether it did. */
+function afterCall(outcome: CallOutcome): boolean {
+  if (outcome.status === 'trap' || (spec.recycleAfter > 0 && ++callsOnInstance >= spec.recycleAfter)) {
+    replaceInstance();
+    return true;
+  }
+  return false;
+}
+
+/** Calls `next` while there is credit, for a slice of time, then yields so credit and cancel messages come in. */
+function pump(): void {
+  if (pumping) return;
+  pumping = true;
+  const sliceEnd = performance.now() + PUMP_SLICE_MS;
+  while (stream && stream.credit > 0) {
+    const current = stream;
+    const outcome = instance!.next(current.resource);
+    flushOutput();
+    if (outcome.status !== 'ok' || outcome.value === undefined || outcome.value === null) {
+      post(outcome.status === 'ok' ? [current.id, END] : answer(current.id, outcome));
+      endStream(outcome);
+    } else {
+      // Each item goes out as soon as it exists: the next `next` may take long (a tail waiting for a line), or never return.
+      const bytes = current.frame(outcome.value);
+      current.credit -= bytes.byteLength;
+      // jco copies a list<u8> into an ArrayBuffer of its own; anything else is a view that must not drag its whole buffer along.
+      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+      post([current.id, CHUNK, own], [own.buffer as ArrayBuffer]);
+    }
+    if (performance.now() >= sliceEnd) {
+      setImmediate(() => {
+        pumping = false;
+        pump();
+      });
+      return;
+    }
+  }
+  pumping = false;
+}
+
+/** The stream is over (ended, failed or cancelled): its resource is dropped, unless a trap took the instance with it. */
+function endStream(outcome: CallOutcome): void {
+  const ended = stream!;
+  stream = undefined;
+  let last = outcome;
+  if (outcome.status !== 'trap') {
+    const dropped = instance!.drop(ended.resource);
+    flushOutput();
+    if (dropped.status === 'trap') last = dropped;
+  }
+  if (!afterCall(last)) drain();
+}
+
+port.on('message', (message: CallRequest | StreamControl) => {
+  if (!Array.isArray(message)) return control(message);
+  queue.push(message);
+  drain();
+});
+
+function control(message: StreamControl): void {
+  if (stream?.id !== message.id) return;
+  if (message.type === 'cancel') {
+    // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
+    const id = stream.id;
+    endStream({ status: 'ok', value: undefined });
+    return post([id, END]);
+  }
+  stream.credit += message.bytes;
+  pump();
+}
+
+try {
+  instance = await ComponentInstance.create(instanceSpec);
+  flushOutput();
+  post({ type: 'ready' });
+  drain();
+} catch (e) {
+  flushOutput();
+  post({ type: 'failed', error: errorText(e) });
+}

@@ -1,0 +1,108 @@
+// Control operations (restart, quiesce, reload) change what runs, so a web
+// page on a foreign site must not trigger them from an operator's browser
+// (docs/api.md §5.6). A browser says where a request comes from (`Origin`,
+// `Sec-Fetch-Site`) and cannot be made to lie about it; `curl` and scripts
+// send neither, and pass, unless `http.control.token` is set. CORS alone
+// does not protect these routes: a "simple" cross-origin POST (text/plain)
+// is sent without a preflight, and carried out whatever the answer's CORS
+// headers say.
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { ApiError } from '../../errors.js';
+import type { Config } from '../../config/index.js';
+
+/** What a request says about where it comes from and who sends it. */
+export interface ControlCredentials {
+  origin?: string;
+  host?: string;
+  secFetchSite?: string;
+  authorization?: string;
+}
+
+export interface ControlPolicy {
+  /** Listed origins, normalised (`https://admin.example`); `*` lets any origin through. */
+  origins: ReadonlySet<string>;
+  /** SHA-256 of `http.control.token`, when set: digests compare in constant time whatever the lengths. */
+  tokenDigest?: Buffer;
+}
+
+export function controlPolicy({ allowed_origins, token }: Config['http']['control']): ControlPolicy {
+  return { origins: new Set(allowed_origins.map(normalOrigin)), ...(token === undefined ? {} : { tokenDigest: sha256(token) }) };
+}
+
+/** The control routes' paths, as the router matches them (case-insensitive, with or without a trailing slash). */
+const CONTROL_PATH = /^\/api\/(?:reload|services\/[^/]+\/[^/]+\/(?:restart|quiesce))\/?$/i;
+
+export function isControlPath(path: string): boolean {
+  return CONTROL_PATH.test(path);
+}
+
+/**
+ * Whether a page of `origin` may send control requests to rt reached as
+ * `host` (the request's Host): rt's own origin, or one listed in
+ * `http.control.allowed_origins`. The scheme is not compared: behind a TLS
+ * proxy, rt's own pages are https while rt is reached over http.
+ */
+export function controlOriginAllowed(origin: string, host: string | undefined, policy: ControlPolicy): boolean {
+  return policy.origins.has('*') || policy.origins.has(normalOrigin(origin)) || sameHost(origin, host);
+}
+
+/** The refusal a control request gets (403 from a foreign origin, 401 without the token), or undefined when it may go ahead. */
+export function controlRefusal(request: ControlCredentials, policy: ControlPolicy): ApiError | undefined {
+  const { origin, host, secFetchSite } = request;
+  const allowed = origin !== undefined && controlOriginAllowed(origin, host, policy);
+  if ((origin !== undefined || secFetchSite === 'cross-site') && !allowed) {
+    const from = origin === undefined ? 'a cross-site page' : `origin ${origin}`;
+    return new ApiError('RT_ERR_FORBIDDEN', `control operations are refused from ${from}: it is not rt's own origin nor listed in http.control.allowed_origins`);
+  }
+  if (policy.tokenDigest && !bearerMatches(request.authorization, policy.tokenDigest)) {
+    const details = request.authorization === undefined ? 'control operations need "Authorization: Bearer <token>" (http.control.token is set)' : 'the bearer token does not match http.control.token';
+    return new ApiError('RT_ERR_UNAUTHORIZED', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
+  }
+  return undefined;
+}
+
+/** Route middleware: refuses the request (before its body is read) unless it may go ahead. */
+export function controlGuard(policy: ControlPolicy): Middleware {
+  return async (ctx, next) => {
+    const refusal = controlRefusal(
+      { origin: ctx.get('Origin') || undefined, host: ctx.get('Host') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined, authorization: ctx.get('Authorization') || undefined },
+      policy,
+    );
+    if (refusal) throw refusal;
+    await next();
+  };
+}
+
+function bearerMatches(authorization: string | undefined, digest: Buffer): boolean {
+  // RFC 6750: the scheme is case-insensitive, the token is not (and is taken whole, should it hold a space).
+  const token = /^Bearer +(.+?) *$/i.exec(authorization ?? '')?.[1];
+  return token !== undefined && timingSafeEqual(sha256(token), digest);
+}
+
+/** `https://Admin.example:443/` and `https://admin.example` are one origin; `null` and `*` stay as they are. */
+function normalOrigin(origin: string): string {
+  try {
+    const url = new URL(origin);
+    return url.origin === 'null' ? origin : url.origin;
+  } catch {
+    return origin;
+  }
+}
+
+function sameHost(origin: string, host: string | undefined): boolean {
+  // Only a plain host[:port] can be rt's own: "evil.example@rt" would parse as rt.
+  if (!host || /[/@?#\\]/.test(host)) return false;
+  try {
+    const url = new URL(origin);
+    // The Host header parsed as the origin's scheme would parse it: the default port and case fall away on both sides.
+    return url.host !== '' && new URL(`${url.protocol}//${host}`).host === url.host;
+  } catch {
+    return false;
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

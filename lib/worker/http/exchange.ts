@@ -1,0 +1,107 @@
+// What every request a worker answers goes through, whichever path answers
+// it (the Koa app, app.ts, or the invoke lane in front of it,
+// invoke-lane.ts): its arrival and deadline, its request id (docs/api.md
+// §5.7), the headers every answer carries, those of an answer the component
+// made (docs/api.md §5.6), the error body of a failure (docs/api.md §5.5),
+// whether its client left, and its log line and metrics when it is done. One
+// module, so the two paths cannot answer the same request differently.
+
+import type { ServerResponse } from 'node:http';
+import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { connectionError } from './connection-errors.js';
+import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
+import type { RequestStats } from './request-stats.js';
+import type { RequestState } from './request-state.js';
+
+/** What a worker's requests share: where lines and counts go, and who answers. */
+export interface ExchangeSettings {
+  /** Undefined when request lines are off (`log.requests = false`, or a level above info). */
+  requestLog: Logger | undefined;
+  /** For unexpected errors (500s that are not rt's own). */
+  log: Logger;
+  requests: RequestStats;
+  workerId: string;
+  timeoutMs: number;
+}
+
+/** The request's state from its arrival at `res`: deadline counted from now, its id the client's when sane (noted for answers Node gives itself: server.ts). */
+export function arrival(settings: ExchangeSettings, res: ServerResponse, givenId: string | undefined): RequestState {
+  const arrived = performance.now();
+  const id = requestId(givenId ?? '');
+  noteRequestId(res, id);
+  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id };
+}
+
+/**
+ * The headers every answer carries, as a flat list of names and values: its
+ * request id, and the worker that answered (the log lines carry the same id).
+ */
+export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): string[] {
+  return [REQUEST_ID_HEADER, state.requestId, 'X-Rt-Worker', settings.workerId];
+}
+
+/**
+ * The headers of an answer whose body the component made rather than rt (raw
+ * bytes in the media type its sidecar declares, a stream): a page among them
+ * must never run as rt's origin, where its requests to rt would pass the
+ * control guard (control-guard.ts) as rt's own. The sandbox gives it an
+ * opaque origin, scripts, forms, popups and downloads still working; nosniff
+ * keeps browsers from reading bytes as a type that runs. rt's own JSON
+ * answers do without: their body is rt's, and the invoke lane gives only those.
+ */
+export const COMPONENT_CONTENT_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': 'sandbox allow-scripts allow-forms allow-popups allow-downloads',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+/**
+ * Whether the client left before its answer was written. A connection Node
+ * ended itself with an answer of its own (a malformed body, server.ts) was
+ * not the client's doing: its request keeps the status of that answer.
+ */
+function clientLeft(res: ServerResponse): boolean {
+  if (!res.destroyed || res.writableFinished) return false;
+  const cause = res.socket?.errored;
+  return !(cause && connectionError(cause));
+}
+
+/**
+ * Aborts when the client leaves before its answer is written: a call still
+ * waiting for an instance then is never run (docs/api.md §5.5).
+ */
+export function departure(res: ServerResponse): AbortSignal {
+  const left = new AbortController();
+  const check = () => {
+    if (clientLeft(res)) left.abort();
+  };
+  if (res.destroyed) check();
+  else res.once('close', check);
+  return left.signal;
+}
+
+/**
+ * The request's log line (unless they are off) and its metrics, once it is
+ * answered. A client that left before its answer was written is a client
+ * abort, 499, whatever its call came to (docs/api.md §5.5); a stream that
+ * began keeps the status its headers carried (its outcome says how it ended).
+ */
+export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
+  const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
+  const seconds = (performance.now() - state.arrived) / 1000;
+  const { requestId: reqId, service, method, series, stream } = state;
+  settings.requestLog?.info({ reqId, req, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
+  (series ?? settings.requests.series(service ?? '', method ?? '')).observe(status, seconds);
+}
+
+/**
+ * A failure as its answer: the error body naming the service and method the
+ * request addressed, when known, with the status and headers of its error;
+ * unexpected errors (not rt's own) are logged.
+ */
+export function errorAnswer(settings: ExchangeSettings, state: RequestState, e: unknown, where: { service?: string | undefined; method?: string | undefined }): { error: ApiError; body: Record<string, unknown> } {
+  const error = asApiError(e);
+  if (error.status >= 500 && !(e instanceof ApiError)) settings.log.error({ err: e, reqId: state.requestId }, 'unexpected error');
+  const { service, method } = where;
+  return { error, body: { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() } };
+}

@@ -1,0 +1,140 @@
+// The invoke route (docs/api.md §5.1): the method the path names, its
+// arguments from the body, the call, and the answer. It is the hot path of
+// rt, so it does no more than that: the body is read by body.ts (no
+// koa-body), the request's metric series is resolved once per method, and
+// the call runs inline when its service allows (execution.ts). Plain JSON
+// calls do not come this way at all: the invoke lane (invoke-lane.ts)
+// answers them before Koa, with the Invoker and readArguments below.
+
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import { streamMediaType } from '../../wit/streaming.js';
+import { ApiError } from '../../errors.js';
+import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
+import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
+import type { HostedService, Method } from '../execution/hosted-service.js';
+import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from '../execution/large-body.js';
+import { findMethod, findService } from './lookup.js';
+import type { WorkerState } from './worker-state.js';
+import type { ServiceRegistry } from '../execution/registry.js';
+import type { RequestStats, Series } from './request-stats.js';
+import type { RequestState, RtContext } from './request-state.js';
+import { framingFor } from '../execution/stream-framing.js';
+import { answerWithStream } from './stream-response.js';
+
+export interface InvokeDeps {
+  config: Config;
+  registry: ServiceRegistry;
+  state: WorkerState;
+  requests: RequestStats;
+  log: Logger;
+}
+
+/** What an invoke path names. */
+export interface InvokeNames {
+  domain: string;
+  service: string;
+  method: string;
+}
+
+/**
+ * What both invoke paths (this route, and the lane in front of Koa:
+ * invoke-lane.ts) do with a request: find the method the path names (its
+ * metric series resolved once per method), read its arguments, and find it
+ * again once they are in.
+ */
+export class Invoker {
+  readonly maxBytes: number;
+  readonly #seriesOf = new WeakMap<Method, Series>();
+
+  constructor(private readonly deps: InvokeDeps) {
+    this.maxBytes = deps.config.http.max_body_bytes;
+  }
+
+  /** The method `names` name, noted on the request's state (for its log line, metrics and error bodies); ApiErrors when there is none. */
+  resolve(names: InvokeNames, request: RequestState): { hosted: HostedService; method: Method } {
+    const found = this.current(names);
+    this.note(found, request);
+    return found;
+  }
+
+  /** Notes a method found already on the request's state. */
+  note(found: { hosted: HostedService; method: Method }, request: RequestState): void {
+    request.service = found.hosted.name;
+    request.method = found.method.descriptor.name;
+    let series = this.#seriesOf.get(found.method);
+    if (!series) this.#seriesOf.set(found.method, (series = this.deps.requests.series(request.service, request.method)));
+    request.series = series;
+  }
+
+  /** The method as it is served now: a reload or restart may have replaced the service while the body arrived, and the replaced one is draining. */
+  current(names: InvokeNames): { hosted: HostedService; method: Method } {
+    return findMethod(findService(this.deps.registry, this.deps.state, names.domain, names.service), names.method);
+  }
+}
+
+export function invokeRoute(deps: InvokeDeps) {
+  const { config, log } = deps;
+  const invoker = new Invoker(deps);
+  const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
+
+  return async (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
+    const names = ctx.params as unknown as InvokeNames;
+    const first = invoker.resolve(names, ctx.state);
+    const { deadline } = ctx.state;
+    const args = await readArguments(ctx.req, first.method, invoker.maxBytes, ctx.state);
+    const { hosted, method } = invoker.current(names);
+    const stream = method.descriptor.stream;
+    if (stream) {
+      const framing = framingFor(stream, ctx.get('Accept'));
+      const streamDeadline = ctx.state.arrived + streamTimeoutMs;
+      return answerWithStream(ctx, {
+        mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
+        framing,
+        series: ctx.state.series!,
+        log: log.child({ reqId: ctx.state.requestId, service: hosted.name, method: method.descriptor.name }),
+        failure: (failure) => hosted.failure(method, failure),
+        open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink, signal: departure(ctx.res) }),
+      });
+    }
+    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
+    const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
+    const result = await hosted.invoke(method, args, { rawBytes, deadline, signal: departure(ctx.res) });
+    if (result.kind === 'bytes') {
+      ctx.set(COMPONENT_CONTENT_HEADERS);
+      ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
+      ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
+    } else {
+      ctx.body = { result: result.value };
+    }
+  };
+}
+
+/**
+ * The arguments in the request body: parsed JSON, `[bytes]` for a raw body to
+ * a method taking one list<u8>, undefined when there is no body at all, or a
+ * JSON body too large to parse on the main thread (large-body.ts). 415 for a
+ * content type the method does not take; 413, 408, 400 from reading it.
+ */
+export async function readArguments(req: IncomingMessage, method: Method, maxBytes: number, request: RequestState): Promise<unknown> {
+  const type = mediaType(req);
+  const { present, length } = bodyLength(req);
+  const raw = type === 'application/octet-stream';
+  // No body, or an empty one whatever its declared type: a call without arguments
+  // (except empty raw bytes, which are an empty list<u8>).
+  if (!present || (length === 0 && !(raw && method.bytesParam))) return undefined;
+  const where = { service: request.service, method: request.method };
+  if (raw) {
+    if (!method.bytesParam) {
+      throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
+    }
+    return [await readBody(req, maxBytes, request.deadline)];
+  }
+  if (!isJson(type)) {
+    const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
+    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `send ${accepted} (got ${type || 'no content type'})`, where);
+  }
+  const bytes = await readBody(req, maxBytes, request.deadline);
+  return bytes.length > MAIN_THREAD_JSON_BYTES ? new LargeJsonBody(bytes) : parseJson(bytes);
+}

@@ -1,0 +1,22 @@
+// Finding the service and method a path names, with their error answers (docs/api.md §5.5)
+// when there is none: 404 naming what is known, or 503 while this worker is
+// still loading (its set is not yet the primary's).
+
+import { ApiError } from '../../errors.js';
+import type { HostedService, Method } from '../execution/hosted-service.js';
+import type { ServiceRegistry } from '../execution/registry.js';
+import type { WorkerState } from './worker-state.js';
+
+export function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {
+  const hosted = registry.get(domain, service);
+  if (hosted) return hosted;
+  if (!state.loaded) throw new ApiError('RT_ERR_NOT_READY', 'this worker is still loading the components', { service: `${domain}.${service}` });
+  throw new ApiError('RT_ERR_UNKNOWN_SERVICE', `no service ${domain}.${service} is loaded`, { service: `${domain}.${service}` });
+}
+
+export function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {
+  const method = hosted.method(name);
+  if (method) return { hosted, method };
+  const known = hosted.descriptor.methods.map((m) => m.name).join(', ');
+  throw new ApiError('RT_ERR_UNKNOWN_METHOD', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
+}

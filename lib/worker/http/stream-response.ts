@@ -1,0 +1,127 @@
+// A streamed answer on the wire (docs/api.md §5.1.1): chunked, its headers out
+// as soon as the method has returned its resource, each item written as it
+// comes. The reader sets the pace: credit goes back to the instance thread
+// only as written bytes leave for the socket, so a slow reader stops `next`
+// instead of filling the worker's memory (at most WINDOW_BYTES per stream,
+// plus one item). A client that goes away ends the stream (the resource is
+// dropped); a failure after the headers cuts the body short, without the
+// final chunk, so no client takes a broken stream for a whole one.
+
+import type { Logger } from 'pino';
+import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';
+import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
+import type { StreamFailure, StreamHandle, StreamSink } from '../execution/instance-pool.js';
+import type { RtContext } from './request-state.js';
+import type { Series, StreamOutcome } from './request-stats.js';
+import { sseError } from '../execution/stream-framing.js';
+import type { Framing } from '../execution/thread-protocol.js';
+
+/** Bytes a stream may have produced ahead of its reader. */
+export const WINDOW_BYTES = 256 * 1024;
+/** Credit goes back in pieces of at least this, so a stream of small items does not cost a message per item. */
+const GRANT_BYTES = WINDOW_BYTES / 4;
+
+export interface StreamAnswer {
+  mediaType: string;
+  framing: Framing;
+  series: Series;
+  log: Logger;
+  /** The error (docs/api.md §5.5) for a failure after the headers (for the log line and the SSE error event). */
+  failure: (failure: StreamFailure) => ApiError;
+  /** Opens the stream with this sink; rejects (with the ApiError to answer) when it cannot. */
+  open: (sink: StreamSink, window: number) => Promise<StreamHandle>;
+}
+
+/** Answers `ctx` with a stream; resolves once the stream has ended, however it ended. */
+export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Promise<void> {
+  const { res } = ctx;
+  const { series, framing } = answer;
+  // Set once the stream opens; the sink's callbacks, made before that, read it when they run.
+  // eslint-disable-next-line prefer-const
+  let handle: StreamHandle | undefined;
+  let outcome: StreamOutcome | undefined;
+  /** Whether the headers went out, and the stream is counted as open. */
+  let started = false;
+  let returned = 0;
+  let corked = false;
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const stats = { items: 0, bytes: 0 };
+
+  const writeHeaders = () => {
+    if (res.headersSent) return;
+    ctx.respond = false;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', framing === 'sse' ? 'text/event-stream' : answer.mediaType);
+    res.setHeader('Cache-Control', 'no-cache');
+    for (const [name, value] of Object.entries(COMPONENT_CONTENT_HEADERS)) res.setHeader(name, value);
+    res.flushHeaders();
+    started = true;
+    series.streamsOpen++;
+  };
+  const end = (how: StreamOutcome) => {
+    if (outcome) return false;
+    outcome = how;
+    ctx.state.stream = { ...stats, outcome: how };
+    if (started) series.streamEnded(how);
+    finished();
+    return true;
+  };
+  const sink: StreamSink = {
+    chunk(bytes) {
+      if (outcome) return;
+      writeHeaders();
+      stats.items++;
+      stats.bytes += bytes.byteLength;
+      series.streamItems++;
+      series.streamBytes += bytes.byteLength;
+      const n = bytes.byteLength;
+      // Items that arrive together leave together: one write to the socket per turn of the event loop.
+      // (Not on nextTick: Node runs that queue after every port message, so it would uncork after each item.)
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
+      res.write(bytes, (error) => {
+        if (error || outcome) return;
+        returned += n;
+        if (returned >= GRANT_BYTES) {
+          handle?.grant(returned);
+          returned = 0;
+        }
+      });
+    },
+    end(failure) {
+      writeHeaders();
+      if (!end(failure ? 'failed' : 'completed')) return;
+      if (!failure) return void res.end();
+      const error = answer.failure(failure);
+      answer.log.warn({ error: error.error, details: error.details, items: stats.items }, 'stream failed after its headers were sent');
+      // Without the final chunk, the client sees the body cut short; SSE clients get told why first.
+      // The items written (and corked) before the failure still go out: the socket ends once they have left.
+      if (corked) res.uncork();
+      if (framing === 'sse') res.write(sseError(error.body()));
+      res.socket?.end();
+    },
+  };
+
+  // Only a close before the end is the client's doing; the stream's own end also closes the response.
+  res.once('close', () => {
+    if (!res.writableFinished && end('client closed')) handle?.cancel();
+  });
+  handle = await answer.open(sink, WINDOW_BYTES);
+  if (outcome === 'client closed' && !started) {
+    // Gone while its call waited or ran: nobody to answer.
+    handle.cancel();
+    ctx.respond = false;
+    ctx.status = CLIENT_CLOSED_REQUEST;
+    return;
+  }
+  writeHeaders();
+  await done;
+}
+
