@@ -64,7 +64,7 @@ export async function perCall(): Promise<void> {
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, threadHeapMb: 512, log: pino({ level: 'silent' }) },
   );
   const add = service.method('add')!;
-  const body = { a: 20, b: 22 };
+  const body = Buffer.from(JSON.stringify({ a: 20, b: 22 }));
   // The HTTP path awaits invoke(): measured one at a time (latency) and 50 in flight (what a loaded worker sees).
   const invokeNs = async (inFlight: number): Promise<number> => {
     let best = Infinity;
@@ -74,7 +74,7 @@ export async function perCall(): Promise<void> {
       const started = process.hrtime.bigint();
       await Promise.all(
         Array.from({ length: inFlight }, async () => {
-          while (next++ < calls) await service.invoke(add, body, { rawBytes: false, deadline: Infinity });
+          while (next++ < calls) await service.invoke({ method: add, input: { kind: 'json', bytes: body }, deadline: Infinity, answer: 'json' });
         }),
       );
       best = Math.min(best, Number(process.hrtime.bigint() - started) / calls);
@@ -83,7 +83,7 @@ export async function perCall(): Promise<void> {
   };
   const sequentialNs = await invokeNs(1);
   const concurrentNs = await invokeNs(CONNECTIONS);
-  await service.stop();
+  await service.drain();
 
   const directNs = nsPerCall(() => direct(20, 22));
   const glueNs = nsPerCall(() => glue(20, 22));

@@ -10,6 +10,7 @@ import { createLogger } from '../../lib/log.js';
 import { buildCatalog } from '../../lib/primary/catalog.js';
 import type { LoadFailure, ServiceDescriptor } from '../../lib/service.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
+import { invoked } from '../../lib/worker/http/invoke.js';
 import { repository } from './fixtures.js';
 import { tempDir } from './rt-process.js';
 
@@ -22,11 +23,21 @@ export async function catalog(entries: Parameters<typeof repository>[0]): Promis
   return buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], silentLog);
 }
 
-/** Calls `name` with a JSON body (parsed, or a large one for the thread to decode) and answers its result; `timeoutMs` from now bounds it. */
-export async function invoke(hosted: HostedService, name: string, body: unknown, timeoutMs: number): Promise<unknown> {
+/**
+ * Calls `name` with `body` as a JSON body, as the HTTP layer hands it over
+ * (a large one is decoded on the instance thread, as it would be), and
+ * answers its result; `timeoutMs` from now bounds it. A failure is thrown as
+ * the ApiError it answers with (http/failures.ts).
+ */
+export function invoke(hosted: HostedService, name: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  return invokeJson(hosted, name, JSON.stringify(body), timeoutMs, signal);
+}
+
+/** `invoke`, with the JSON body's text as it is. */
+export async function invokeJson(hosted: HostedService, name: string, json: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
   const method = hosted.method(name);
   if (!method) throw new Error(`no method ${name}`);
-  const result = await hosted.invoke(method, body, { rawBytes: false, deadline: performance.now() + timeoutMs });
+  const result = await invoked(hosted, { method, input: { kind: 'json', bytes: Buffer.from(json) }, deadline: performance.now() + timeoutMs, answer: 'json', ...(signal ? { signal } : {}) });
   return result.kind === 'json' ? result.value : result.bytes;
 }
 

@@ -5,8 +5,6 @@ import { expect } from 'chai';
 import { outcomeStatus } from '../../lib/control.js';
 import { ApiError, asApiError, ERRORS, type ErrorCode } from '../../lib/errors.js';
 import { connectionError } from '../../lib/worker/http/connection-errors.js';
-import { decodeJsonBody } from '../../lib/worker/execution/large-body.js';
-import { functionCodec } from '../../lib/wit/codec.js';
 
 describe('error catalogue', () => {
   it('gives every code its own description and an error status', () => {
@@ -48,13 +46,6 @@ describe('error catalogue', () => {
     expect(connectionError(node('HPE_INVALID_METHOD', 'Invalid method encountered'))!.details).to.contain('Invalid method encountered');
     expect(connectionError(node('HPE_INVALID_EOF_STATE'))).to.equal(undefined);
     expect(connectionError(node('ECONNRESET'))).to.equal(undefined);
-  });
-
-  it('maps a body decoded off the main thread to the same codes as one decoded on it', () => {
-    const codec = functionCodec({ name: 'f', params: [{ name: 'x', type: { kind: 'primitive', name: 'u8' } }], result: null });
-    const bytes = (text: string) => new Uint8Array(Buffer.from(text));
-    expect(decodeJsonBody(codec, bytes('{'))).to.have.property('code', 'RT_ERR_INVALID_JSON');
-    expect(decodeJsonBody(codec, bytes('{"x": 300}'))).to.deep.include({ code: 'RT_ERR_INVALID_ARGUMENTS' });
   });
 
   it("counts a control operation by the status its outcome answers with", () => {

@@ -6,12 +6,11 @@
 import { expect } from 'chai';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
-import { threadSpec } from '../../lib/worker/execution/execution.js';
-import { InstancePool, type StreamFailure, type StreamSink } from '../../lib/worker/execution/instance-pool.js';
-import { LargeJsonBody } from '../../lib/worker/execution/large-body.js';
+import { InstancePool } from '../../lib/worker/execution/instance-pool.js';
+import type { StreamFailure, StreamHandle, StreamSink } from '../../lib/worker/execution/invocation.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
 import { NESTED, RUNAWAY, SLOW } from '../support/fixtures.js';
-import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
+import { catalog, invoke, invokeJson, refusal, silentLog } from '../support/hosting.js';
 import { DROPS } from '../support/streaming-fixtures.js';
 
 const TIMEOUT_MS = 1_000;
@@ -83,17 +82,17 @@ describe('instance pool (in process, real threads)', function () {
   it("tells how long a call ran by the thread's clock, not counting the time its answer waited for the main thread", async () => {
     const d = (await catalog({ slow: SLOW })).services[0];
     const modules = await compileCoreModules(d.artifact, 16 << 20, 'plain');
-    const pool = new InstancePool(threadSpec(d, modules, { service: 'acme.slow', memoryCapBytes: 16 << 20 }), { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
+    const pool = new InstancePool({ descriptor: d, modules, memoryCapBytes: 16 << 20 }, { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
     try {
       await pool.start();
       const spin = d.methods.findIndex((m) => m.name === 'spin');
       const runs: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const outcome = pool.call(spin, [10], performance.now() + TIMEOUT_MS, { onRun: (ms) => runs.push(ms) });
+        const outcome = pool.call(spin, { kind: 'arguments', args: [10] }, performance.now() + TIMEOUT_MS, { onRun: (ms) => runs.push(ms) });
         // The thread answers meanwhile; its answer waits, as behind other requests' work in a loaded worker.
         const end = performance.now() + 100;
         while (performance.now() < end);
-        expect(await outcome).to.deep.equal({ status: 'ok', value: 10 });
+        expect(await outcome).to.deep.equal({ kind: 'ok', value: 10 });
       }
       expect(runs).to.have.length(3);
       for (const ms of runs) expect(ms).to.be.below(50);
@@ -130,11 +129,10 @@ describe('instance pool (in process, real threads)', function () {
 
   it('never runs a waiting call whose client left: it is answered 499 at once, and the next call is served in its place', async () => {
     const pool = await runaway('pool_size = 2\n');
-    const method = pool.method('count')!;
     const holding = [0, 1].map(() => invoke(pool, 'busy-count', { spins: 300_000_000 }, 5 * TIMEOUT_MS));
     // Leaves before any thread is counted stuck (100 ms), so no extra thread can take the call.
     const client = new AbortController();
-    const left = refusal(pool.invoke(method, {}, { rawBytes: false, deadline: performance.now() + 5 * TIMEOUT_MS, signal: client.signal }));
+    const left = refusal(invoke(pool, 'count', {}, 5 * TIMEOUT_MS, client.signal));
     await new Promise((r) => setTimeout(r, 30));
     const leftAt = performance.now();
     client.abort();
@@ -151,7 +149,7 @@ describe('instance pool (in process, real threads)', function () {
     const pool = await host({ nested: NESTED, 'nested.toml': { raw: 'pool_size = 2\n' } }, 'nested');
     // Decoded on the thread (a large body), ~900,000 nested lists outgrow its heap.
     const items = new Array<string>(900_000).fill('[1]').join(',');
-    const lost = await refusal(invoke(pool, 'lists', new LargeJsonBody(Buffer.from(`{"x":[${items}]}`)), 30_000));
+    const lost = await refusal(invokeJson(pool, 'lists', `{"x":[${items}]}`, 30_000));
     expect([lost.status, lost.code, lost.details]).to.deep.equal([
       500,
       'RT_ERR_INSTANCE_LOST',
@@ -170,8 +168,13 @@ describe('instance pool (in process, real threads)', function () {
       drops = await host({ drops: DROPS }, 'drops');
     });
 
-    const open = (sink: Collected, n: number, window: number) =>
-      drops.openStream(drops.method('start')!, { n, 'delay-ms': 0 }, performance.now() + TIMEOUT_MS, { framing: 'ndjson', window, streamDeadline: performance.now() + 10 * TIMEOUT_MS, sink });
+    const open = async (sink: Collected, n: number, window: number): Promise<StreamHandle> => {
+      const input = { kind: 'json', bytes: Buffer.from(JSON.stringify({ n, 'delay-ms': 0 })) } as const;
+      const invocation = { method: drops.method('start')!, input, deadline: performance.now() + TIMEOUT_MS, answer: 'json' } as const;
+      const opening = await drops.openStream(invocation, { framing: 'ndjson', window, streamDeadline: performance.now() + 10 * TIMEOUT_MS, sink });
+      if (opening.kind !== 'open') throw new Error(`the stream did not open: ${opening.kind}`);
+      return opening.handle;
+    };
 
     it('sends items as far as the credit granted goes, and ends once next answers none', async () => {
       const sink = new Collected();
@@ -201,21 +204,21 @@ describe('instance pool (in process, real threads)', function () {
   });
 
   describe('shutdown', () => {
-    it('stop: the calls made finish, then the threads end and later calls are answered as unloaded', async () => {
+    it('drain: the calls made finish, then the threads end and later calls are answered as unloaded', async () => {
       const pool = await runaway('pool_size = 2\n');
       const running = invoke(pool, 'busy-count', { spins: 20_000_000 }, TIMEOUT_MS);
-      await pool.stop();
+      await pool.drain();
       expect(await running).to.equal(1);
       expect(pool.liveInstances()).to.equal(0);
       const late = await refusal(invoke(pool, 'count', {}, TIMEOUT_MS));
       expect([late.status, late.code, late.details]).to.deep.equal(UNLOADED);
     });
 
-    it('discard: running and waiting calls are answered as unloaded at once, not at their deadline', async () => {
+    it('close: running and waiting calls are answered as unloaded at once, not at their deadline', async () => {
       const pool = await runaway('pool_size = 2\n');
       const started = performance.now();
       const calls = [invoke(pool, 'forever', {}, 10 * TIMEOUT_MS), invoke(pool, 'forever', {}, 10 * TIMEOUT_MS), invoke(pool, 'count', {}, 10 * TIMEOUT_MS)].map(refusal);
-      await pool.discard();
+      await pool.close();
       for (const refused of await Promise.all(calls)) expect([refused.status, refused.code, refused.details]).to.deep.equal(UNLOADED);
       expect(performance.now() - started).to.be.below(10 * TIMEOUT_MS);
     });

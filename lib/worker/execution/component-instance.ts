@@ -16,19 +16,8 @@ type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports
 /** How a call failed without an answer from the component (docs/api.md §5.5). */
 export type TrapCode = Extract<ErrorCode, 'RT_ERR_COMPONENT_TRAPPED' | 'RT_ERR_UNSATISFIED_IMPORT' | 'RT_ERR_COMPONENT_EXITED' | 'RT_ERR_INSTANCE_LOST'>;
 
-export type CallOutcome =
-  | { status: 'ok'; value: unknown }
-  /** The err case of a top-level result<T, E>: the payload E. */
-  | { status: 'component-error'; payload: unknown }
-  | { status: 'trap'; code: TrapCode; message: string }
-  /** Cut off at the call's deadline. */
-  | { status: 'timeout' }
-  /** Not made: the service's queue was full. */
-  | { status: 'overloaded' }
-  /** Not made: its client left while it waited (docs/api.md §5.5). */
-  | { status: 'abandoned' }
-  /** Not made: its JSON body, decoded on an instance thread (large-body.ts), does not fit the signature. */
-  | { status: 'bad-arguments'; code: ErrorCode; details: string };
+/** What came of one call into the instance: its value, the err case of a top-level result<T, E> (the payload E), or a trap. */
+export type CallOutcome = { kind: 'ok'; value: unknown } | { kind: 'component-error'; payload: unknown } | { kind: 'trap'; code: TrapCode; message: string };
 
 export interface InstanceSpec {
   /** The jco glue module (file path). */
@@ -123,11 +112,11 @@ export class ComponentInstance {
   #run(fn: Bound | undefined, self: unknown, args: unknown[]): CallOutcome {
     try {
       if (!fn) throw new Error('the component does not export this function where its type says');
-      return { status: 'ok', value: fn.apply(self, args) };
+      return { kind: 'ok', value: fn.apply(self, args) };
     } catch (e) {
       if (this.spec.isInterrupt?.(e)) throw e;
-      if (isComponentError(e)) return { status: 'component-error', payload: e.payload };
-      return { status: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
+      if (isComponentError(e)) return { kind: 'component-error', payload: e.payload };
+      return { kind: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
     }
   }
 

@@ -19,25 +19,26 @@
 // - after a probation on threads, it comes back inline to be judged again.
 // Each move is logged at warn and reported (`onMove`: the metric and the
 // listing of every worker's placement). docs/architecture.md ("Execution
-// model") has the measurements behind this.
+// model") has the measurements behind this. The instances and the clocks are
+// passed in (`Instances`, `Clocks`), so the policy's moves are tested with
+// fakes of both (test/unit/execution.test.ts).
 
 import type { Logger } from 'pino';
-import type { ServiceDescriptor } from '../../service.js';
+import type { Placement, ServiceDescriptor } from '../../service.js';
+import type { Arguments } from './arguments.js';
 import { compileCoreModules } from './compile-core-modules.js';
-import type { CallOutcome } from './component-instance.js';
-import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
-import { InlineInstance } from './inline-instance.js';
+import { SYSTEM_CLOCKS, type Clocks } from './inline-budget.js';
+import { InlineInstance, type InlineOutcome } from './inline-instance.js';
 import { inlineTurn } from './inline-turn.js';
-import { InstancePool, type CallOptions, type StreamOptions } from './instance-pool.js';
-import { LargeJsonBody, MAIN_THREAD_JSON_BYTES, type Arguments } from './large-body.js';
-import type { Placement } from '../../service.js';
+import { instanceSpec } from './instance-spec.js';
+import { InstancePool, type CallOptions } from './instance-pool.js';
+import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
-import type { ThreadSpec } from './thread-protocol.js';
 
 /** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
 const HARD_BUDGETS = 4;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
-const START_BUDGET_MS = 250;
+export const START_BUDGET_MS = 250;
 /**
  * How long a service back inline keeps its instance threads: a service that
  * was moved for its nature (every call over the budget) goes back there at
@@ -46,25 +47,46 @@ const START_BUDGET_MS = 250;
  */
 const WARM_POOL_MS = 60_000;
 
+/** What Execution needs of an inline instance (inline-instance.ts). */
+export interface InlineCalls {
+  call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome>;
+}
+
+/** What Execution needs of a service's instance threads (instance-pool.ts). */
+export interface ThreadCalls {
+  readonly live: number;
+  start(): Promise<void>;
+  call(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult>;
+  openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Where a service's instances come from: its component (`componentInstances`), or a test's fakes. */
+export interface Instances {
+  /** Why the service can never run inline, if it cannot. */
+  inlineRefusal: string | undefined;
+  /** A new inline instance whose calls `measure` times; undefined when instantiating it ran past the start budget. */
+  inline(measure: <T>(run: () => T) => T): Promise<InlineCalls | undefined>;
+  /** New instance threads (not started). */
+  threads(): Promise<ThreadCalls>;
+}
+
 export interface ExecutionOptions {
-  /** `<domain>.<service>`, for the instance threads' messages. */
-  service: string;
-  timeoutMs: number;
-  memoryCapBytes: number;
-  /** The JS heap limit of each instance thread. */
-  threadHeapMb: number;
   log: Logger;
   /** The service has moved (placement.ts), after it is in its new place: for the metric and the listing. */
   onMove?: (move: Move) => void;
   /** The placement policy's settings (tests shorten the probation). */
   placement?: PlacementSettings;
+  /** The clocks calls are timed and deadlines read by (tests pass their own). */
+  clocks?: Clocks;
 }
 
 export class Execution {
-  #inline: InlineInstance | undefined;
-  #threads: Promise<InstancePool> | undefined;
+  #inline: InlineCalls | undefined;
+  #threads: Promise<ThreadCalls> | undefined;
   /** The pool, once #threads has made it. */
-  #pool: InstancePool | undefined;
+  #pool: ThreadCalls | undefined;
   /** Absent for a service that can never run inline. */
   #policy: PlacementPolicy | undefined;
   /** Pools left behind by a move back inline, draining. */
@@ -72,24 +94,24 @@ export class Execution {
   /** A move back inline under way (its instance starting). */
   #returning = false;
   #draining = false;
+  readonly #clocks: Clocks;
 
   private constructor(
-    private readonly descriptor: ServiceDescriptor,
+    private readonly instances: Instances,
     private readonly options: ExecutionOptions,
-    inlineAllowed: boolean,
   ) {
-    if (inlineAllowed) this.#policy = new PlacementPolicy(undefined, options.placement);
+    this.#clocks = options.clocks ?? SYSTEM_CLOCKS;
+    if (!instances.inlineRefusal) this.#policy = new PlacementPolicy(this.#clocks, options.placement);
   }
 
   /** Starts the service's first instance(s); rejects when they cannot be created. */
-  static async start(descriptor: ServiceDescriptor, options: ExecutionOptions): Promise<Execution> {
-    const why = inlineRefusal(descriptor);
-    const execution = new Execution(descriptor, options, !why);
-    if (!why) execution.#inline = await execution.#startInline();
+  static async start(instances: Instances, options: ExecutionOptions): Promise<Execution> {
+    const execution = new Execution(instances, options);
+    if (execution.#policy) execution.#inline = await execution.#startInline();
     if (!execution.#inline) {
       // Slow to instantiate is the component's nature, not a passing state: no probation.
       execution.#policy = undefined;
-      options.log.debug({ reason: why ?? `instantiating it took longer than ${START_BUDGET_MS} ms` }, 'service runs on instance threads');
+      options.log.debug({ reason: instances.inlineRefusal ?? `instantiating it took longer than ${START_BUDGET_MS} ms` }, 'service runs on instance threads');
       await (await execution.#startThreads()).start();
     }
     return execution;
@@ -104,28 +126,28 @@ export class Execution {
     return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
   }
 
-  /** Calls method `index`; `deadline` (performance.now() time) bounds waiting and running alike; `signal` aborts when its client leaves. */
-  async call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallOutcome> {
+  /** Calls method `index`; `deadline` (clock time) bounds waiting and running alike; `signal` aborts when its client leaves. */
+  async call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallResult> {
     const inline = this.#inline;
     const policy = this.#policy;
-    if (inline && policy && !(args instanceof LargeJsonBody)) {
+    if (inline && policy && args.kind === 'arguments') {
       // Made now, it runs in this instance even if the service drains or moves meanwhile.
       await inlineTurn();
-      if (signal?.aborted) return { status: 'abandoned' };
-      const started = performance.now();
+      if (signal?.aborted) return { kind: 'abandoned' };
+      const started = this.#clocks.now();
       // A request that spent its time arriving (a slow body) is not the service's doing.
-      if (started >= deadline) return { status: 'timeout' };
+      if (started >= deadline) return { kind: 'timeout', what: 'call' };
       const { budgetMs } = policy.settings;
-      const outcome = await inline.call(index, args, Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline));
-      if (outcome.status !== 'interrupted') {
+      const outcome = await inline.call(index, args.args, Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline));
+      if (outcome.kind !== 'interrupted') {
         this.#moved(policy.verdict());
         return outcome;
       }
-      const now = performance.now();
+      const now = this.#clocks.now();
       if (now >= deadline) {
         // Cut off by its deadline: moved only if it also used the whole inline budget.
         if (now - started >= budgetMs) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
-        return { status: 'timeout' };
+        return { kind: 'timeout', what: 'call' };
       }
       // Made again on a thread; the service follows if the call takes long there too.
       let ran: ThreadRun | undefined;
@@ -135,28 +157,28 @@ export class Execution {
       if (move) this.#moved(move);
       else this.options.log.debug({ ms: ran?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
       return again;
-    } else if (inline && policy) {
-      // A large body (the only arguments that do not run inline).
-      this.#moved(policy.leave('large_body', `a request's JSON body of ${(args as LargeJsonBody).bytes.byteLength} bytes is decoded there: bodies over ${MAIN_THREAD_JSON_BYTES} bytes never are on the main thread`));
+    } else if (inline && policy && args.kind === 'large-json') {
+      this.#moved(policy.leave('large_body', `a request's JSON body of ${args.bytes.byteLength} bytes is decoded there (arguments.ts: large bodies never are on the main thread)`));
     } else if (policy && !this.#returning && !this.#draining) {
       this.#moved(policy.mayReturn());
     }
     return this.#onThreads(index, args, deadline, { signal });
   }
 
-  async #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallOutcome> {
+  async #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
     const pool = await this.#startThreads();
-    const outcome = await pool.call(index, args, deadline, options);
+    const result = await pool.call(index, args, deadline, options);
     // Started while the service was draining: the pool was made for this call alone.
     if (this.#draining) void pool.drain();
-    return outcome;
+    return result;
   }
-/** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
-  async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
+
+  /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
+  async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
     const pool = await this.#startThreads();
-    const outcome = await pool.openStream(index, args, deadline, options);
+    const opening = await pool.openStream(index, args, deadline, options);
     if (this.#draining) void pool.drain();
-    return outcome;
+    return opening;
   }
 
   /** Resolves once the calls made so far have finished, then ends the instances. */
@@ -216,79 +238,56 @@ export class Execution {
   }
 
   /** Drains `pool` if the service is still inline and serving: its calls have stayed there. */
-  #retire(pool: Promise<InstancePool>): void {
+  #retire(pool: Promise<ThreadCalls>): void {
     if (!this.#inline || this.#threads !== pool) return;
     this.#threads = this.#pool = undefined;
     const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
     this.#retired.add(retiring);
   }
 
-  #startInline(): Promise<InlineInstance | undefined> {
-    const d = this.descriptor;
-    const { memoryCapBytes } = this.options;
+  #startInline(): Promise<InlineCalls | undefined> {
     const policy = this.#policy!;
-    return compileCoreModules(d.artifact, memoryCapBytes, 'fuel').then((modules) =>
-      InlineInstance.start(
-        { ...instanceSpec(d, memoryCapBytes), modules: new Map(modules), imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)) },
-        {
-          recycleAfter: d.instances.recycleAfter,
-          startBudgetMs: START_BUDGET_MS,
-          onOutput: ({ stream, text, dropped }) => this.#logOutput(stream, text, dropped),
-          measure: (run) => policy.measure(run),
-        },
-      ),
-    );
+    return this.instances.inline((run) => policy.measure(run));
   }
 
   /** The service's instance threads, started on first need. */
-  #startThreads(): Promise<InstancePool> {
-    if (this.#threads) return this.#threads;
-    const d = this.descriptor;
-    this.#threads = compileCoreModules(d.artifact, this.options.memoryCapBytes, 'plain').then((modules) => {
-      return (this.#pool = new InstancePool(threadSpec(d, modules, this.options), {
-        size: d.instances.poolSize,
-        maxQueue: d.instances.maxQueue,
-        timeoutMs: this.options.timeoutMs,
-        heapMb: this.options.threadHeapMb,
-        onOutput: (stream, text, dropped) => this.#logOutput(stream, text, dropped),
-      }));
-    });
+  #startThreads(): Promise<ThreadCalls> {
+    this.#threads ??= this.instances.threads().then((pool) => (this.#pool = pool));
     return this.#threads;
   }
-
-  #logOutput(stream: 'stdout' | 'stderr', text: string, dropped: number): void {
-    this.options.log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
-  }
 }
 
-/** What an instance is made from, wherever it runs. */
-function instanceSpec(d: ServiceDescriptor, memoryCapBytes: number) {
+/** What a hosted service needs of the worker's configuration to make its instances. */
+export interface InstanceLimits {
+  /** Bounds an instance thread's start and each `next` of a stream (instance-pool.ts). */
+  timeoutMs: number;
+  memoryCapBytes: number;
+  /** The JS heap limit of each instance thread. */
+  threadHeapMb: number;
+}
+
+/** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones). */
+export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, log: Logger): Instances {
+  const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   return {
-    entry: d.artifact.entry,
-    methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
-    init: d.init,
-    config: d.config?.bytes ?? new Uint8Array(),
-    memoryCapBytes,
+    inlineRefusal: inlineRefusal(d),
+    inline: async (measure) => {
+      const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'fuel');
+      return InlineInstance.start(instanceSpec(d, modules, limits.memoryCapBytes), {
+        recycleAfter: d.instances.recycleAfter,
+        startBudgetMs: START_BUDGET_MS,
+        onOutput: ({ stream, text, dropped }) => logOutput(stream, text, dropped),
+        measure,
+      });
+    },
+    threads: async () => {
+      const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
+      return new InstancePool(
+        { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes },
+        { size: d.instances.poolSize, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput },
+      );
+    },
   };
-}
-
-/** What the service's instance threads are made from: `modules` are its core modules compiled uninstrumented. */
-export function threadSpec(d: ServiceDescriptor, modules: ThreadSpec['modules'], options: Pick<ExecutionOptions, 'service' | 'memoryCapBytes'>): ThreadSpec {
-  return {
-    ...instanceSpec(d, options.memoryCapBytes),
-    service: options.service,
-    modules,
-    importSpecifiers: d.artifact.importSpecifiers,
-    imports: d.interface.imports,
-    recycleAfter: d.instances.recycleAfter,
-    grants: grants(d),
-    streams: d.methods.map((m) => m.stream ?? null),
-    signatures: d.methods.map((m) => (m.invocable ? { name: m.function.name, params: m.function.params } : null)),
-  };
-}
-
-function grants(d: ServiceDescriptor): Grants {
-  return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
 }
 
 /** Why the service cannot run inline, if it cannot. */

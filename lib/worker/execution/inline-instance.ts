@@ -15,7 +15,7 @@ import { ComponentInstance, errorText, type CallOutcome, type InstanceSpec } fro
 import { FuelBudget } from './inline-budget.js';
 import { capturing, OutputCapture, type CapturedText } from '../sandbox/output-capture.js';
 
-export type InlineOutcome = CallOutcome | { status: 'interrupted' };
+export type InlineOutcome = CallOutcome | { kind: 'interrupted' };
 
 /** Thrown by the fuel check; never seen outside this module. */
 class Interrupt extends Error {}
@@ -81,10 +81,10 @@ export class InlineInstance {
     if (!instance) {
       try {
         const fresh = await this.#replacement();
-        if (fresh === 'interrupted') return { status: 'interrupted' };
+        if (fresh === 'interrupted') return { kind: 'interrupted' };
         instance = fresh;
       } catch (e) {
-        return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `could not create a fresh instance: ${errorText(e)}` };
+        return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `could not create a fresh instance: ${errorText(e)}` };
       }
     }
     let outcome: CallOutcome;
@@ -95,10 +95,10 @@ export class InlineInstance {
       // Its output is dropped with it: the call is made again elsewhere, and logs it there.
       this.#output.take();
       this.#instance = undefined;
-      return { status: 'interrupted' };
+      return { kind: 'interrupted' };
     }
     for (const output of this.#output.take()) this.options.onOutput(output);
-    if (outcome.status === 'trap' || (this.options.recycleAfter > 0 && ++this.#calls >= this.options.recycleAfter)) this.#instance = undefined;
+    if (outcome.kind === 'trap' || (this.options.recycleAfter > 0 && ++this.#calls >= this.options.recycleAfter)) this.#instance = undefined;
     return outcome;
   }
 

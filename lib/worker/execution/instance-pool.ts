@@ -18,9 +18,9 @@
 // by its own deadline.
 
 import { Worker } from 'node:worker_threads';
-import type { CallOutcome, TrapCode } from './component-instance.js';
-import { LargeJsonBody, type Arguments } from './large-body.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, ranMs, type CallAnswer, type CallRequest, type Framing, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import type { Arguments } from './arguments.js';
+import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -31,39 +31,6 @@ export interface PoolOptions {
   /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
   heapMb: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
-}
-
-/** How a stream that was open ended badly: `next` returned err or trapped, a deadline passed, or the instance went away. */
-export type StreamFailure =
-  | { status: 'component-error'; payload: unknown }
-  | { status: 'trap'; code: TrapCode; message: string }
-  | { status: 'timeout'; what: 'next' | 'stream' };
-
-/** Where an open stream's framed items go. */
-export interface StreamSink {
-  /** The next framed item. */
-  chunk(bytes: Uint8Array): void;
-  /** The stream is over: its items all came (no failure), or it failed. Not called after `cancel`. */
-  end(failure?: StreamFailure): void;
-}
-
-export interface StreamOptions {
-  framing: Framing;
-  /** Bytes the thread may send ahead of what the sink's reader has taken. */
-  window: number;
-  /** Aborts when the client leaves: a stream still waiting for a thread is never opened. */
-  signal?: AbortSignal;
-  /** performance.now() at which the whole stream is ended. */
-  streamDeadline: number;
-  sink: StreamSink;
-}
-
-/** What the caller of an open stream does with it; the `ok` value of `openStream`. */
-export interface StreamHandle {
-  /** `bytes` more may be sent: the reader took that many. */
-  grant(bytes: number): void;
-  /** Ends the stream early (the client went away): the thread drops its resource. */
-  cancel(): void;
 }
 
 /**
@@ -82,19 +49,24 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-interface Call {
+interface CallBase {
   request: CallRequest;
   /** performance.now() past which the call is answered 504, waiting or running. */
   deadline: number;
-  resolve: (outcome: CallOutcome) => void;
+  /** Answers the caller with a failure: the call did not return (or the stream did not open). */
+  failed: (failure: Failure) => void;
   /** The call's work is over (answered, or its stream ended): the pool counts it no more. */
   finish: () => void;
-  stream?: StreamState;
   /** Told how long the call ran on its thread, when it answered. */
   onRun?: RunReport;
 }
 
+/** A call waiting or running: one that returns a value, or one that opens a stream. */
+type Call = (CallBase & { stream?: undefined; returned: (value: unknown) => void }) | (CallBase & { stream: StreamState; opened: (handle: StreamHandle) => void });
+
 interface StreamState extends StreamOptions {
+  /** Aborts when the client leaves: a stream still waiting for a thread is never opened. */
+  signal?: AbortSignal;
   open: boolean;
   /** Cancelled (the client left, or the stream's deadline passed): the thread still holds the instance until it has dropped the resource. */
   cancelled: boolean;
@@ -111,8 +83,13 @@ const STUCK_MS = 100;
 const IDLE_MS = 10_000;
 /** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
 const MAX_OVERFLOW = 4;
-const UNLOADED: CallOutcome = { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: 'the service was unloaded' };
-const ABANDONED: CallOutcome = { status: 'abandoned' };
+/** How a running call ends when the pool ends it: cut off at a deadline, or its instance lost. */
+type Ending = Extract<Failure, { kind: 'timeout' | 'trap' }>;
+
+const UNLOADED: Ending = { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: 'the service was unloaded' };
+const ABANDONED: Failure = { kind: 'abandoned' };
+const TIMEOUT: Ending = { kind: 'timeout', what: 'call' };
+const NOTHING = () => {};
 
 let nextId = 0;
 
@@ -179,12 +156,12 @@ class PoolThread {
     return this.running !== undefined && now - this.startedAt > STUCK_MS;
   }
 
-  /** Ends the thread; the running call is answered with `outcome` (an open stream fails with it). */
-  end(outcome: CallOutcome | StreamFailure): Promise<number> {
+  /** Ends the thread; the running call is answered with `failure` (an open stream fails with it). */
+  end(failure: Ending): Promise<number> {
     this.#lost = true;
     const call = this.running;
     this.running = undefined;
-    if (call) settle(call, outcome);
+    if (call) settle(call, failure);
     return this.worker.terminate();
   }
 
@@ -200,23 +177,27 @@ class PoolThread {
     this.pool.dispatch();
   }
 
-  #answer(answer: CallAnswer): void {
+  #answer(answer: CallAnswer | StreamAnswer): void {
     const call = this.running;
     if (!call || call.request[0] !== answer[0]) return;
-    const stream = call.stream;
-    if (stream?.open) return this.#streamAnswer(call, stream, answer);
-    if (stream && answer[1] === OK) {
-      stream.open = true;
-      stream.nextDeadline = performance.now() + this.options.timeoutMs;
-      return call.resolve({ status: 'ok', value: this.#handle(call, stream) });
+    if (isStreamAnswer(answer)) {
+      if (call.stream?.open) this.#streamAnswer(call, call.stream, answer);
+      return;
+    }
+    if (call.stream && answer[1] === OK) {
+      call.stream.open = true;
+      call.stream.nextDeadline = performance.now() + this.options.timeoutMs;
+      return call.opened(this.#handle(call, call.stream));
     }
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
     this.release();
-    settle(call, outcomeOf(answer));
+    call.finish();
+    if (answer[1] !== OK) call.failed(failureOf(answer));
+    else if (!call.stream) call.returned(answer[2]);
   }
 
-  #streamAnswer(call: Call, stream: StreamState, answer: CallAnswer): void {
+  #streamAnswer(call: Call, stream: StreamState, answer: StreamAnswer): void {
     if (answer[1] === CHUNK) {
       stream.outstanding -= answer[2].byteLength;
       stream.nextDeadline = performance.now() + this.options.timeoutMs;
@@ -225,7 +206,7 @@ class PoolThread {
     }
     this.release();
     call.finish();
-    if (!stream.cancelled) stream.sink.end(answer[1] === END ? undefined : (outcomeOf(answer) as StreamFailure));
+    if (!stream.cancelled) stream.sink.end(answer[1] === END ? undefined : answer[2]);
   }
 
   /**
@@ -259,7 +240,7 @@ class PoolThread {
   /** The thread is gone or cannot make an instance: its call fails and the pool replaces it. */
   #lose(reason: string): void {
     if (this.#lost) return;
-    void this.end({ status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the instance was lost: ${reason}` });
+    void this.end({ kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the instance was lost: ${reason}` });
     this.pool.replace(this);
   }
 }
@@ -310,54 +291,56 @@ export class InstancePool {
   }
 
   /** Calls `method`, by `deadline`. */
-  call(method: number, args: Arguments, deadline: number, options: CallOptions = {}): Promise<CallOutcome> {
-    return this.#enqueue([++nextId, method, forThread(args)], deadline, options);
+  call(method: number, args: Arguments, deadline: number, options: CallOptions = {}): Promise<CallResult> {
+    return new Promise((resolve) => {
+      const returned = (value: unknown) => resolve({ kind: 'ok', value });
+      this.#enqueue({ request: [++nextId, method, forThread(args)], deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+    });
   }
 
   /**
-   * Calls a streaming method: `ok` (its value a StreamHandle) once the method
-   * has returned its resource, and from then on its items go to `options.sink`
-   * until it ends. The thread stays with the stream until then.
+   * Calls a streaming method: `open` (with the stream's handle) once the
+   * method has returned its resource, and from then on its items go to
+   * `options.sink` until it ends. The thread stays with the stream until then.
    */
-  openStream(method: number, args: Arguments, deadline: number, options: StreamOptions): Promise<CallOutcome> {
+  openStream(method: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
     const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
-    return this.#enqueue([++nextId, method, forThread(args), options.framing, options.window], deadline, { signal: options.signal }, stream);
+    return new Promise((resolve) => {
+      const opened = (handle: StreamHandle) => resolve({ kind: 'open', handle });
+      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, options.window], deadline, failed: resolve, stream, opened, finish: NOTHING }, options.signal);
+    });
   }
 
-  #enqueue(request: CallRequest, deadline: number, { onRun, signal }: CallOptions, stream?: StreamState): Promise<CallOutcome> {
-    if (this.#closed) return Promise.resolve(UNLOADED);
-    if (signal?.aborted) return Promise.resolve(ABANDONED);
-    if (performance.now() >= deadline) return Promise.resolve({ status: 'timeout' });
-    if (this.#queue.length >= this.options.maxQueue && !this.#free()) return Promise.resolve({ status: 'overloaded' });
-    return new Promise((resolve) => {
-      this.#pending++;
-      let finished = false;
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        signal?.removeEventListener('abort', leave);
-        if (--this.#pending === 0) {
-          for (const wake of this.#idleWaiters.splice(0)) wake();
-          clearInterval(this.#sweep);
-          this.#sweep = undefined;
-          if (this.#overflow.length > 0) setTimeout(() => this.#retireIdle(), IDLE_MS + SWEEP_MS).unref();
-        }
-      };
-      this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
-      const call: Call = { request, deadline, resolve, finish };
-      if (stream) call.stream = stream;
-      if (onRun) call.onRun = onRun;
-      // Its client left: dropped if it still waits; a call running already runs on.
-      const leave = () => {
-        const waiting = this.#queue.indexOf(call);
-        if (waiting === -1) return;
-        this.#queue.splice(waiting, 1);
-        settle(call, ABANDONED);
-      };
-      signal?.addEventListener('abort', leave, { once: true });
-      this.#queue.push(call);
-      this.dispatch();
-    });
+  /** Queues `call` (its `finish` set here), or answers it at once when it cannot be made. */
+  #enqueue(call: Call, signal: AbortSignal | undefined): void {
+    if (this.#closed) return call.failed(UNLOADED);
+    if (signal?.aborted) return call.failed(ABANDONED);
+    if (performance.now() >= call.deadline) return call.failed(TIMEOUT);
+    if (this.#queue.length >= this.options.maxQueue && !this.#free()) return call.failed({ kind: 'overloaded' });
+    this.#pending++;
+    let finished = false;
+    call.finish = () => {
+      if (finished) return;
+      finished = true;
+      signal?.removeEventListener('abort', leave);
+      if (--this.#pending === 0) {
+        for (const wake of this.#idleWaiters.splice(0)) wake();
+        clearInterval(this.#sweep);
+        this.#sweep = undefined;
+        if (this.#overflow.length > 0) setTimeout(() => this.#retireIdle(), IDLE_MS + SWEEP_MS).unref();
+      }
+    };
+    this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
+    // Its client left: dropped if it still waits; a call running already runs on.
+    const leave = () => {
+      const waiting = this.#queue.indexOf(call);
+      if (waiting === -1) return;
+      this.#queue.splice(waiting, 1);
+      settle(call, ABANDONED);
+    };
+    signal?.addEventListener('abort', leave, { once: true });
+    this.#queue.push(call);
+    this.dispatch();
   }
 
   /** Hands waiting calls to free threads; one whose deadline has passed is answered 504 without running. */
@@ -366,7 +349,7 @@ export class InstancePool {
       const call = this.#queue[0];
       if (performance.now() >= call.deadline) {
         this.#queue.shift();
-        settle(call, { status: 'timeout' });
+        settle(call, TIMEOUT);
         continue;
       }
       const thread = this.#free();
@@ -422,8 +405,8 @@ export class InstancePool {
   }
 
   /** Ends a thread whose call ran past its deadline; a fresh one takes its place. */
-  #cutOff(thread: PoolThread, outcome: CallOutcome | StreamFailure): void {
-    void thread.end(outcome);
+  #cutOff(thread: PoolThread, failure: Ending): void {
+    void thread.end(failure);
     this.replace(thread);
   }
 
@@ -444,14 +427,14 @@ export class InstancePool {
       if (!call) continue;
       const stream = call.stream;
       if (!stream?.open) {
-        if (now >= call.deadline) this.#cutOff(thread, { status: 'timeout' });
+        if (now >= call.deadline) this.#cutOff(thread, TIMEOUT);
         continue;
       }
       // A `next` that runs too long is cut off like a call; at the stream's deadline the stream is cancelled (its resource dropped).
       const producing = stream.outstanding > 0;
-      if (producing && now >= stream.nextDeadline) this.#cutOff(thread, { status: 'timeout', what: 'next' });
+      if (producing && now >= stream.nextDeadline) this.#cutOff(thread, { kind: 'timeout', what: 'next' });
       else if (now >= stream.streamDeadline && !stream.cancelled) {
-        stream.sink.end({ status: 'timeout', what: 'stream' });
+        stream.sink.end({ kind: 'timeout', what: 'stream' });
         thread.cancel(call);
       }
     }
@@ -461,42 +444,29 @@ export class InstancePool {
   }
 }
 
-/** Arguments as a call request carries them: a large JSON body as its bytes. */
+/** Arguments as a call request carries them: a large JSON body as its bytes (moved to the thread). */
 function forThread(args: Arguments): unknown[] | Uint8Array<ArrayBuffer> {
-  return args instanceof LargeJsonBody ? args.bytes : args;
+  return args.kind === 'large-json' ? args.bytes : args.args;
 }
 
-function outcomeOf(answer: CallAnswer): CallOutcome {
+/** A call's answer that is not OK, as its failure. */
+function failureOf(answer: Exclude<CallAnswer, [number, typeof OK, ...unknown[]]>): Failure {
   switch (answer[1]) {
-    case OK:
-      return { status: 'ok', value: answer[2] };
     case COMPONENT_ERROR:
-      return { status: 'component-error', payload: answer[2] };
+      return { kind: 'component-error', payload: answer[2] };
     case TRAP:
-      return { status: 'trap', code: answer[2], message: answer[3] };
+      return { kind: 'trap', code: answer[2], message: answer[3] };
     case BAD_ARGUMENTS:
-      return { status: 'bad-arguments', code: answer[2], details: answer[3] };
-    default:
-      return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `unexpected answer ${answer[1]}` };
+      return { kind: answer[2], details: answer[3] };
   }
 }
 
-/** Answers a call that did not run to its end with `outcome`; a stream already open fails with it instead. */
-function settle(call: Call, outcome: CallOutcome | StreamFailure): void {
+/** Answers a call that did not run to its end with `failure`; a stream already open fails with it instead (a call's deadline there is its `next`'s). */
+function settle(call: Call, failure: Failure): void {
   call.finish();
-  if (call.stream?.open) {
-    if (!call.stream.cancelled) call.stream.sink.end(asFailure(outcome));
-  } else call.resolve(outcome.status === 'timeout' ? { status: 'timeout' } : (outcome));
-}
-
-function asFailure(outcome: CallOutcome | StreamFailure): StreamFailure {
-  switch (outcome.status) {
-    case 'timeout':
-      return 'what' in outcome ? outcome : { status: 'timeout', what: 'next' };
-    case 'trap':
-    case 'component-error':
-      return outcome;
-    default:
-      return { status: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the stream ended unexpectedly (${outcome.status})` };
-  }
+  const stream = call.stream;
+  if (!stream?.open) return call.failed(failure);
+  if (stream.cancelled) return;
+  if (failure.kind === 'timeout') stream.sink.end(failure.what === 'call' ? { kind: 'timeout', what: 'next' } : failure);
+  else if (failure.kind === 'trap') stream.sink.end(failure);
 }

@@ -11,20 +11,21 @@
 // stops production instead of making anyone buffer (docs/api.md §5.1.1).
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { functionCodec, type FunctionCodec } from '../../wit/codec.js';
-import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
-import { hostImports } from '../sandbox/wasi-imports.js';
+import type { FunctionCodec } from '../../wit/codec.js';
+import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
+import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
+import { instanceSpec } from './instance-spec.js';
+import { argumentsCodec } from './method.js';
 import { framer, type Framer } from './stream-framing.js';
-import { decodeJsonBody, type BadArguments } from './large-body.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, TRAP, type CallAnswer, type CallRequest, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
-const spec = workerData as ThreadSpec;
+const { descriptor, modules, memoryCapBytes } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
 
-function post(message: CallAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
+function post(message: CallAnswer | StreamAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
   port.postMessage(message, transfer);
 }
 
@@ -32,15 +33,8 @@ function flushOutput(): void {
   for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
 }
 
-const instanceSpec = {
-  entry: spec.entry,
-  modules: new Map(spec.modules),
-  imports: hostImports(spec.importSpecifiers, spec.imports, spec.grants),
-  methods: spec.methods,
-  init: spec.init,
-  config: spec.config,
-  memoryCapBytes: spec.memoryCapBytes,
-};
+const spec = instanceSpec(descriptor, modules, memoryCapBytes);
+const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;
 let callsOnInstance = 0;
@@ -61,7 +55,7 @@ const PUMP_SLICE_MS = 2;
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
 function replaceInstance(): void {
   instance = undefined;
-  ComponentInstance.create(instanceSpec).then(
+  ComponentInstance.create(spec).then(
     (fresh) => {
       instance = fresh;
       callsOnInstance = 0;
@@ -76,43 +70,41 @@ function replaceInstance(): void {
 }
 
 function answer(id: number, outcome: CallOutcome, ranMs?: number): CallAnswer {
-  switch (outcome.status) {
+  switch (outcome.kind) {
     case 'ok':
       return [id, OK, outcome.value, ranMs];
     case 'component-error':
       return [id, COMPONENT_ERROR, outcome.payload, ranMs];
     case 'trap':
       return [id, TRAP, outcome.code, outcome.message, ranMs];
-    default:
-      return [id, TRAP, 'RT_ERR_COMPONENT_TRAPPED', `unexpected outcome ${outcome.status}`, ranMs];
   }
 }
 
-/** Each method's codec, made when a large JSON body first needs it. */
+/** Each method's arguments codec, made when a large JSON body first needs it. */
 const codecs: (FunctionCodec | undefined)[] = [];
 
-/** A call's arguments: as the main thread sent them, or decoded here from a large JSON body (large-body.ts). */
-function argumentsOf(method: number, body: unknown[] | Uint8Array): unknown[] | BadArguments {
-  if (!(body instanceof Uint8Array)) return body;
-  return decodeJsonBody((codecs[method] ??= functionCodec({ ...spec.signatures[method]!, result: null })), body);
+/** A call's arguments: as the main thread sent them, or decoded here from a large JSON body (arguments.ts). */
+function argumentsOf(method: number, body: unknown[] | Uint8Array): DecodedJson {
+  if (!(body instanceof Uint8Array)) return { kind: 'arguments', args: body };
+  return decodeJson((codecs[method] ??= argumentsCodec(descriptor.methods[method].function)), body);
 }
 
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
     const [id, method, body, framing, credit] = queue.shift()!;
-    const args = argumentsOf(method, body);
-    if (!Array.isArray(args)) {
-      post([id, BAD_ARGUMENTS, args.code, args.details]);
+    const decoded = argumentsOf(method, body);
+    if (decoded.kind !== 'arguments') {
+      post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
       continue;
     }
     const began = performance.now();
-    const outcome = instance.call(method, args);
+    const outcome = instance.call(method, decoded.args);
     const ranMs = performance.now() - began;
     flushOutput();
-    if (outcome.status === 'ok' && framing !== undefined) {
+    if (outcome.kind === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
-      stream = { id, resource: outcome.value, frame: framer(spec.streams[method]!, framing), credit: credit! };
+      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), credit: credit! };
       pump();
       return;
     }
@@ -123,7 +115,7 @@ function drain(): void {
 
 /** Counts the call; replaces the instance after a trap or at the recycle count. Whether it did. */
 function afterCall(outcome: CallOutcome): boolean {
-  if (outcome.status === 'trap' || (spec.recycleAfter > 0 && ++callsOnInstance >= spec.recycleAfter)) {
+  if (outcome.kind === 'trap' || (recycleAfter > 0 && ++callsOnInstance >= recycleAfter)) {
     replaceInstance();
     return true;
   }
@@ -139,8 +131,8 @@ function pump(): void {
     const current = stream;
     const outcome = instance!.next(current.resource);
     flushOutput();
-    if (outcome.status !== 'ok' || outcome.value === undefined || outcome.value === null) {
-      post(outcome.status === 'ok' ? [current.id, END] : answer(current.id, outcome));
+    if (outcome.kind !== 'ok' || outcome.value === undefined || outcome.value === null) {
+      post(outcome.kind === 'ok' ? [current.id, END] : [current.id, STREAM_FAILED, outcome]);
       endStream(outcome);
     } else {
       // Each item goes out as soon as it exists: the next `next` may take long (a tail waiting for a line), or never return.
@@ -166,10 +158,10 @@ function endStream(outcome: CallOutcome): void {
   const ended = stream!;
   stream = undefined;
   let last = outcome;
-  if (outcome.status !== 'trap') {
+  if (outcome.kind !== 'trap') {
     const dropped = instance!.drop(ended.resource);
     flushOutput();
-    if (dropped.status === 'trap') last = dropped;
+    if (dropped.kind === 'trap') last = dropped;
   }
   if (!afterCall(last)) drain();
 }
@@ -185,7 +177,7 @@ function control(message: StreamControl): void {
   if (message.type === 'cancel') {
     // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
     const id = stream.id;
-    endStream({ status: 'ok', value: undefined });
+    endStream({ kind: 'ok', value: undefined });
     return post([id, END]);
   }
   stream.credit += message.bytes;
@@ -193,7 +185,7 @@ function control(message: StreamControl): void {
 }
 
 try {
-  instance = await ComponentInstance.create(instanceSpec);
+  instance = await ComponentInstance.create(spec);
   flushOutput();
   post({ type: 'ready' });
   drain();

@@ -94,7 +94,7 @@ export class ServiceRegistry {
     const key = serviceKey(id);
     const staged = this.#staged.get(key);
     this.#staged.delete(key);
-    return staged?.discard() ?? Promise.resolve();
+    return staged?.close() ?? Promise.resolve();
   }
 
   /** Resolves once the service's running calls have finished and its instances are gone. */
@@ -107,6 +107,6 @@ export class ServiceRegistry {
     const dropped = [...this.#services].filter(([key, hosted]) => next.get(key) !== hosted);
     this.#services = next;
     this.#generation++;
-    for (const [, hosted] of dropped) void hosted.stop();
+    for (const [, hosted] of dropped) void hosted.drain();
   }
 }

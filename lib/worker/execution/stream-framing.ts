@@ -5,7 +5,7 @@
 
 import { typeCodec } from '../../wit/codec.js';
 import type { StreamSignature } from '../../wit/streaming.js';
-import type { Framing } from './thread-protocol.js';
+import type { Framing } from './invocation.js';
 
 export type Framer = (item: unknown) => Uint8Array;
 

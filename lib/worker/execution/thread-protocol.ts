@@ -2,48 +2,19 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
-import type { ErrorCode } from '../../errors.js';
-import type { ExportLocation } from '../../service.js';
-import type { StreamSignature } from '../../wit/streaming.js';
-import type { ImportedItem, WitFunction } from '../../wit/types.js';
+import type { ServiceDescriptor } from '../../service.js';
 import type { TrapCode } from './component-instance.js';
-import type { Grants } from '../sandbox/wasi-imports.js';
+import type { Framing, StreamFailure } from './invocation.js';
 
 /** What an instance thread is started with (its `workerData`). */
 export interface ThreadSpec {
-  /** `<domain>.<service>`, for messages. */
-  service: string;
-  /** The jco glue module (file path). */
-  entry: string;
+  /** The service, as the worker hosts it: the thread makes its instances from it as the inline path does (instance-spec.ts). */
+  descriptor: ServiceDescriptor;
   /** Compiled core modules by the name the glue asks for; compiled once per worker and shared by its threads. */
   modules: [name: string, module: WebAssembly.Module][];
-  importSpecifiers: string[];
-  imports: ImportedItem[];
-  /** Where each method lives in jco's exports, in method order. */
-  methods: ExportLocation[];
-  /** What each method streams, in method order; null for a method that does not. */
-  streams: (StreamSignature | null)[];
-  /** Each invocable method's parameters (null for the others), in method order: large JSON bodies are decoded in the thread (large-body.ts). */
-  signatures: (Pick<WitFunction, 'name' | 'params'> | null)[];
-  /** Replace the instance after this many calls; 0 = never (instances are reused: docs/api.md §4). */
-  recycleAfter: number;
   /** The memory cap the core modules were compiled with, for the trap message. */
   memoryCapBytes: number;
-  /** The `init` export, called with `config` on every new instance before its first call. */
-  init: ExportLocation | null;
-  /** The configuration data (empty when the service has none). */
-  config: Uint8Array;
-  /** What the sidecar grants (environment, directories, outbound hosts) and the configuration's flattened keys. */
-  grants: Grants;
 }
-
-/**
- * How a stream's items are written: `raw` (list<u8> items as they are,
- * strings as UTF-8), `ndjson` (one JSON value per line) or `sse`
- * (`data: <json>` events). The thread frames them, so the main thread only
- * writes bytes.
- */
-export type Framing = 'raw' | 'ndjson' | 'sse';
 
 /**
  * Main → thread: call method `index` with jco-shaped `args`, or with the
@@ -69,22 +40,27 @@ export const CHUNK = 3;
 export const END = 4;
 /** The JSON body the thread was given does not decode: the call was not made. */
 export const BAD_ARGUMENTS = 5;
+/** A stream's `next` returned its err case or trapped; its resource is dropped (unless a trap took the instance). */
+export const STREAM_FAILED = 6;
 
 /**
- * Thread → main: one answer per call, in call order; then, for a stream, its
- * chunks and its end (END, or COMPONENT_ERROR/TRAP from `next`). A call's
- * answer carries `ranMs`, how long the call ran on the thread: the main
- * thread's own clock would add the time its answer waited behind other
- * requests there, tens of ms under load (execution.ts judges a move by it).
+ * Thread → main: one answer per call, in call order. A call's answer
+ * carries `ranMs`, how long the call ran on the thread: the main thread's
+ * own clock would add the time its answer waited behind other requests
+ * there, tens of ms under load (execution.ts judges a move by it).
  */
 export type CallAnswer =
   | [id: number, status: typeof OK, value: unknown, ranMs?: number]
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, status: typeof COMPONENT_ERROR, payload: unknown, ranMs?: number]
   | [id: number, status: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
+  | [id: number, status: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments', details: string];
+
+/** Thread → main, once a stream's call has answered OK: its chunks, then its end (END or STREAM_FAILED). */
+export type StreamAnswer =
   | [id: number, status: typeof CHUNK, bytes: Uint8Array]
   | [id: number, status: typeof END]
-  | [id: number, status: typeof BAD_ARGUMENTS, code: ErrorCode, details: string];
+  | [id: number, status: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =
@@ -94,9 +70,9 @@ export type ThreadEvent =
   /** What the component wrote to stdout/stderr, capped per call. */
   | { type: 'output'; stream: 'stdout' | 'stderr'; text: string; dropped: number };
 
-export type ThreadMessage = CallAnswer | ThreadEvent;
+export type ThreadMessage = CallAnswer | StreamAnswer | ThreadEvent;
 
-/** How long the answered call ran on its thread; undefined for answers that are not a call's. */
+/** How long the answered call ran on its thread (undefined: the call was not made). */
 export function ranMs(answer: CallAnswer): number | undefined {
   switch (answer[1]) {
     case OK:
@@ -104,7 +80,12 @@ export function ranMs(answer: CallAnswer): number | undefined {
       return answer[3];
     case TRAP:
       return answer[4];
-    default:
+    case BAD_ARGUMENTS:
       return undefined;
   }
+}
+
+/** Whether a message from the thread is a stream's, not a call's answer. */
+export function isStreamAnswer(answer: CallAnswer | StreamAnswer): answer is StreamAnswer {
+  return answer[1] === CHUNK || answer[1] === END || answer[1] === STREAM_FAILED;
 }

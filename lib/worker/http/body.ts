@@ -80,15 +80,6 @@ export function readBody(req: IncomingMessage, maxBytes: number, deadline: numbe
   return collect(req, stream, body, deadline);
 }
 
-/** The body parsed as JSON; 400 naming the parser's complaint when it is not JSON. */
-export function parseJson(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw new ApiError('RT_ERR_INVALID_JSON', (e as Error).message);
-  }
-}
-
 /**
  * Body reads in progress, and when each is due. One sweep a few times a
  * second fails those past their deadline: a timer set and cleared for every

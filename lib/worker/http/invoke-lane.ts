@@ -14,14 +14,15 @@
 // What it answers is decided by the modules Koa's path uses too: the
 // exchange (exchange.ts: arrival, deadline, request id, the headers every
 // answer carries, the error body, the log line and metrics), the Invoker and
-// readArguments (invoke.ts: the method, its body, 413/415/408/400), and the
-// hosted service (the call and its failures).
+// readInput (invoke.ts: the method, its body, 413/415/408), and the
+// hosted service and failures.ts (the call, and what its failures answer).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../errors.js';
 import { arrival, departure, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
-import type { HostedService, Method } from '../execution/hosted-service.js';
-import { Invoker, readArguments, type InvokeDeps, type InvokeNames } from './invoke.js';
+import type { HostedService } from '../execution/hosted-service.js';
+import type { Method } from '../execution/method.js';
+import { invoked, Invoker, readInput, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { overCapacity } from './server.js';
 
@@ -52,12 +53,12 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
     let status = 200;
     try {
       invoker.note(first, request);
-      const args = await readArguments(req, first.method, invoker.maxBytes, request);
+      const input = await readInput(req, first.method, invoker.maxBytes, request);
       // A reload or restart may have replaced the service while the body arrived.
       const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
       // Replaced by a version whose method needs Koa's path: the body is read, so it cannot go there now.
       if (!takes(method)) throw new ApiError('RT_ERR_NOT_READY', `${hosted.name} was reloaded while the request arrived, and ${method.descriptor.name} changed; send it again`, { service: hosted.name, method: method.descriptor.name }, { 'Retry-After': '0' });
-      const result = await hosted.invoke(method, args, { rawBytes: false, deadline: request.deadline, signal: departure(res) });
+      const result = await invoked(hosted, { method, input, deadline: request.deadline, answer: 'json', signal: departure(res) });
       send(res, 200, [...exchangeHeaders(exchange, request), ...vary], JSON.stringify({ result: result.kind === 'json' ? result.value : null }));
     } catch (e) {
       const { error, body } = errorAnswer(exchange, request, e, { service: request.service, method: request.method });

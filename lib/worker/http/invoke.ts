@@ -4,24 +4,27 @@
 // koa-body), the request's metric series is resolved once per method, and
 // the call runs inline when its service allows (execution.ts). Plain JSON
 // calls do not come this way at all: the invoke lane (invoke-lane.ts)
-// answers them before Koa, with the Invoker and readArguments below.
+// answers them before Koa, with the Invoker, readInput and invoked below.
+// Both hand the execution layer an Invocation (execution/invocation.ts).
 
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { streamMediaType } from '../../wit/streaming.js';
 import { ApiError } from '../../errors.js';
-import { bodyLength, isJson, mediaType, parseJson, readBody } from './body.js';
+import type { HostedService } from '../execution/hosted-service.js';
+import type { Failure, Input, Invocation, InvokeResult } from '../execution/invocation.js';
+import type { Method } from '../execution/method.js';
+import { framingFor } from '../execution/stream-framing.js';
+import { bodyLength, isJson, mediaType, readBody } from './body.js';
 import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
-import type { HostedService, Method } from '../execution/hosted-service.js';
-import { LargeJsonBody, MAIN_THREAD_JSON_BYTES } from '../execution/large-body.js';
+import { failureError } from './failures.js';
 import { findMethod, findService } from './lookup.js';
-import type { WorkerState } from './worker-state.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
-import { framingFor } from '../execution/stream-framing.js';
 import { answerWithStream } from './stream-response.js';
+import type { WorkerState } from './worker-state.js';
 
 export interface InvokeDeps {
   config: Config;
@@ -82,9 +85,12 @@ export function invokeRoute(deps: InvokeDeps) {
   return async (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
     const names = ctx.params as unknown as InvokeNames;
     const first = invoker.resolve(names, ctx.state);
-    const { deadline } = ctx.state;
-    const args = await readArguments(ctx.req, first.method, invoker.maxBytes, ctx.state);
+    const input = await readInput(ctx.req, first.method, invoker.maxBytes, ctx.state);
     const { hosted, method } = invoker.current(names);
+    const where = { service: hosted.name, method: method.descriptor.name };
+    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
+    const answer = ctx.accepts('application/octet-stream', 'application/json') === 'application/json' ? 'json' : 'bytes';
+    const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res) };
     const stream = method.descriptor.stream;
     if (stream) {
       const framing = framingFor(stream, ctx.get('Accept'));
@@ -93,17 +99,19 @@ export function invokeRoute(deps: InvokeDeps) {
         mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
         framing,
         series: ctx.state.series!,
-        log: log.child({ reqId: ctx.state.requestId, service: hosted.name, method: method.descriptor.name }),
-        failure: (failure) => hosted.failure(method, failure),
-        open: (sink, window) => hosted.openStream(method, args, deadline, { framing, window, streamDeadline, sink, signal: departure(ctx.res) }),
+        log: log.child({ reqId: ctx.state.requestId, ...where }),
+        failure: (failure) => failureError(failure, where),
+        open: async (sink, window) => {
+          const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
+          if (opening.kind === 'open') return opening.handle;
+          throw failureError(opening, where);
+        },
       });
     }
-    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
-    const rawBytes = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json';
-    const result = await hosted.invoke(method, args, { rawBytes, deadline, signal: departure(ctx.res) });
+    const result = await invoked(hosted, invocation);
     if (result.kind === 'bytes') {
       ctx.set(COMPONENT_CONTENT_HEADERS);
-      ctx.type = method.descriptor.mediaType ?? 'application/octet-stream';
+      ctx.type = result.mediaType;
       ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
     } else {
       ctx.body = { result: result.value };
@@ -111,30 +119,38 @@ export function invokeRoute(deps: InvokeDeps) {
   };
 }
 
+/** What `invocation` came to, its failure thrown as the error it answers with (http/failures.ts). */
+export async function invoked(hosted: HostedService, invocation: Invocation): Promise<Exclude<InvokeResult, Failure>> {
+  const result = await hosted.invoke(invocation);
+  if (result.kind === 'json' || result.kind === 'bytes') return result;
+  throw failureError(result, { service: hosted.name, method: invocation.method.descriptor.name });
+}
+
 /**
- * The arguments in the request body: parsed JSON, `[bytes]` for a raw body to
- * a method taking one list<u8>, undefined when there is no body at all, or a
- * JSON body too large to parse on the main thread (large-body.ts). 415 for a
- * content type the method does not take; 413, 408, 400 from reading it.
+ * The input in the request body for `method`: a JSON body's bytes, raw bytes
+ * for a method taking one list<u8>, or none when there is no body at all.
+ * 415 for a content type the method does not take; 413, 408, 400 from
+ * reading it.
  */
-export async function readArguments(req: IncomingMessage, method: Method, maxBytes: number, request: RequestState): Promise<unknown> {
+export async function readInput(req: IncomingMessage, method: Method, maxBytes: number, request: RequestState): Promise<Input> {
   const type = mediaType(req);
   const { present, length } = bodyLength(req);
   const raw = type === 'application/octet-stream';
   // No body, or an empty one whatever its declared type: a call without arguments
   // (except empty raw bytes, which are an empty list<u8>).
-  if (!present || (length === 0 && !(raw && method.bytesParam))) return undefined;
+  if (!present || (length === 0 && !(raw && method.bytesParam))) return NO_INPUT;
   const where = { service: request.service, method: request.method };
   if (raw) {
     if (!method.bytesParam) {
       throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
     }
-    return [await readBody(req, maxBytes, request.deadline)];
+    return { kind: 'bytes', bytes: await readBody(req, maxBytes, request.deadline) };
   }
   if (!isJson(type)) {
     const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
     throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `send ${accepted} (got ${type || 'no content type'})`, where);
   }
-  const bytes = await readBody(req, maxBytes, request.deadline);
-  return bytes.length > MAIN_THREAD_JSON_BYTES ? new LargeJsonBody(bytes) : parseJson(bytes);
+  return { kind: 'json', bytes: await readBody(req, maxBytes, request.deadline) };
 }
+
+const NO_INPUT: Input = { kind: 'none' };

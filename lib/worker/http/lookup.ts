@@ -3,7 +3,8 @@
 // still loading (its set is not yet the primary's).
 
 import { ApiError } from '../../errors.js';
-import type { HostedService, Method } from '../execution/hosted-service.js';
+import type { HostedService } from '../execution/hosted-service.js';
+import type { Method } from '../execution/method.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { WorkerState } from './worker-state.js';
 

@@ -10,11 +10,10 @@
 import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';
 import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
-import type { StreamFailure, StreamHandle, StreamSink } from '../execution/instance-pool.js';
+import type { Framing, StreamFailure, StreamHandle, StreamSink } from '../execution/invocation.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
 import { sseError } from '../execution/stream-framing.js';
-import type { Framing } from '../execution/thread-protocol.js';
 
 /** Bytes a stream may have produced ahead of its reader. */
 export const WINDOW_BYTES = 256 * 1024;

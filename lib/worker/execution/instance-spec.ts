@@ -1,0 +1,26 @@
+// What an instance of a service is made from, wherever it runs: inline on
+// the worker's main thread (execution.ts) or on an instance thread
+// (instance-thread.ts), both from the service's descriptor, so the two
+// cannot disagree on its methods, configuration or grants.
+
+import type { ServiceDescriptor } from '../../service.js';
+import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
+import type { InstanceSpec } from './component-instance.js';
+
+/** The instance spec of `d`, its core modules compiled already (with the memory cap `memoryCapBytes`). */
+export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number): InstanceSpec {
+  return {
+    entry: d.artifact.entry,
+    modules: new Map(modules),
+    imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)),
+    methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+    init: d.init,
+    config: d.config?.bytes ?? new Uint8Array(),
+    memoryCapBytes,
+  };
+}
+
+/** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */
+function grants(d: ServiceDescriptor): Grants {
+  return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
+}

@@ -1,0 +1,91 @@
+// What the HTTP layer hands to the execution layer, and what it gets back:
+// an Invocation (one call of one method, as the request asked for it), and
+// a result that says what came of it in the execution layer's own words. The
+// HTTP layer turns those words into statuses and error bodies in one place
+// (lib/worker/http/failures.ts); nothing here knows of HTTP.
+
+import type { TrapCode } from './component-instance.js';
+import type { Method } from './method.js';
+
+/**
+ * A request's arguments as they arrived: a JSON body's bytes (decoded where
+ * arguments.ts says), the raw bytes of a method whose only parameter is
+ * list<u8>, or no body at all.
+ */
+export type Input = { kind: 'none' } | { kind: 'json'; bytes: Uint8Array } | { kind: 'bytes'; bytes: Uint8Array };
+
+export interface Invocation {
+  method: Method;
+  input: Input;
+  /** performance.now() time by which the call must have answered, waiting and running (counted from the request's arrival). */
+  deadline: number;
+  /** How a list<u8> result is wanted: as the bytes themselves, or as JSON (base64). Other results are JSON whatever this says. */
+  answer: 'bytes' | 'json';
+  /** Aborts when the client leaves: a call still waiting for its turn is then never made. */
+  signal?: AbortSignal;
+}
+
+/** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */
+export type Failure =
+  /** The method's signature is one rt cannot call (`reason` says why). */
+  | { kind: 'not-invocable'; reason: string }
+  /** The service is quiesced: it holds no instances. */
+  | { kind: 'quiesced' }
+  /** The JSON body is not JSON: the parser's complaint. */
+  | { kind: 'invalid-json'; details: string }
+  /** The arguments do not fit the signature: the codec's complaint, naming the path. */
+  | { kind: 'invalid-arguments'; details: string }
+  /** The err case of a top-level result<T, E> (for a stream: of `next`), as JSON. */
+  | { kind: 'component-error'; payload: unknown }
+  | { kind: 'trap'; code: TrapCode; message: string }
+  /** Cut off at a deadline: the call's, one `next` of a stream's, or the whole stream's. */
+  | { kind: 'timeout'; what: 'call' | 'next' | 'stream' }
+  /** Not made: the service's queue was full. */
+  | { kind: 'overloaded' }
+  /** Not made: its client left while it waited. */
+  | { kind: 'abandoned' };
+
+/** How a stream that was open ended badly. */
+export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' | 'timeout' }>;
+
+/** What an invocation came to: the result's JSON value, its raw bytes (a list<u8> result answered as bytes), or a failure. */
+export type InvokeResult = { kind: 'json'; value: unknown } | { kind: 'bytes'; bytes: Uint8Array; mediaType: string } | Failure;
+
+/**
+ * How a stream's items are written: `raw` (list<u8> items as they are,
+ * strings as UTF-8), `ndjson` (one JSON value per line) or `sse`
+ * (`data: <json>` events). Items are framed where they are made, so the
+ * main thread only writes bytes.
+ */
+export type Framing = 'raw' | 'ndjson' | 'sse';
+
+/** Where an open stream's framed items go. */
+export interface StreamSink {
+  /** The next framed item. */
+  chunk(bytes: Uint8Array): void;
+  /** The stream is over: its items all came (no failure), or it failed. Not called after `cancel`. */
+  end(failure?: StreamFailure): void;
+}
+
+export interface StreamOptions {
+  framing: Framing;
+  /** Bytes the instance may send ahead of what the sink's reader has taken. */
+  window: number;
+  /** performance.now() at which the whole stream is ended. */
+  streamDeadline: number;
+  sink: StreamSink;
+}
+
+/** What the caller of an open stream does with it. */
+export interface StreamHandle {
+  /** `bytes` more may be sent: the reader took that many. */
+  grant(bytes: number): void;
+  /** Ends the stream early (the client went away): the instance drops its resource. */
+  cancel(): void;
+}
+
+/** A stream that opened (the method returned its resource; items follow to the sink), or why it did not. */
+export type StreamOpening = { kind: 'open'; handle: StreamHandle } | Failure;
+
+/** What came of a call inside the execution layer, before its value is encoded: the jco value, or a failure. */
+export type CallResult = { kind: 'ok'; value: unknown } | Failure;
