@@ -1,5 +1,5 @@
-// The Koa application of a worker: request log, error answers, CORS, the
-// connection cap, routes.
+// The Koa application of a worker: the request's exchange (its arrival, id,
+// headers, log line and metrics), error answers, CORS, the connection cap, routes.
 
 import cors from '@koa/cors';
 import Koa, { type Context, type Next } from 'koa';
@@ -12,17 +12,19 @@ import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
 import { overCapacity } from './server.js';
+import { pathNames } from './lookup.js';
 
 export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa<RequestState> {
   const { config, exchange } = deps;
+  const policy = controlPolicy(config.http.control);
   const app = new Koa<RequestState>();
   // Errors are answered (and logged) by our own middleware, not Koa's default handler.
   app.silent = true;
-  app.use(requestLog(exchange));
+  app.use(requestExchange(exchange));
   app.use(errorAnswers(exchange));
-  if (config.http.cors.enabled) app.use(corsFor(config, controlPolicy(config.http.control)));
+  if (config.http.cors.enabled) app.use(corsFor(config, policy));
   app.use(connectionCap(config.http.max_connections));
-  const router = apiRouter(deps);
+  const router = apiRouter(deps, policy);
   app.use(emptyAnswers);
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -36,7 +38,7 @@ export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa
  * id, the headers every answer carries, and once answered its log line
  * (with the service and method when the route named them) and metrics.
  */
-function requestLog(exchange: ExchangeSettings) {
+function requestExchange(exchange: ExchangeSettings) {
   return async (ctx: RtContext, next: Next) => {
     ctx.state = arrival(exchange, ctx.res, ctx.get(REQUEST_ID_HEADER));
     const headers = exchangeHeaders(exchange, ctx.state);
@@ -61,8 +63,8 @@ function errorAnswers(exchange: ExchangeSettings) {
     try {
       await next();
     } catch (e) {
-      const { domain, service: name, method: named } = (ctx as { params?: Record<string, string> }).params ?? {};
-      const where = { service: ctx.state.service ?? (domain !== undefined && name !== undefined ? `${domain}.${name}` : undefined), method: ctx.state.method ?? named };
+      const named = pathNames((ctx as { params?: Record<string, string> }).params ?? {});
+      const where = { service: ctx.state.service ?? named.service, method: ctx.state.method ?? named.method };
       const { error, body } = errorAnswer(exchange, ctx.state, e, where);
       ctx.status = error.status;
       ctx.set(error.headers);

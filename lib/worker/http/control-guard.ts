@@ -31,8 +31,21 @@ export function controlPolicy({ allowed_origins, token }: Config['http']['contro
   return { origins: new Set(allowed_origins.map(normalOrigin)), ...(token === undefined ? {} : { tokenDigest: sha256(token) }) };
 }
 
+/**
+ * The control routes (docs/api.md §5.2–§5.4), below `/api`: the router
+ * declares them from this list (routes.ts), and the guard and CORS know
+ * them by it, so a new control route cannot be left unguarded.
+ */
+export const CONTROL_ROUTES = [
+  { op: 'restart', method: 'POST', path: '/services/:domain/:service/restart' },
+  { op: 'quiesce', method: 'PUT', path: '/services/:domain/:service/quiesce' },
+  { op: 'reload', method: 'POST', path: '/reload' },
+] as const;
+
+export type ControlRoute = (typeof CONTROL_ROUTES)[number];
+
 /** The control routes' paths, as the router matches them (case-insensitive, with or without a trailing slash). */
-const CONTROL_PATH = /^\/api\/(?:reload|services\/[^/]+\/[^/]+\/(?:restart|quiesce))\/?$/i;
+const CONTROL_PATH = new RegExp(`^/api(?:${CONTROL_ROUTES.map((r) => r.path.replace(/:[a-z]+/g, '[^/]+')).join('|')})/?$`, 'i');
 
 export function isControlPath(path: string): boolean {
   return CONTROL_PATH.test(path);

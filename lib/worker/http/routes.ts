@@ -1,6 +1,6 @@
 // The `/api` routes a worker answers (docs/api.md §5).
 
-import Router from '@koa/router';
+import Router, { type RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
@@ -8,7 +8,7 @@ import type { Config } from '../../config/index.js';
 import type { ControlOutcome, ControlRequest } from '../../control.js';
 import { openApiDocument } from '../../openapi.js';
 import { bodyLength, readBody } from './body.js';
-import { controlGuard, controlPolicy } from './control-guard.js';
+import { CONTROL_ROUTES, controlGuard, type ControlPolicy, type ControlRoute } from './control-guard.js';
 import { invokeRoute } from './invoke.js';
 import { findService } from './lookup.js';
 import type { WorkerState } from './worker-state.js';
@@ -30,7 +30,7 @@ export interface RouteDeps {
   log: Logger;
 }
 
-export function apiRouter({ version, config, registry, state, control, requests, log }: RouteDeps): Router {
+export function apiRouter({ version, config, registry, state, control, requests, log }: RouteDeps, policy: ControlPolicy): Router {
   const router = new Router<RequestState>({ prefix: '/api' });
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -61,30 +61,30 @@ export function apiRouter({ version, config, registry, state, control, requests,
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
 
   // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
-  const guard = controlGuard(controlPolicy(config.http.control));
-
-  router.post('/services/:domain/:service/restart', guard, async (ctx) => {
-    const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
-    ctx.state.service = hosted.name;
-    // The body is the new configuration, whatever its format: it goes to the component as it is.
-    const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes, ctx.state.deadline) : undefined;
-    const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
-    if (bytes && bytes.length > 0) request.config = { bytes, contentType: ctx.request.type || 'application/octet-stream' };
-    answer(ctx, await control(request));
-  });
-
-  router.put('/services/:domain/:service/quiesce', guard, async (ctx) => {
-    const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
-    ctx.state.service = hosted.name;
-    answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
-  });
+  const guard = controlGuard(policy);
+  const operations: Record<ControlRoute['op'], RouterMiddleware<RequestState>> = {
+    restart: async (ctx) => {
+      const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
+      ctx.state.service = hosted.name;
+      // The body is the new configuration, whatever its format: it goes to the component as it is.
+      const bytes = bodyLength(ctx.req).present ? await readBody(ctx.req, config.http.max_body_bytes, ctx.state.deadline) : undefined;
+      const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
+      if (bytes && bytes.length > 0) request.config = { bytes, contentType: ctx.request.type || 'application/octet-stream' };
+      answer(ctx, await control(request));
+    },
+    quiesce: async (ctx) => {
+      const hosted = findService(registry, state, ctx.params.domain, ctx.params.service);
+      ctx.state.service = hosted.name;
+      answer(ctx, await control({ op: 'quiesce', service: hosted.descriptor.id }));
+    },
+    reload: async (ctx) => {
+      answer(ctx, await control({ op: 'reload' }));
+    },
+  };
+  for (const route of CONTROL_ROUTES) router.register(route.path, [route.method], [guard, operations[route.op]]);
 
   router.get('/metrics', async (ctx) => {
     answer(ctx, await control({ op: 'metrics' }));
-  });
-
-  router.post('/reload', guard, async (ctx) => {
-    answer(ctx, await control({ op: 'reload' }));
   });
 
   return router;
@@ -92,7 +92,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
 
 /** A control operation's outcome as its HTTP answer: a failure is the catalogue's error (thrown to the error mapper like any other). */
 function answer(ctx: Context, outcome: ControlOutcome): void {
-  switch (outcome.outcome) {
+  switch (outcome.kind) {
     case 'failed':
       throw new ApiError(outcome.code, outcome.details, outcome.context);
     case 'metrics':
@@ -105,6 +105,6 @@ function answer(ctx: Context, outcome: ControlOutcome): void {
       return;
     }
     default:
-      ctx.body = { status: outcome.outcome, service: outcome.service };
+      ctx.body = { status: outcome.kind, service: outcome.service };
   }
 }
