@@ -2,7 +2,8 @@
 // when there is none: 404 naming what is known, or 503 while this worker is
 // still loading (its set is not yet the primary's).
 
-import { ApiError } from '../../errors.js';
+import { ApiError, type ErrorContext } from '../../errors.js';
+import { serviceName } from '../../service.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
 import type { ServiceRegistry } from '../execution/registry.js';
@@ -11,8 +12,9 @@ import type { WorkerState } from './worker-state.js';
 export function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {
   const hosted = registry.get(domain, service);
   if (hosted) return hosted;
-  if (!state.loaded) throw new ApiError('RT_ERR_NOT_READY', 'this worker is still loading the components', { service: `${domain}.${service}` });
-  throw new ApiError('RT_ERR_UNKNOWN_SERVICE', `no service ${domain}.${service} is loaded`, { service: `${domain}.${service}` });
+  const named = pathNames({ domain, service });
+  if (!state.loaded) throw new ApiError('RT_ERR_NOT_READY', 'this worker is still loading the components', named);
+  throw new ApiError('RT_ERR_UNKNOWN_SERVICE', `no service ${named.service} is loaded`, named);
 }
 
 export function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {
@@ -20,4 +22,11 @@ export function findMethod(hosted: HostedService, name: string): { hosted: Hoste
   if (method) return { hosted, method };
   const known = hosted.descriptor.methods.map((m) => m.name).join(', ');
   throw new ApiError('RT_ERR_UNKNOWN_METHOD', `${hosted.name} has no method "${name}" (methods: ${known})`, { service: hosted.name, method: name });
+}
+
+/** The service and method a path names, as error bodies name them (docs/api.md §5.5: even when they do not exist). */
+export function pathNames({ domain, service, method }: { domain?: string | undefined; service?: string | undefined; method?: string | undefined }): ErrorContext {
+  if (domain === undefined || service === undefined) return {};
+  const name = serviceName({ domain, service });
+  return method === undefined ? { service: name } : { service: name, method };
 }

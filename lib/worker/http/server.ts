@@ -37,6 +37,7 @@ import { ApiError, type ErrorCode, type ErrorContext } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import { connectionError } from './connection-errors.js';
 import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
+import { pathNames } from './lookup.js';
 
 /** Node's default: headers that take longer are a slow-loris, not a slow network, whatever the call deadline. */
 const MAX_HEADERS_MS = 60_000;
@@ -162,7 +163,7 @@ function namedIn(url: string): ErrorContext {
   const match = NAMED.exec(url);
   if (!match) return {};
   const [, domain, service, method] = match.map((part) => part && safeDecode(part));
-  return method === undefined ? { service: `${domain}.${service}` } : { service: `${domain}.${service}`, method };
+  return pathNames({ domain, service, method });
 }
 
 function safeDecode(part: string): string {
