@@ -15,14 +15,14 @@ export type ControlRequest =
   | { op: 'metrics' };
 
 export type ControlOutcome =
-  | { outcome: 'restarted' | 'quiesced'; service: string }
+  | { kind: 'restarted' | 'quiesced'; service: string }
   /** Services by name, and what failed to load (the catalog's failures). */
-  | { outcome: 'reloaded'; added: string[]; updated: string[]; removed: string[]; failed: LoadFailure[] }
+  | { kind: 'reloaded'; added: string[]; updated: string[]; removed: string[]; failed: LoadFailure[] }
   /** Prometheus text. */
-  | { outcome: 'metrics'; text: string; contentType: string }
-  | { outcome: 'failed'; code: ErrorCode; details: string; context: ErrorContext };
+  | { kind: 'metrics'; text: string; contentType: string }
+  | { kind: 'failed'; code: ErrorCode; details: string; context: ErrorContext };
 
 /** The HTTP status an outcome answers with: what `rt_control_operations_total` counts by. */
 export function outcomeStatus(outcome: ControlOutcome): number {
-  return outcome.outcome === 'failed' ? ERRORS[outcome.code].status : 200;
+  return outcome.kind === 'failed' ? ERRORS[outcome.code].status : 200;
 }

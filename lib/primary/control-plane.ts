@@ -121,7 +121,7 @@ export class ControlPlane<W> {
     const { fleet, metricsTimeoutMs = METRICS_TIMEOUT_MS } = this.#opts;
     const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, metricsTimeoutMs)));
     const snapshots = replies.flatMap((r) => (r ? [r.snapshot] : []));
-    return { outcome: 'metrics', text: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
+    return { kind: 'metrics', text: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
   }
 
   #exclusive<T>(operation: () => Promise<T>): Promise<T> {
@@ -190,7 +190,7 @@ export class ControlPlane<W> {
     for (const worker of others) await this.#load(worker);
     const { added, updated, removed } = diff(previous.services, this.#catalog.services);
     this.#log.info({ added, updated, removed, failed: this.#catalog.failures.length }, 'reloaded');
-    return { outcome: 'reloaded', added, updated, removed, failed: this.#catalog.failures };
+    return { kind: 'reloaded', added, updated, removed, failed: this.#catalog.failures };
   }
 
   /**
@@ -241,7 +241,7 @@ export class ControlPlane<W> {
     this.#replace(next);
     await Promise.all(workers.map((w) => this.#opts.fleet.ask(w, { type: 'commit', service: id })));
     this.#log.info({ service: serviceName(id), config: config?.origin ?? null }, 'restarted');
-    return { outcome: 'restarted', service: serviceName(id) };
+    return { kind: 'restarted', service: serviceName(id) };
   }
 
   /** Keeps a restart body's configuration (or forgets it: `null`); the error, if that fails. */
@@ -276,7 +276,7 @@ export class ControlPlane<W> {
     // however many are queued, a worker that drains is alive and left to it.
     await asked.drained;
     this.#log.info({ service: serviceName(id) }, 'quiesced');
-    return { outcome: 'quiesced', service: serviceName(id) };
+    return { kind: 'quiesced', service: serviceName(id) };
   }
 
   #find(id: ServiceId): ServiceDescriptor | undefined {
@@ -318,7 +318,7 @@ function diff(before: ServiceDescriptor[], after: ServiceDescriptor[]): Record<'
 
 /** A failed operation on service `id`, with any operation-specific fields for its error body (docs/api.md §5.5). */
 function failure(code: ErrorCode, details: string, id: ServiceId, extra: Record<string, unknown> = {}): ControlOutcome {
-  return { outcome: 'failed', code, details, context: { service: serviceName(id), ...extra } };
+  return { kind: 'failed', code, details, context: { service: serviceName(id), ...extra } };
 }
 
 function unknownService(id: ServiceId): ControlOutcome {

@@ -156,7 +156,7 @@ export class Supervisor implements Fleet<Worker> {
           .handle(m.request)
           .catch((e: unknown): ControlOutcome => {
             this.#log.error({ err: e }, `${m.request.op} failed`);
-            return { outcome: 'failed', code: 'RT_ERR_CONTROL_FAILED', details: e instanceof Error ? e.message : String(e), context: { operation: m.request.op } };
+            return { kind: 'failed', code: 'RT_ERR_CONTROL_FAILED', details: e instanceof Error ? e.message : String(e), context: { operation: m.request.op } };
           })
           .then((outcome) => this.#send(worker, { type: 'control-answer', id: m.id, outcome }));
         break;

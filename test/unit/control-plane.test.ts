@@ -98,8 +98,8 @@ describe('control plane (fake fleet)', function () {
     const outcome = await control.handle({ op: 'reload' });
     for (const [, load] of fleet.sent('load').slice(1)) expect(names(load.services)).to.deep.equal(['acme.one']);
     expect(fleet.sent('load').slice(1).map(([w]) => w)).to.deep.equal(['w1', 'w2']);
-    expect(outcome).to.deep.include({ outcome: 'reloaded', added: [], updated: [], removed: [] });
-    expect((outcome as Extract<ControlOutcome, { outcome: 'reloaded' }>).failed.map((f) => f.error)).to.deep.equal(['start function trapped']);
+    expect(outcome).to.deep.include({ kind: 'reloaded', added: [], updated: [], removed: [] });
+    expect((outcome as Extract<ControlOutcome, { kind: 'reloaded' }>).failed.map((f) => f.error)).to.deep.equal(['start function trapped']);
   });
 
   it('coalesces the reloads asked for while one runs into one more, whose outcome they share', async () => {
@@ -126,7 +126,7 @@ describe('control plane (fake fleet)', function () {
     const control = await plane({ one: versioned(1, 'one') });
     await control.start();
     fleet.respond = async (w, r) => (w === 'w2' ? undefined : success(r));
-    expect(await control.handle({ op: 'reload' })).to.include({ outcome: 'reloaded' });
+    expect(await control.handle({ op: 'reload' })).to.include({ kind: 'reloaded' });
   });
 
   it('answers restart and quiesce of a service it does not have with RT_ERR_UNKNOWN_SERVICE, asking no worker', async () => {
@@ -135,7 +135,7 @@ describe('control plane (fake fleet)', function () {
     const before = fleet.asked.length;
     for (const op of ['restart', 'quiesce'] as const) {
       expect(await control.handle({ op, service: { domain: 'acme', service: 'nothing' } })).to.deep.equal({
-        outcome: 'failed',
+        kind: 'failed',
         code: 'RT_ERR_UNKNOWN_SERVICE',
         details: 'no service acme.nothing is loaded',
         context: { service: 'acme.nothing' },
@@ -159,7 +159,7 @@ describe('control plane (fake fleet)', function () {
     await new Promise((r) => setImmediate(r));
     expect(done).to.equal(false);
     held.open();
-    expect(await quiesced).to.deep.equal({ outcome: 'quiesced', service: 'acme.one' });
+    expect(await quiesced).to.deep.equal({ kind: 'quiesced', service: 'acme.one' });
   });
 
   it('carries out a restart and a reload while a quiesce waits for its drain, each sent after the quiesce (docs/api.md §5.3)', async () => {
@@ -172,15 +172,15 @@ describe('control plane (fake fleet)', function () {
     };
     let done = false;
     const quiesced = control.handle({ op: 'quiesce', service: { domain: 'acme', service: 'one' } }).then((o) => ((done = true), o));
-    expect(await control.handle({ op: 'restart', service: { domain: 'acme', service: 'two' } })).to.deep.equal({ outcome: 'restarted', service: 'acme.two' });
-    expect(await control.handle({ op: 'reload' })).to.deep.include({ outcome: 'reloaded' });
+    expect(await control.handle({ op: 'restart', service: { domain: 'acme', service: 'two' } })).to.deep.equal({ kind: 'restarted', service: 'acme.two' });
+    expect(await control.handle({ op: 'reload' })).to.deep.include({ kind: 'reloaded' });
     // The quiesced state survives both: a reload keeps it, a restart of another service does not touch it.
     expect(control.catalog.services.find((s) => s.id.service === 'one')?.quiesced).to.equal(true);
     const order = fleet.asked.map((a) => a.request.type);
     expect(order.indexOf('quiesce')).to.be.below(order.indexOf('stage'));
     expect(done).to.equal(false);
     held.open();
-    expect(await quiesced).to.deep.equal({ outcome: 'quiesced', service: 'acme.one' });
+    expect(await quiesced).to.deep.equal({ kind: 'quiesced', service: 'acme.one' });
   });
 
   it('restarts on every worker or none: a stage error discards everywhere and keeps the catalog', async () => {
@@ -190,13 +190,13 @@ describe('control plane (fake fleet)', function () {
     fleet.respond = async (w, r) => (r.type === 'stage' && w === 'w2' ? { type: 'staged', id: 0, error: 'init refused' } : success(r));
     const body = { bytes: new Uint8Array(Buffer.from('{"a":1}')), contentType: 'application/json' };
     const outcome = await control.handle({ op: 'restart', service: before.id, config: body });
-    expect(outcome).to.deep.equal({ outcome: 'failed', code: 'RT_ERR_RESTART_FAILED', details: 'init refused', context: { service: 'acme.one', status: 'restart failed' } });
+    expect(outcome).to.deep.equal({ kind: 'failed', code: 'RT_ERR_RESTART_FAILED', details: 'init refused', context: { service: 'acme.one', status: 'restart failed' } });
     expect(fleet.sent('discard').map(([w]) => w)).to.deep.equal(['w1', 'w2']);
     expect(fleet.sent('commit')).to.deep.equal([]);
     expect(control.catalog.services[0]).to.equal(before);
 
     fleet.respond = async (_w, r) => success(r);
-    expect(await control.handle({ op: 'restart', service: before.id, config: body })).to.deep.equal({ outcome: 'restarted', service: 'acme.one' });
+    expect(await control.handle({ op: 'restart', service: before.id, config: body })).to.deep.equal({ kind: 'restarted', service: 'acme.one' });
     expect(fleet.sent('commit').map(([w]) => w)).to.deep.equal(['w1', 'w2']);
     expect(control.catalog.services[0].config?.origin).to.equal('restart body');
   });
@@ -205,7 +205,7 @@ describe('control plane (fake fleet)', function () {
     const control = await plane({ one: versioned(1, 'one') });
     await control.start();
     const outcome = await control.handle({ op: 'restart', service: { domain: 'acme', service: 'one' }, config: { bytes: new Uint8Array(Buffer.from('{')), contentType: 'application/json' } });
-    expect(outcome).to.include({ outcome: 'failed', code: 'RT_ERR_INVALID_CONFIGURATION' });
+    expect(outcome).to.include({ kind: 'failed', code: 'RT_ERR_INVALID_CONFIGURATION' });
     expect(fleet.sent('stage')).to.deep.equal([]);
   });
 
@@ -220,8 +220,8 @@ describe('control plane (fake fleet)', function () {
     const outcome = await control.handle({ op: 'metrics' });
     expect(fleet.sent('collect-metrics').length).to.equal(2);
     expect(fleet.asked.every((a) => a.timeoutMs === 50)).to.equal(true);
-    expect(outcome.outcome).to.equal('metrics');
-    const text = (outcome as Extract<ControlOutcome, { outcome: 'metrics' }>).text;
+    expect(outcome.kind).to.equal('metrics');
+    const text = (outcome as Extract<ControlOutcome, { kind: 'metrics' }>).text;
     expect(text).to.match(/^rt_test_total 3$/m);
     expect(text).to.match(/^rt_workers 2$/m);
   });

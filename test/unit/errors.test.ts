@@ -49,8 +49,8 @@ describe('error catalogue', () => {
   });
 
   it("counts a control operation by the status its outcome answers with", () => {
-    expect(outcomeStatus({ outcome: 'reloaded', added: [], updated: [], removed: [], failed: [] })).to.equal(200);
-    expect(outcomeStatus({ outcome: 'failed', code: 'RT_ERR_INVALID_CONFIGURATION', details: 'x', context: {} })).to.equal(400);
-    expect(outcomeStatus({ outcome: 'failed', code: 'RT_ERR_UNKNOWN_SERVICE', details: 'x', context: {} })).to.equal(404);
+    expect(outcomeStatus({ kind: 'reloaded', added: [], updated: [], removed: [], failed: [] })).to.equal(200);
+    expect(outcomeStatus({ kind: 'failed', code: 'RT_ERR_INVALID_CONFIGURATION', details: 'x', context: {} })).to.equal(400);
+    expect(outcomeStatus({ kind: 'failed', code: 'RT_ERR_UNKNOWN_SERVICE', details: 'x', context: {} })).to.equal(404);
   });
 });
