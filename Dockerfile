@@ -1,5 +1,5 @@
 # rt in a container: `docker build -t rt . && docker run -p 9481:9481 rt`.
-# README.md, "Running in production", has the rest: your own components in
+# docs/deployment.md, "Docker", has the rest: your own components in
 # /components, RT__* settings, the cache and data volumes, the health check.
 #
 # test/e2e/production-install.test.ts runs this file's runtime stage outside

@@ -1,5 +1,6 @@
-// The configuration reference for the README, generated from the schema so
-// the documentation cannot drift from what `rt` accepts.
+// The configuration reference of docs/api.md §2, generated from the schema so
+// the documentation cannot drift from what `rt` accepts (test/unit/docs.test.ts
+// compares them; the other documents link to that table instead of copying it).
 
 import { variableName } from './env.js';
 import { describe } from '../shape.js';

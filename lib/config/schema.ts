@@ -1,5 +1,5 @@
 // Every configuration key, declared once. Loading, validation, environment
-// variables, `rt config` output and the README's reference are all driven by
+// variables, `rt config` output and docs/api.md §2's table are all driven by
 // this list: adding a key is one line here (plus its field in `Config`, which
 // the compiler checks against this list).
 

@@ -112,7 +112,7 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
 
     it('is configured through RT__ variables only, and checks its health with bin/healthcheck.js', () => {
       const nonRt = Object.keys(envOf(runtime)).filter((k) => !k.startsWith('RT__'));
-      // The directories are not configuration keys (README: RT_CACHE_DIR, RT_DATA_DIR).
+      // The directories are not configuration keys (docs/decisions.md: RT_CACHE_DIR, RT_DATA_DIR).
       expect(nonRt).to.have.members(['NODE_ENV', 'RT_CACHE_DIR', 'RT_DATA_DIR']);
       expect(execForm(onlyArgs(runtime, 'HEALTHCHECK'))).to.deep.equal(['node', 'bin/healthcheck.js']);
       expect(execForm(onlyArgs(runtime, 'CMD'))).to.deep.equal(['node', 'bin/rt.js', 'start']);

@@ -1,7 +1,8 @@
-// bin/rt-reload-all.js, the reload fan-out for replicas (README, "Running in
-// production"): against two real rt processes sharing one repository, as two
-// pods sharing a volume, and against small local servers standing in for a
-// pod that records what it was sent and for the Kubernetes API.
+// bin/rt-reload-all.js, the reload fan-out for replicas (docs/deployment.md,
+// "Reloading every pod"): against two real rt processes sharing one
+// repository, as two pods sharing a volume, and against small local servers
+// standing in for a pod that records what it was sent and for the Kubernetes
+// API.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -231,11 +232,14 @@ describe('rt-reload-all: a reload on every replica (e2e)', function () {
       }
     });
 
-    it("the README's reload section uses only options the script has", async () => {
-      const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-      const section = readme.slice(readme.indexOf('**A reload on every pod.**'), readme.indexOf('### The control token'));
+    it("docs/deployment.md's reload section uses only options the script has", async () => {
+      const guide = await readFile(fileURLToPath(new URL('../../../docs/deployment.md', import.meta.url)), 'utf8');
+      const start = guide.indexOf('## Reloading every pod: rt-reload-all');
+      expect(start, 'the section in docs/deployment.md').to.be.at.least(0);
+      const end = guide.indexOf('\n## ', start + 1);
+      const section = guide.slice(start, end < 0 ? undefined : end);
       const used = new Set(section.match(/--[a-z][a-z-]*/g));
-      expect(used.size, 'options found in the README').to.be.at.least(5);
+      expect(used.size, 'options found in docs/deployment.md').to.be.at.least(5);
       const { stdout } = await reloadAll(['--help']);
       for (const option of used) expect(stdout, option).to.match(new RegExp(`^\\s+${option}\\b`, 'm'));
     });

@@ -1,11 +1,12 @@
-// The documentation against the code: docs/api.md's and the README's
-// configuration tables are the schema's (lib/config/reference.ts renders
-// them), docs/api.md's error codes are the catalogue's, every
-// "docs/api.md §n" the sources and documents cite is a section of it, and
-// none still cites the contract it replaced.
+// The documentation against the code: docs/api.md's configuration table is
+// the schema's (lib/config/reference.ts renders it; the other documents link
+// to it rather than repeat it), its error codes are the catalogue's, every
+// "docs/api.md §n" the sources and documents cite is a section of it, none
+// still names the document it replaced, and every relative link in the
+// documents leads to a file that exists.
 
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { referenceTable } from '../../lib/config/index.js';
@@ -34,10 +35,6 @@ describe('documentation', () => {
     expect(generated(api, 'config')).to.equal(referenceTable());
   });
 
-  it("the README's configuration table is the schema's", () => {
-    expect(read('README.md')).to.include(referenceTable());
-  });
-
   it("docs/api.md's error codes are the catalogue's", () => {
     expect(generated(api, 'errors')).to.equal(errorTable());
   });
@@ -54,15 +51,72 @@ describe('documentation', () => {
   });
 
   it('cites docs/api.md, not the contract it replaced', () => {
-    // The word, then a section sign: in any case, across a comment's line break.
-    const stale = sources().filter((path) => /\bcontract(?:\s|\/\/|#|\*)*§/i.test(read(path)));
-    expect(stale).to.deep.equal([]);
+    // Anywhere: the word, then a section sign (in any case, across a comment's line break).
+    const cited = sources().filter((path) => /\bcontract(?:\s|\/\/|#|\*)*§/i.test(read(path)));
+    expect(cited).to.deep.equal([]);
+    // In the documents and lib/'s sources: any mention of it at all.
+    const named = [...documents(), ...libSources()].filter((path) => namesTheContract(read(path)));
+    expect(named).to.deep.equal([]);
+  });
+
+  it('would find the contract named across a line break or a comment continuation (the check can fail)', () => {
+    for (const text of ['as The Contract says', 'see the\n// contract', 'per the\n * contract', 'the\n# contract', 'the  contract', 'the\n/* contract']) {
+      expect(namesTheContract(text), JSON.stringify(text)).to.equal(true);
+    }
+    for (const text of ['the contracts', 'docs/api.md §5', 'the contractor', 'other contract']) {
+      expect(namesTheContract(text), JSON.stringify(text)).to.equal(false);
+    }
+  });
+
+  it('links only to files that exist (relative links in README.md, CONTRIBUTING.md and docs/)', () => {
+    const docs = documents();
+    expect(docs).to.include.members(['README.md', 'CONTRIBUTING.md', join('docs', 'api.md')]);
+    expect(docs.flatMap((path) => relativeLinks(read(path))).length, 'relative links found').to.be.above(20);
+    const broken = docs.flatMap((path) => brokenLinks(path, read(path)));
+    expect(broken).to.deep.equal([]);
+  });
+
+  it('would report a link to a missing file (the check can fail)', () => {
+    const text = '[api](docs/api.md#6-wit--json), [gone](docs/nowhere.md), [web](https://example.com/x.md), [here](#set-up), [up](../README.md)';
+    expect(relativeLinks(text)).to.deep.equal(['docs/api.md', 'docs/nowhere.md', '../README.md']);
+    expect(brokenLinks('README.md', text)).to.deep.equal(['README.md → docs/nowhere.md', 'README.md → ../README.md']);
   });
 });
 
+/** Whether `text` names "the contract": in any case, across line breaks, spaces and comment markers (`//`, `/*`, `*`, `#`). */
+function namesTheContract(text: string): boolean {
+  return /\bthe[\s/*#]+contract\b/i.test(text);
+}
+
+/** The targets of a Markdown text's relative links (`](path)`), without their `#anchor`; web, mail and in-page links left out. */
+function relativeLinks(text: string): string[] {
+  return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((m) => m[1])
+    .filter((target) => !/^(?:[a-z][a-z0-9+.-]*:|#)/i.test(target))
+    .map((target) => target.replace(/#.*$/, ''));
+}
+
+/** The relative links of the document at `path` (relative to the repository) that lead to no file, as `path → target`. */
+function brokenLinks(path: string, text: string): string[] {
+  return relativeLinks(text)
+    .filter((target) => !existsSync(join(ROOT, dirname(path), target)))
+    .map((target) => `${path} → ${target}`);
+}
+
+/** The documents: README.md, CONTRIBUTING.md and docs/*.md. */
+function documents(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));
+  return ['README.md', 'CONTRIBUTING.md', ...docs];
+}
+
+/** lib/'s TypeScript sources. */
+function libSources(): string[] {
+  return sources().filter((path) => path.startsWith('lib/') && path.endsWith('.ts'));
+}
+
 /** The files that may cite docs/api.md: sources, tests, examples and the documents, as tracked. */
 function sources(): string[] {
-  const found: string[] = ['README.md'];
+  const found: string[] = ['README.md', 'CONTRIBUTING.md'];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const path = join(dir, entry.name);
