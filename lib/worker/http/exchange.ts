@@ -11,7 +11,7 @@ import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { connectionError } from './connection-errors.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
-import type { RequestStats } from './request-stats.js';
+import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 
 /** What a worker's requests share: where lines and counts go, and who answers. */
@@ -89,9 +89,14 @@ export function departure(res: ServerResponse): AbortSignal {
 export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
-  const { requestId: reqId, service, method, series, stream } = state;
+  const { requestId: reqId, service, method, stream } = state;
   settings.requestLog?.info({ reqId, req, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
-  (series ?? settings.requests.series(service ?? '', method ?? '')).observe(status, seconds);
+  seriesOf(settings.requests, state).observe(status, seconds);
+}
+
+/** Where the request is counted: the series of the service and method its route named (empty labels for routes without them), resolved once per request. */
+export function seriesOf(requests: RequestStats, state: RequestState): Series {
+  return (state.series ??= requests.series(state.service ?? '', state.method ?? ''));
 }
 
 /**

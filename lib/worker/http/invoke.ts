@@ -1,8 +1,7 @@
 // The invoke route (docs/api.md §5.1): the method the path names, its
 // arguments from the body, the call, and the answer. It is the hot path of
 // rt, so it does no more than that: the body is read by body.ts (no
-// koa-body), the request's metric series is resolved once per method, and
-// the call runs inline when its service allows (execution.ts). Plain JSON
+// koa-body), and the call runs inline when its service allows (execution.ts). Plain JSON
 // calls do not come this way at all: the invoke lane (invoke-lane.ts)
 // answers them before Koa, with the Invoker, readInput and invoked below.
 // Both hand the execution layer an Invocation (execution/invocation.ts).
@@ -17,11 +16,11 @@ import type { Failure, Input, Invocation, InvokeResult } from '../execution/invo
 import type { Method } from '../execution/method.js';
 import { framingFor } from '../execution/stream-framing.js';
 import { bodyLength, isJson, mediaType, readBody } from './body.js';
-import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
+import { COMPONENT_CONTENT_HEADERS, departure, seriesOf } from './exchange.js';
 import { failureError } from './failures.js';
 import { findMethod, findService } from './lookup.js';
 import type { ServiceRegistry } from '../execution/registry.js';
-import type { RequestStats, Series } from './request-stats.js';
+import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { answerWithStream } from './stream-response.js';
 import type { WorkerState } from './worker-state.js';
@@ -43,13 +42,11 @@ export interface InvokeNames {
 
 /**
  * What both invoke paths (this route, and the lane in front of Koa:
- * invoke-lane.ts) do with a request: find the method the path names (its
- * metric series resolved once per method), read its arguments, and find it
- * again once they are in.
+ * invoke-lane.ts) do with a request: find the method the path names, read
+ * its input, and find it again once it is in.
  */
 export class Invoker {
   readonly maxBytes: number;
-  readonly #seriesOf = new WeakMap<Method, Series>();
 
   constructor(private readonly deps: InvokeDeps) {
     this.maxBytes = deps.config.http.max_body_bytes;
@@ -66,9 +63,6 @@ export class Invoker {
   note(found: { hosted: HostedService; method: Method }, request: RequestState): void {
     request.service = found.hosted.name;
     request.method = found.method.descriptor.name;
-    let series = this.#seriesOf.get(found.method);
-    if (!series) this.#seriesOf.set(found.method, (series = this.deps.requests.series(request.service, request.method)));
-    request.series = series;
   }
 
   /** The method as it is served now: a reload or restart may have replaced the service while the body arrived, and the replaced one is draining. */
@@ -98,7 +92,7 @@ export function invokeRoute(deps: InvokeDeps) {
       return answerWithStream(ctx, {
         mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
         framing,
-        series: ctx.state.series!,
+        series: seriesOf(deps.requests, ctx.state),
         log: log.child({ reqId: ctx.state.requestId, ...where }),
         failure: (failure) => failureError(failure, where),
         open: async (sink, window) => {

@@ -14,7 +14,7 @@ export interface RequestState {
   /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */
   service?: string;
   method?: string;
-  /** Where the request is counted, when the route resolved it already (the invoke route does, once per method). */
+  /** Where the request is counted, once resolved (exchange.ts: seriesOf). */
   series?: Series;
   /** A streamed answer, once it has ended: what it carried and how it ended (for the log line). */
   stream?: { items: number; bytes: number; outcome: StreamOutcome };

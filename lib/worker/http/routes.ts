@@ -23,7 +23,7 @@ export interface RouteDeps {
   config: Config;
   registry: ServiceRegistry;
   state: WorkerState;
-  /** Where requests are counted (the invoke route resolves each method's series once). */
+  /** Where requests are counted. */
   requests: RequestStats;
   /** Has the primary carry out a control operation on every worker. */
   control: (request: ControlRequest) => Promise<ControlOutcome>;
