@@ -3,7 +3,7 @@
 // scheduled gets more time, and the hard end holds whatever happened.
 
 import { expect } from 'chai';
-import { FuelBudget } from '../../lib/worker/execution/inline-budget.js';
+import { InlineBudget } from '../../lib/worker/execution/inline-budget.js';
 
 /** Wall and CPU clocks that advance only when told. */
 function clocks() {
@@ -22,7 +22,7 @@ function clocks() {
 describe('inline call budget', () => {
   it('lets a call run until its budget, then stops it when it was running all along', () => {
     const { clocks: k, pass } = clocks();
-    const budget = new FuelBudget(k);
+    const budget = new InlineBudget(k);
     budget.within(1_020, 1_080, () => {
       expect(budget.exhausted()).to.equal(false);
       pass(19);
@@ -34,7 +34,7 @@ describe('inline call budget', () => {
 
   it('gives a call that was not scheduled another budget, and stops it once it has run for one', () => {
     const { clocks: k, pass } = clocks();
-    const budget = new FuelBudget(k);
+    const budget = new InlineBudget(k);
     budget.within(1_020, 1_080, () => {
       expect(budget.exhausted()).to.equal(false);
       pass(30, 5); // the OS ran something else
@@ -47,7 +47,7 @@ describe('inline call budget', () => {
   it('reads the CPU clock only for a call that runs a while, and keeps each further budget as long as the first', () => {
     const { c, pass } = clocks();
     let reads = 0;
-    const budget = new FuelBudget({ now: () => c.wall, cpu: () => (reads++, c.cpu) });
+    const budget = new InlineBudget({ now: () => c.wall, cpu: () => (reads++, c.cpu) });
     budget.within(1_020, 1_200, () => {
       for (let i = 0; i < 10; i++) {
         expect(budget.exhausted()).to.equal(false);
@@ -72,7 +72,7 @@ describe('inline call budget', () => {
 
   it('stops a call at its hard end, scheduled or not', () => {
     const { clocks: k, pass } = clocks();
-    const budget = new FuelBudget(k);
+    const budget = new InlineBudget(k);
     budget.within(1_020, 1_080, () => {
       budget.exhausted();
       pass(79, 0);
@@ -84,7 +84,7 @@ describe('inline call budget', () => {
 
   it('restores the bounds outside a nested run, and has none outside any', () => {
     const { clocks: k, pass } = clocks();
-    const budget = new FuelBudget(k);
+    const budget = new InlineBudget(k);
     budget.within(1_020, 1_080, () => {
       budget.within(1_001, 1_001, () => {
         pass(2);

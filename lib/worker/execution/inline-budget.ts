@@ -28,7 +28,7 @@ export const SYSTEM_CLOCKS: Clocks = {
   },
 };
 
-export class FuelBudget {
+export class InlineBudget {
   #budgetEnd = Infinity;
   #hardEnd = Infinity;
   /** Wall time of the call's first check, and wall and CPU time of the reading "has it been running" is measured from. */

@@ -12,7 +12,7 @@
 
 import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME } from '../../fuel-import.js';
 import { ComponentInstance, errorText, type CallOutcome, type InstanceSpec } from './component-instance.js';
-import { FuelBudget } from './inline-budget.js';
+import { InlineBudget } from './inline-budget.js';
 import { capturing, OutputCapture, type CapturedText } from '../sandbox/output-capture.js';
 
 export type InlineOutcome = CallOutcome | { kind: 'interrupted' };
@@ -23,7 +23,7 @@ const INTERRUPT = new Interrupt('the call ran past its inline budget');
 const isInterrupt = (e: unknown) => e === INTERRUPT;
 
 /** The running inline call's bounds: the fuel check asks them whether it must stop. */
-const budget = new FuelBudget();
+const budget = new InlineBudget();
 
 const FUEL_IMPORTS: WebAssembly.Imports = {
   [FUEL_IMPORT_MODULE]: {
