@@ -17,7 +17,9 @@ export type DecodedJson =
 export function decodeJson(codec: Pick<FunctionCodec, 'decodeArgs'>, bytes: Uint8Array): DecodedJson {
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    // A body read from a request is a Buffer already (no view to make); one moved to a thread is not.
+    const text = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
+    body = JSON.parse(text);
   } catch (e) {
     return { kind: 'invalid-json', details: (e as Error).message };
   }
