@@ -10,7 +10,7 @@
 // that a repository that cannot be reached keeps serving what it served before.
 
 import { readFile, rm, stat } from 'node:fs/promises';
-import { request, type RequestOptions } from 'node:https';
+import { request, type Agent, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { rootCertificates } from 'node:tls';
 import { join, relative } from 'node:path';
@@ -41,10 +41,13 @@ interface Entry {
   sha256?: string;
 }
 
-interface Http {
+/** How files are fetched; exported, with `get`, for bench/https-client.ts. */
+export interface Http {
   ca?: string[];
   timeoutMs: number;
   maxBytes: number;
+  /** Sockets kept alive between requests; without one, every request has a connection of its own. */
+  agent?: Agent;
 }
 
 interface Context {
@@ -282,14 +285,14 @@ async function writeState(path: string, state: State): Promise<void> {
 
 // ---- HTTP ----
 
-interface Response {
+export interface Response {
   status: number;
   body: Buffer;
   etag?: string;
 }
 
 /** GET with redirects, the size cap and one deadline for the whole exchange. */
-async function get(url: string, http: Http, etag?: string): Promise<Response> {
+export async function get(url: string, http: Http, etag?: string): Promise<Response> {
   const signal = AbortSignal.timeout(http.timeoutMs);
   let current = new URL(url);
   try {
@@ -316,8 +319,7 @@ async function get(url: string, http: Http, etag?: string): Promise<Response> {
 }
 
 function send(url: URL, http: Http, signal: AbortSignal, etag?: string): Promise<IncomingMessage> {
-  // agent: false: scans are rare, and a pooled socket would outlive the scan.
-  const options: RequestOptions = { signal, agent: false, headers: etag === undefined ? {} : { 'if-none-match': etag } };
+  const options: RequestOptions = { signal, agent: http.agent ?? false, headers: etag === undefined ? {} : { 'if-none-match': etag } };
   if (http.ca) options.ca = http.ca;
   return new Promise((resolve, reject) => request(url, options, resolve).on('error', reject).end());
 }
@@ -341,7 +343,7 @@ function discard(res: IncomingMessage): Buffer {
   return Buffer.alloc(0);
 }
 
-function describeNetworkError(e: unknown): string {
+export function describeNetworkError(e: unknown): string {
   const { code, message } = e as { code?: string; message?: string };
   const text = message ?? String(e);
   if (code !== undefined && UNTRUSTED.has(code)) {
