@@ -6,7 +6,7 @@
 
 import { createSecureContext, rootCertificates } from 'node:tls';
 
-export const VARIANTS = ['rt', 'rt, one TLS context', 'rt, keep-alive', 'undici'] as const;
+export const VARIANTS = ['rt', 'rt before', 'rt, a connection per request', 'undici'] as const;
 export type Variant = (typeof VARIANTS)[number];
 export const WORKLOADS = ['small', 'big', 'revalidate'] as const;
 export type Workload = (typeof WORKLOADS)[number];
@@ -18,6 +18,8 @@ export interface RunSetup {
   base: string;
   /** The bench CA's PEM, trusted beside the system CAs as `repositories.ca_file` is. */
   ca: string;
+  /** The same in a file (in the bench's temporary folder): rt's `ca_file`. */
+  caFile: string;
   timeoutMs: number;
   maxBytes: number;
   small: number;
@@ -74,15 +76,20 @@ async function client(s: RunSetup): Promise<{ get: Get; close: () => Promise<voi
   }
   const { Agent } = await import('node:https');
   const importMs = performance.now() - started;
-  const { get } = await import('../lib/primary/https-repository.js');
-  // rt as it is: agent: false, `ca` on every request (a connection per request, the CA list parsed for each).
-  // One TLS context: the CA list parsed once, still a connection per request (no TLS session reuse either).
-  // Keep-alive: one TLS context and one connection for all.
-  const secureContext = createSecureContext({ ca });
-  const agent =
-    s.variant === 'rt, one TLS context' ? new Agent({ secureContext, maxCachedSessions: 0 }) : s.variant === 'rt, keep-alive' ? new Agent({ keepAlive: true, secureContext }) : undefined;
-  const http = { timeoutMs: s.timeoutMs, maxBytes: s.maxBytes, ...(agent ? { agent } : { ca }) };
-  return { get: (url, etag) => get(url, http, etag), close: async () => agent?.destroy(), importMs };
+  const { get, httpOptions } = await import('../lib/primary/https-repository.js');
+  // rt: what a scan uses (one keep-alive Agent, one TLS context).
+  const http = await httpOptions(s.base, { caFile: s.caFile, timeoutMs: s.timeoutMs, maxBytes: s.maxBytes, cacheRoot: '' });
+  if (s.variant === 'rt before') {
+    // The client before one Agent per scan: agent: false and `ca` on each request, so a
+    // connection per request, without TLS session reuse, with the CA list parsed for each.
+    http.agent.destroy();
+    http.agent = new Agent({ ca, maxCachedSessions: 0 });
+  } else if (s.variant === 'rt, a connection per request') {
+    // One TLS context, but no keep-alive (nor TLS session reuse): what the Agent's connection reuse buys.
+    http.agent.destroy();
+    http.agent = new Agent({ secureContext: createSecureContext({ ca }), maxCachedSessions: 0 });
+  }
+  return { get: (url, etag) => get(url, http, etag), close: async () => http.agent.destroy(), importMs };
 }
 
 // Whatever happens to the bench, this process does not outlive it.
