@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'drift'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'https-client', 'drift'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, so it runs only when named. */
@@ -52,6 +52,11 @@ export const settings = {
   startupComponents: Math.max(1, Math.round(num('BENCH_STARTUP_COMPONENTS', 100))),
   startupRuns: Math.max(1, Math.round(num('BENCH_STARTUP_RUNS', 3))),
   reloads: Math.round(num('BENCH_RELOADS', 200)),
+  /** Interleaved rounds of the https-client section (every client on every workload once a round). */
+  httpsRounds: Math.max(1, Math.round(num('BENCH_HTTPS_ROUNDS', 5))),
+  /** Small (2 KiB) and big (4 MiB) files the https-client section downloads. */
+  httpsSmall: Math.max(1, Math.round(num('BENCH_HTTPS_SMALL', 200))),
+  httpsBig: Math.max(1, Math.round(num('BENCH_HTTPS_BIG', 20))),
 };
 
 /** The sections BENCH_ONLY selects (comma-separated), all of them when it is unset. */
@@ -85,6 +90,10 @@ export function printHeader(sections: readonly Section[]): void {
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
   console.log(
     `  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, ${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), RSS per process`,
+  );
+  console.log(
+    `  https-client: ${settings.httpsSmall} files of 2 KiB (BENCH_HTTPS_SMALL), ${settings.httpsBig} of 4 MiB (BENCH_HTTPS_BIG), then all of them revalidated; ` +
+      `${settings.httpsRounds} round(s) (BENCH_HTTPS_ROUNDS) of rt's client, the same on a keep-alive Agent, and undici`,
   );
   console.log(
     `  drift: ${settings.driftSeconds} s (BENCH_DRIFT_SECONDS) of continuous load on one rt (${settings.workers} workers, warn) in ${settings.sliceSeconds} s slices, ` +

@@ -8,11 +8,14 @@
 // (docs/api.md §8). `<sha256>.state.json` beside it remembers each file's ETag
 // and hash (for conditional requests) and the last good component list, so
 // that a repository that cannot be reached keeps serving what it served before.
+// The HTTPS client at the end is node:https on one keep-alive Agent per scan,
+// not undici: measured as fast or faster, without a dependency (bench/https-client.ts,
+// docs/performance.md, "The https: repository client").
 
 import { readFile, rm, stat } from 'node:fs/promises';
-import { request, type RequestOptions } from 'node:https';
+import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
 import { check, list, misfitLine, record, string, table, type Static } from '../shape.js';
@@ -41,10 +44,12 @@ interface Entry {
   sha256?: string;
 }
 
-interface Http {
-  ca?: string[];
+/** How a scan fetches its files; exported, with `get`, for bench/https-client.ts. */
+export interface Http {
   timeoutMs: number;
   maxBytes: number;
+  /** The scan's own: its files share a connection, and it holds the TLS context. */
+  agent: Agent;
 }
 
 interface Context {
@@ -72,9 +77,23 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
   const dir = join(options.cacheRoot, sha256(Buffer.from(url)));
   const state = await readState(statePath(dir));
   let http: Http;
-  let entries: Entry[];
   try {
     http = await httpOptions(url, options);
+  } catch (e) {
+    return lastGoodScan(url, dir, state, scanError(url, e));
+  }
+  try {
+    return await mirrorListed(url, dir, state, http);
+  } finally {
+    // The scan's connections end with it.
+    http.agent.destroy();
+  }
+}
+
+/** Mirrors what the repository lists, or falls back on the last good scan when it lists nothing readable. */
+async function mirrorListed(url: string, dir: string, state: State, http: Http): Promise<RepositoryScan> {
+  let entries: Entry[];
+  try {
     entries = await listing(url, http);
   } catch (e) {
     return lastGoodScan(url, dir, state, scanError(url, e));
@@ -99,15 +118,25 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
   return scan;
 }
 
-async function httpOptions(url: string, options: HttpsOptions): Promise<Http> {
-  const http: Http = { timeoutMs: options.timeoutMs, maxBytes: options.maxBytes };
-  if (options.caFile === undefined) return http;
-  try {
-    http.ca = [...rootCertificates, await readFile(options.caFile, 'utf8')];
-  } catch (e) {
-    throw new RepositoryError(url, `cannot read repositories.ca_file ${options.caFile}: ${(e as Error).message}`);
+/**
+ * One keep-alive Agent per scan, and with a `ca_file` one TLS context built
+ * once: given as `ca` on each request, the ~140 system CAs and the file's were
+ * parsed again for every connection, over 20 ms of CPU each (docs/performance.md,
+ * "The https: repository client"). Exported for bench/https-client.ts.
+ */
+export async function httpOptions(url: string, options: HttpsOptions): Promise<Http> {
+  let secureContext: SecureContext | undefined;
+  if (options.caFile !== undefined) {
+    let pem: string;
+    try {
+      pem = await readFile(options.caFile, 'utf8');
+    } catch (e) {
+      throw new RepositoryError(url, `cannot read repositories.ca_file ${options.caFile}: ${(e as Error).message}`);
+    }
+    secureContext = createSecureContext({ ca: [...rootCertificates, pem] });
   }
-  return http;
+  const agent = new Agent(secureContext === undefined ? { keepAlive: true } : { keepAlive: true, secureContext });
+  return { timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, agent };
 }
 
 // ---- What the repository lists ----
@@ -282,14 +311,14 @@ async function writeState(path: string, state: State): Promise<void> {
 
 // ---- HTTP ----
 
-interface Response {
+export interface Response {
   status: number;
   body: Buffer;
   etag?: string;
 }
 
 /** GET with redirects, the size cap and one deadline for the whole exchange. */
-async function get(url: string, http: Http, etag?: string): Promise<Response> {
+export async function get(url: string, http: Http, etag?: string): Promise<Response> {
   const signal = AbortSignal.timeout(http.timeoutMs);
   let current = new URL(url);
   try {
@@ -316,9 +345,7 @@ async function get(url: string, http: Http, etag?: string): Promise<Response> {
 }
 
 function send(url: URL, http: Http, signal: AbortSignal, etag?: string): Promise<IncomingMessage> {
-  // agent: false: scans are rare, and a pooled socket would outlive the scan.
-  const options: RequestOptions = { signal, agent: false, headers: etag === undefined ? {} : { 'if-none-match': etag } };
-  if (http.ca) options.ca = http.ca;
+  const options = { signal, agent: http.agent, headers: etag === undefined ? {} : { 'if-none-match': etag } };
   return new Promise((resolve, reject) => request(url, options, resolve).on('error', reject).end());
 }
 
@@ -341,7 +368,7 @@ function discard(res: IncomingMessage): Buffer {
   return Buffer.alloc(0);
 }
 
-function describeNetworkError(e: unknown): string {
+export function describeNetworkError(e: unknown): string {
   const { code, message } = e as { code?: string; message?: string };
   const text = message ?? String(e);
   if (code !== undefined && UNTRUSTED.has(code)) {

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 
 export interface Route {
@@ -27,6 +28,10 @@ export interface TestServer {
   url: string;
   routes: Map<string, Route>;
   requests: Seen[];
+  /** TLS connections accepted so far. */
+  connections: number;
+  /** TLS connections open now. */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -80,17 +85,26 @@ export async function startServer(pems: Pems): Promise<TestServer> {
     res.end();
   };
   const server: Server = createServer({ key: pems.key, cert: pems.cert }, handle);
+  const open = new Set<TLSSocket>();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const test: TestServer = {
     url: `https://127.0.0.1:${port}`,
     routes,
     requests,
+    connections: 0,
+    open: () => open.size,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  server.on('secureConnection', (socket: TLSSocket) => {
+    test.connections++;
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  return test;
 }
 

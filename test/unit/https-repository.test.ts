@@ -162,6 +162,21 @@ describe('https: repositories', function () {
     expect(existsSync(join(cacheFolder(url), 'b.toml'))).to.equal(false);
   });
 
+  it("fetches a scan's files over one connection, which ends with the scan", async () => {
+    server.routes.set('/repo/index.json', index([{ path: 'a.wasm' }, { path: 'b.wasm' }]));
+    server.routes.set('/repo/a.wasm', { body: 'A' });
+    server.routes.set('/repo/a.toml', { body: '' });
+    server.routes.set('/repo/b.wasm', { body: 'B' });
+    const before = server.connections;
+    const scan = await fetchHttpsRepository(`${server.url}/repo`, options);
+    expect(scan.errors).to.deep.equal([]);
+    // index.json, a.wasm, a.toml, b.wasm, b.toml (404): one TLS handshake, and the CA file parsed once.
+    expect(server.requests).to.have.length(5);
+    expect(server.connections - before).to.equal(1);
+    for (let i = 0; i < 100 && server.open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.open()).to.equal(0);
+  });
+
   it('follows redirects, but not more than 5', async () => {
     server.routes.set('/old.wasm', { status: 301, headers: { location: '/new.wasm' } });
     server.routes.set('/new.wasm', { body: 'moved' });
