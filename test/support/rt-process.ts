@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually, StopWaiting } from './eventually.js';
 import { runDir, TEST_CACHE_DIR } from './run-dir.js';
 
 export const RT_BIN = fileURLToPath(new URL('../../../bin/rt.js', import.meta.url));
@@ -114,19 +115,16 @@ export class RtProcess {
    * With a cold cache rt transpiles every componentize-js component first (~20 s each on a busy 2-core machine).
    */
   async ready(timeoutMs = 240_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     let exited = false;
     void this.exited.then(() => (exited = true));
-    while (Date.now() < deadline && !exited) {
-      try {
-        const res = await fetch(`${this.url}/api/ready`);
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`rt did not become ready (${exited ? 'it exited' : 'timeout'}); output:\n${this.output}`);
+    await eventually(
+      async () => {
+        if (exited) throw new StopWaiting('it exited');
+        const res = await fetch(`${this.url}/api/ready`).catch(() => undefined); // not listening yet
+        return res?.status === 200;
+      },
+      { what: 'rt to become ready', timeoutMs, intervalMs: 100, context: () => `output:\n${this.output}` },
+    );
   }
 
   /** SIGTERM, then the exit code, once all it printed is in `output`. */
@@ -155,12 +153,10 @@ export class RtProcess {
 
   /** Waits (up to `timeoutMs`) for a log line matching `match`: lines are buffered for up to 100 ms. */
   async logged(match: (line: Record<string, unknown>) => boolean, timeoutMs = 5_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.logLines().some(match)) {
-      if (Date.now() > deadline) return false;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return true;
+    return eventually(() => this.logLines().some(match), { what: 'a log line', timeoutMs }).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**
@@ -187,11 +183,11 @@ export class RtProcess {
     }
     if (marks.size < workers) throw new Error(`only ${marks.size} of ${workers} workers answered`);
     const paths = new Set(marks.values());
-    const deadline = Date.now() + timeoutMs;
-    while (this.logLines().filter((l) => paths.has(String((l.req as { url?: unknown } | undefined)?.url))).length < paths.size) {
-      if (Date.now() > deadline) throw new Error(`the workers' request lines did not appear within ${timeoutMs} ms (log.requests off?); output:\n${this.output}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(() => this.logLines().filter((l) => paths.has(String((l.req as { url?: unknown } | undefined)?.url))).length >= paths.size, {
+      what: "the workers' request lines (log.requests off?)",
+      timeoutMs,
+      context: () => `output:\n${this.output}`,
+    });
   }
 
   /** The log lines rt printed as JSON objects. */
