@@ -1,6 +1,7 @@
 // Request bodies (lib/worker/http/body.ts) as a real node:http server receives
 // them: plain and compressed, capped, and the client's errors as 4xx.
 
+import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -8,6 +9,7 @@ import { expect } from 'chai';
 import { ApiError } from '../../lib/errors.js';
 import { bodyLength, mediaType, readBody } from '../../lib/worker/http/body.js';
 import { brotliBomb } from '../support/brotli-bomb.js';
+import { letTimePass } from '../support/eventually.js';
 
 const MAX = 1024;
 /** How long the server gives a body; a test of the deadline shortens it. */
@@ -51,10 +53,11 @@ describe('request bodies', () => {
   const text = Buffer.from(JSON.stringify({ greeting: 'hello'.repeat(20) }));
 
   it('reports a client that hangs up mid-body as a closed request (499), not as a bad request or a server error', async () => {
+    const arrived = once(server, 'request');
     const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
     req.on('error', () => {});
     req.write(Buffer.alloc(10));
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     const read = seen;
     req.destroy();
     const { error } = await read;
@@ -66,10 +69,11 @@ describe('request bodies', () => {
   it("answers 408 for a body that has not arrived by the request's deadline, and closes the connection", async () => {
     deadlineMs = 300;
     try {
+      const arrived = once(server, 'request');
       const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
       req.on('error', () => {});
       req.write(Buffer.alloc(10));
-      await new Promise((r) => setTimeout(r, 50));
+      await arrived;
       const started = performance.now();
       const { error } = await seen;
       req.destroy();
@@ -104,10 +108,10 @@ describe('request bodies', () => {
     const bomb = await brotliBomb(1024 ** 3);
     const outcome = await send(bomb, { 'content-encoding': 'br' });
     expect(outcome.error?.status).to.equal(413);
-    // Whatever the decoder was doing when it was refused has finished by now.
-    await new Promise((r) => setTimeout(r, 100));
+    // Not counted: the piece the decoder was inflating when the body was refused.
+    await letTimePass(100, 'the decoder finishes the piece it was inflating when the body was refused');
     const cpu = process.cpuUsage();
-    await new Promise((r) => setTimeout(r, 1_000));
+    await letTimePass(1_000, 'a second in which a decoder still at work would spend CPU');
     const { user, system } = process.cpuUsage(cpu);
     expect((user + system) / 1000, 'ms of CPU in the second after the 413').to.be.below(150);
   });

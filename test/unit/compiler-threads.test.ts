@@ -12,6 +12,7 @@ import { buildComponent } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { compileOffThread, compilerThreads, IDLE_MS, THREADS } from '../../lib/primary/compiler-threads.js';
 import { transpileComponent } from '../../lib/primary/transpiler.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { versioned } from '../support/fixtures.js';
 import { tempDir } from '../support/rt-process.js';
 
@@ -92,15 +93,15 @@ describe('compiler threads', function () {
     const refused = settled.at(-1)!;
     expect(refused.status).to.equal('rejected');
     expect((refused as PromiseRejectedResult).reason).to.be.instanceOf(Error).with.property('message').that.matches(/^jco could not transpile the component: /);
-    await new Promise((resolve) => setTimeout(resolve, IDLE_MS + 500));
-    expect(compilerThreads()).to.equal(0);
+    await eventually(() => expect(compilerThreads()).to.equal(0), { what: 'the idle threads to end', timeoutMs: IDLE_MS + 500 });
   });
 
   it('compiles a component that arrives as an idle thread is ending', async () => {
     const bytes = await buildComponent(versioned(1, 'idle'));
     expect((await compileOffThread(bytes)).fuel.ok).to.equal(true);
-    // Set after the thread's idle timer, so it fires just after it: the thread is being terminated.
-    const compiled = await new Promise<Awaited<ReturnType<typeof compileOffThread>>>((resolve, reject) => setTimeout(() => void compileOffThread(bytes).then(resolve, reject), IDLE_MS));
+    // Set after the thread's idle timer, so it ends just after it: the thread is being terminated.
+    await letTimePass(IDLE_MS, "the thread's idle timer fires");
+    const compiled = await compileOffThread(bytes);
     expect(compiled.fuel.ok ? 'instrumented' : compiled.fuel.reason).to.equal('instrumented');
   });
 });

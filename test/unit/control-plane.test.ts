@@ -14,6 +14,7 @@ import { createLogger } from '../../lib/log.js';
 import { ControlPlane, type Fleet } from '../../lib/primary/control-plane.js';
 import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
 import type { ServiceDescriptor } from '../../lib/service.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { tempDir } from '../support/rt-process.js';
 
@@ -111,7 +112,7 @@ describe('control plane (fake fleet)', function () {
       return success(r);
     };
     const first = control.handle({ op: 'reload' });
-    await until(() => fleet.sent('load').length === 2);
+    await eventually(() => fleet.sent('load').length === 2, { what: 'the reload to be sent to both workers', timeoutMs: 10_000, intervalMs: 5 });
     const second = control.handle({ op: 'reload' });
     const third = control.handle({ op: 'reload' });
     held.open();
@@ -154,7 +155,7 @@ describe('control plane (fake fleet)', function () {
     };
     let done = false;
     const quiesced = control.handle({ op: 'quiesce', service: { domain: 'acme', service: 'one' } }).then((o) => ((done = true), o));
-    await until(() => fleet.sent('quiesce').length === 2);
+    await eventually(() => fleet.sent('quiesce').length === 2, { what: 'the quiesce to be sent to both workers', timeoutMs: 10_000, intervalMs: 5 });
     expect(control.catalog.services[0].quiesced).to.equal(true);
     await new Promise((r) => setImmediate(r));
     expect(done).to.equal(false);
@@ -214,7 +215,7 @@ describe('control plane (fake fleet)', function () {
     const snapshot = [{ name: 'rt_test_total', help: 'test', type: 'counter', aggregator: 'sum', values: [{ value: 3, labels: {} }] }];
     fleet.respond = async (w, r, timeoutMs) => {
       if (r.type !== 'collect-metrics') return success(r);
-      if (w === 'w2') return new Promise((resolve) => setTimeout(() => resolve(undefined), timeoutMs));
+      if (w === 'w2') return letTimePass(timeoutMs ?? 0, 'w2 does not answer within the bound').then(() => undefined);
       return { type: 'metrics', id: 0, snapshot } as unknown as ReplyTo<'collect-metrics'>;
     };
     const outcome = await control.handle({ op: 'metrics' });
@@ -226,8 +227,3 @@ describe('control plane (fake fleet)', function () {
     expect(text).to.match(/^rt_workers 2$/m);
   });
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(condition(), 'condition within 10 s').to.equal(true);
-}

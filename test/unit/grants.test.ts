@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { allowsRequest, parseHostPattern } from '../../lib/outbound-hosts.js';
 import { grantedOutgoingHandler } from '../../lib/worker/sandbox/outbound.js';
 import { Descriptor, grantedFilesystem } from '../../lib/worker/sandbox/preopens.js';
+import { eventually } from '../support/eventually.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { tempDir } from '../support/rt-process.js';
 
@@ -188,12 +189,8 @@ describe('grants', () => {
         const { req, finish } = request(`127.0.0.1:${port}`);
         const future = handler.handle(req, undefined);
         finish();
-        let answer = future.get();
-        for (let i = 0; answer === undefined && i < 200; i++) {
-          await new Promise((r) => setTimeout(r, 10));
-          answer = future.get();
-        }
-        expect(answer?.tag === 'ok' && answer.val.tag === 'ok' && answer.val.val.status()).to.equal(200);
+        const answer = await eventually(() => future.get() ?? false, { what: 'the answer', timeoutMs: 2_000, intervalMs: 10 });
+        expect(answer.tag === 'ok' && answer.val.tag === 'ok' && answer.val.val.status()).to.equal(200);
         expect(await server.connections()).to.be.above(0);
       });
     });

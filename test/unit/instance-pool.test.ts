@@ -3,12 +3,14 @@
 // execution.ts): real components, real threads, no CLI and no HTTP. Which
 // thread a call ran on shows in RUNAWAY's per-instance call counter.
 
+import { getEventListeners } from 'node:events';
 import { expect } from 'chai';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
 import { InstancePool } from '../../lib/worker/execution/instance-pool.js';
 import type { StreamFailure, StreamHandle, StreamSink } from '../../lib/worker/execution/invocation.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { NESTED, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { catalog, invoke, invokeJson, refusal, silentLog } from '../support/hosting.js';
 import { DROPS } from '../support/streaming-fixtures.js';
@@ -133,7 +135,8 @@ describe('instance pool (in process, real threads)', function () {
     // Leaves before any thread is counted stuck (100 ms), so no extra thread can take the call.
     const client = new AbortController();
     const left = refusal(invoke(pool, 'count', {}, 5 * TIMEOUT_MS, client.signal));
-    await new Promise((r) => setTimeout(r, 30));
+    // Waiting once the pool listens for its client leaving.
+    await eventually(() => getEventListeners(client.signal, 'abort').length > 0, { what: 'the call to wait for a thread', intervalMs: 1 });
     const leftAt = performance.now();
     client.abort();
     const refused = await left;
@@ -181,7 +184,7 @@ describe('instance pool (in process, real threads)', function () {
       const handle = await open(sink, 3, 2);
       await sink.until(1);
       // The first item used the window up: nothing more comes until the reader grants more.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await letTimePass(100, 'an item sent beyond the window would have come by now');
       expect(sink.chunks).to.deep.equal(['0\n']);
       handle.grant(2);
       await sink.until(2);

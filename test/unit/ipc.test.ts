@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Correlator } from '../../lib/ipc.js';
+import { letTimePass } from '../support/eventually.js';
 
 describe('IPC correlation', () => {
   it('settles each request with the reply carrying its id, whatever the order', async () => {
@@ -27,7 +28,7 @@ describe('IPC correlation', () => {
     const { id, reply } = c.request(undefined, 'worker 1 draining');
     let settled = false;
     void reply.then(() => (settled = true));
-    await new Promise((r) => setTimeout(r, 50));
+    await letTimePass(50, 'a request with a timeout would have failed by now');
     expect(settled).to.equal(false);
     expect(c.settle({ id })).to.equal(true);
     expect(await reply).to.deep.equal({ id });
