@@ -2,9 +2,10 @@
 
 import { expect } from 'chai';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { always, eventually, letTimePass } from '../support/eventually.js';
 import { examplesRepository, repository, SLOW } from '../support/fixtures.js';
 import { call, freePort, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
 
@@ -117,16 +118,18 @@ describe('rt command line (e2e)', () => {
       const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 1, env: { RT_CACHE_DIR: await tempDir('rt-cold-cache-') } });
       try {
         const seen = new Set<number>();
-        const deadline = Date.now() + 120_000;
-        while (!seen.has(200) && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 20));
-          const health = await fetch(`${rt.url}/api/health`).catch(() => undefined);
-          if (!health) continue; // not listening yet
-          expect(health.status).to.equal(200);
-          const ready = await call(`${rt.url}/api/ready`, { method: 'GET' });
-          seen.add(ready.status);
-          if (ready.status !== 200) expect(ready.body).to.include({ error: 'not ready', code: 'RT_ERR_NOT_READY' });
-        }
+        await eventually(
+          async () => {
+            const health = await fetch(`${rt.url}/api/health`).catch(() => undefined);
+            if (!health) return false; // not listening yet
+            always(() => expect(health.status).to.equal(200));
+            const ready = await call(`${rt.url}/api/ready`, { method: 'GET' });
+            seen.add(ready.status);
+            if (ready.status !== 200) always(() => expect(ready.body).to.include({ error: 'not ready', code: 'RT_ERR_NOT_READY' }));
+            return seen.has(200);
+          },
+          { what: '/api/ready to answer 200', timeoutMs: 120_000, intervalMs: 20 },
+        );
         expect([...seen]).to.deep.equal([503, 200]);
       } finally {
         expect(await rt.stop()).to.equal(0);
@@ -145,11 +148,7 @@ describe('rt command line (e2e)', () => {
           const res = await postOnNewConnection(rt.port, '/api/services/example/calculator/invoke/add', { a: i, b: 1 });
           expect(res).to.deep.equal({ status: 200, body: { result: i + 1 } });
         }
-        const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline && !(rt.workerPids().length === 2 && !rt.workerPids().includes(victim))) {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(rt.workerPids()).to.have.length(2).and.not.include(victim);
+        await eventually(() => expect(rt.workerPids()).to.have.length(2).and.not.include(victim), { what: 'the dead worker to be replaced', timeoutMs: 30_000, intervalMs: 100 });
         expect(await rt.logged((l) => l.msg === 'worker died; starting a replacement')).to.equal(true);
       } finally {
         expect(await rt.stop()).to.equal(0);
@@ -162,8 +161,9 @@ describe('rt command line (e2e)', () => {
       await rt.ready();
       // The body arrives in two parts with the signal in between: the worker is
       // mid-request, waiting for the rest, when it is told to stop.
+      let req!: ClientRequest;
       const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = httpRequest(
+        req = httpRequest(
           { host: '127.0.0.1', port: rt.port, method: 'POST', path: '/api/services/acme/slow/invoke/spin', headers: { 'content-type': 'application/json', 'content-length': 8 } },
           (res) => {
             let body = '';
@@ -172,12 +172,12 @@ describe('rt command line (e2e)', () => {
           },
         );
         req.on('error', reject);
-        req.write('{"n":');
-        setTimeout(() => {
-          rt.child.kill('SIGTERM');
-          setTimeout(() => req.end('42}'), 500);
-        }, 200);
       });
+      req.write('{"n":');
+      await letTimePass(200, 'the first part reaches the worker: nothing shows it there');
+      rt.child.kill('SIGTERM');
+      await eventually(() => rt.logLines().some((l) => String(l.msg).startsWith('stopping (SIGTERM)')), { what: 'rt to stop, draining the requests in flight' });
+      req.end('42}');
       const res = await answer;
       expect(res.status).to.equal(200);
       expect(JSON.parse(res.body)).to.deep.equal({ result: 42 });

@@ -7,6 +7,7 @@
 
 import { request } from 'node:http';
 import { expect } from 'chai';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { EFFECTFUL, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
@@ -60,12 +61,13 @@ describe('clients that hang up (e2e)', function () {
 
     // Every thread busy: an overflow thread is made whenever all the others run a call, and takes the next call waiting.
     const holders = Array.from({ length: THREADS }, (_, i) => work(`hold-${i}`, spins));
-    for (let live = 0; live < THREADS; live = await liveInstances()) await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (await liveInstances()) >= THREADS, { what: `${THREADS} threads, each running a holding call`, timeoutMs: 30_000 });
     // Left while running: it runs on, and is logged 499.
     holders[0].leave();
     // Left while waiting: never run.
     const waiting = Array.from({ length: THREADS }, (_, i) => work(`gone-${i}`, spins));
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing shows a call waiting in the pool's queue: this much time has them there.
+    await letTimePass(300, 'the waiting calls reach the worker and wait there, behind the holding ones');
     for (const w of waiting) w.leave();
     const fast = work('fast', 1_000);
 

@@ -7,7 +7,9 @@
 
 import { request } from 'node:http';
 import { expect } from 'chai';
+import { always, eventually } from '../support/eventually.js';
 import { EFFECTFUL, examplesRepository, HOSTILE, repository, RUNAWAY, SLOW } from '../support/fixtures.js';
+import { cpuSeconds } from '../support/processes.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 const TIMEOUT_S = 2;
@@ -91,10 +93,14 @@ describe('execution model (e2e)', function () {
   describe('deadlines from arrival', () => {
     it('answers every queued call by its deadline, and a fast method of the same service is not starved', async function () {
       this.timeout(30_000);
+      const [worker] = rt.workerPids();
+      const idle = await cpuSeconds(worker);
       const sent = performance.now();
       // 1 pool thread + 4 overflow threads run five of them; the rest wait, and their deadlines pass while they do.
       const loops = Array.from({ length: 20 }, () => invoke(rt, 'acme/crowded/invoke/forever', {}).then((res) => ({ res, at: performance.now() - sent })));
-      await new Promise((r) => setTimeout(r, 800));
+      // Crowded once they have kept the worker busy for a while (its CPU time
+      // shows it; asking the worker would add to its load).
+      await eventually(async () => (await cpuSeconds(worker)) - idle >= 0.5, { what: 'the calls to crowd the service', timeoutMs: 10_000 });
       const fastSent = performance.now();
       const fast = await invoke(rt, 'acme/crowded/invoke/count', {});
       const fastElapsed = performance.now() - fastSent;
@@ -200,16 +206,18 @@ describe('placement across workers (e2e)', function () {
     // Each worker hears of the other's move from the primary: a listing may precede it by a few milliseconds.
     const answeredBy = new Set<string>();
     const seen: unknown[] = [];
-    const deadline = Date.now() + 10_000;
-    while (answeredBy.size < 2 && Date.now() < deadline) {
-      // A connection of its own each time: the workers share the port, and either may accept it.
-      const listing = await call(`${rt.url}/api/services/acme/effectful`, { method: 'GET', headers: { connection: 'close' } });
-      const worker = listing.headers.get('x-rt-worker')!;
-      const instances = listing.body.instances as { placement: string; placements: Record<string, string> };
-      expect(instances.placement, `worker ${worker}'s own placement`).to.equal(worker === movedIn ? 'threads' : 'inline');
-      seen.push({ worker, placements: instances.placements });
-      if (JSON.stringify(instances.placements) === JSON.stringify(Object.fromEntries(Object.entries(expected).sort()))) answeredBy.add(worker);
-    }
-    expect([...answeredBy].sort(), JSON.stringify(seen.slice(-4))).to.deep.equal(['1', '2']);
+    await eventually(
+      async () => {
+        // A connection of its own each time: the workers share the port, and either may accept it.
+        const listing = await call(`${rt.url}/api/services/acme/effectful`, { method: 'GET', headers: { connection: 'close' } });
+        const worker = listing.headers.get('x-rt-worker')!;
+        const instances = listing.body.instances as { placement: string; placements: Record<string, string> };
+        always(() => expect(instances.placement, `worker ${worker}'s own placement`).to.equal(worker === movedIn ? 'threads' : 'inline'));
+        seen.push({ worker, placements: instances.placements });
+        if (JSON.stringify(instances.placements) === JSON.stringify(Object.fromEntries(Object.entries(expected).sort()))) answeredBy.add(worker);
+        expect([...answeredBy].sort(), JSON.stringify(seen.slice(-4))).to.deep.equal(['1', '2']);
+      },
+      { what: 'both workers to list both placements', timeoutMs: 10_000, intervalMs: 0 },
+    );
   });
 });

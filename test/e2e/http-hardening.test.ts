@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { eventually, letTimePass, StopWaiting, within } from '../support/eventually.js';
 import { BYTES, repository } from '../support/fixtures.js';
 import { call, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream } from '../support/stream-client.js';
@@ -54,19 +55,20 @@ class Raw {
 
   /** The first whole answer on the connection (its body sized by Content-Length), within `timeoutMs`. */
   async answer(timeoutMs = CUT_WITHIN_MS): Promise<RawAnswer> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const parsed = parseAnswer(this.data);
-      if (parsed) return parsed;
-      if (performance.now() > deadline || this.socket.destroyed) throw new Error(`no whole answer; got ${JSON.stringify(this.data.slice(0, 300))}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    return eventually(
+      () => {
+        const parsed = parseAnswer(this.data);
+        if (parsed) return parsed;
+        const got = `no whole answer; got ${JSON.stringify(this.data.slice(0, 300))}`;
+        throw this.socket.destroyed ? new StopWaiting(got) : new Error(got);
+      },
+      { what: 'an answer on the connection', timeoutMs, intervalMs: 20 },
+    );
   }
 
   /** How long after opening the server closed the connection; fails past `timeoutMs`. */
   async closedWithin(timeoutMs: number): Promise<number> {
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still open after ${timeoutMs} ms`)), timeoutMs).unref());
-    return Promise.race([this.closed, timeout]);
+    return within(this.closed, timeoutMs, 'the server closing the connection');
   }
 
   close(): void {
@@ -203,9 +205,7 @@ describe('HTTP hardening (e2e)', function () {
     it('100 Continue for Expect: 100-continue with a body within the limit, then the answer', async () => {
       const raw = await Raw.open(rt.port);
       raw.send(`POST ${invokePath} HTTP/1.1\r\nHost: rt\r\nContent-Type: application/octet-stream\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n`);
-      for (const deadline = performance.now() + CUT_WITHIN_MS; !raw.data.includes('\r\n\r\n'); await new Promise((r) => setTimeout(r, 20))) {
-        if (performance.now() > deadline) throw new Error(`no 100 Continue; got ${JSON.stringify(raw.data)}`);
-      }
+      await eventually(() => expect(raw.data, 'no 100 Continue').to.include('\r\n\r\n'), { what: 'an interim answer', timeoutMs: CUT_WITHIN_MS, intervalMs: 20 });
       expect(raw.data).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
       raw.data = '';
       raw.send('abc');
@@ -315,17 +315,20 @@ describe('connection cap (e2e)', function () {
   before(async () => {
     rt = await RtProcess.start({ workers: 1, env: { RT__HTTP__MAX_CONNECTIONS: String(MAX_CONNECTIONS) } });
     // Not rt.ready(): fetch would keep its connection open, and it would count.
-    for (let ready = false; !ready; await new Promise((r) => setTimeout(r, 100))) {
-      if (rt.child.exitCode !== null) throw new Error(`rt exited:\n${rt.output}`);
-      ready = await new Promise<boolean>((resolve) => {
-        const req = request({ port: rt.port, host: '127.0.0.1', path: '/api/ready', agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode === 200));
+    await eventually(
+      () => {
+        if (rt.child.exitCode !== null) throw new StopWaiting('rt exited');
+        return new Promise<boolean>((resolve) => {
+          const req = request({ port: rt.port, host: '127.0.0.1', path: '/api/ready', agent: false }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode === 200));
+          });
+          req.on('error', () => resolve(false));
+          req.end();
         });
-        req.on('error', () => resolve(false));
-        req.end();
-      });
-    }
+      },
+      { what: 'rt to become ready', timeoutMs: 240_000, intervalMs: 100, context: () => rt.output },
+    );
   });
 
   after(async () => {
@@ -353,24 +356,25 @@ describe('connection cap (e2e)', function () {
 
     // One held connection goes: a new one is served again.
     held.shift()!.close();
-    let status = 0;
-    for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-      const raw = (await open()).send(health);
-      status = (await raw.answer()).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
-      else held.push(raw);
-    }
-    expect(status, 'a connection once one was closed').to.equal(200);
+    await eventually(
+      async () => {
+        const raw = (await open()).send(health);
+        expect((await raw.answer()).status, 'a connection once one was closed').to.equal(200);
+        held.push(raw);
+      },
+      { what: 'a new connection to be served', timeoutMs: 10_000 },
+    );
     for (const raw of held) raw.close();
   });
 
   it('closes new connections unanswered past twice the cap (refusals take sockets too)', async () => {
-    // Wait until the server has let go of the previous test's connections: one more is served.
-    await new Promise((r) => setTimeout(r, 200));
+    // The server must have let go of the previous test's connections; only
+    // opening one more would show how many it holds, and that one would count.
+    await letTimePass(200, "the server lets go of the previous test's connections");
     const idle: Raw[] = [];
     for (let i = 0; i < 3 * MAX_CONNECTIONS; i++) idle.push(await open());
     // The first 2 × cap are accepted and held; the rest are closed at once, before any byte.
-    const closedAt = await Promise.all(idle.map((raw) => Promise.race([raw.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1_000))])));
+    const closedAt = await Promise.all(idle.map((raw) => raw.closedWithin(1_000).catch(() => undefined)));
     const dropped = closedAt.filter((t) => t !== undefined).length;
     expect(dropped).to.equal(MAX_CONNECTIONS);
     expect(idle.every((raw) => raw.data === '')).to.equal(true);

@@ -5,6 +5,7 @@
 import { readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { letTimePass } from '../support/eventually.js';
 import { ENDLESS_START, examplesRepository, GRANTEE, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
@@ -78,7 +79,7 @@ describe('isolation and limits (e2e)', function () {
         const res = await invoke(rt, 'example/calculator/invoke/add', { a: 1, b: 2 });
         during.push(performance.now() - t);
         expect(res.body).to.deep.equal({ result: 3 });
-        await sleep(10); // paced: this measures latency beside the runaway, not throughput
+        await letTimePass(10, 'paced: this measures latency beside the runaway, not throughput');
       }
       const res = await runaway;
       const elapsed = performance.now() - started;
@@ -304,8 +305,4 @@ async function latencies(fn: () => Promise<unknown>, n: number): Promise<number[
 function p99(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -6,6 +6,7 @@
 
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
+import { letTimePass } from '../support/eventually.js';
 import { NESTED, repository } from '../support/fixtures.js';
 import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
 import { DROPS } from '../support/streaming-fixtures.js';
@@ -29,7 +30,7 @@ async function largestDuring<T>(work: Promise<T>, sample: () => Promise<number>,
   const sampling = (async () => {
     while (!done) {
       largest = Math.max(largest, await sample());
-      await new Promise((r) => setTimeout(r, everyMs));
+      await letTimePass(everyMs, 'the pace of the samples');
     }
   })();
   try {
@@ -144,7 +145,7 @@ describe('limits: the JS heap of instance threads (e2e)', function () {
     const small: Promise<JsonResponse>[] = [];
     for (let i = 0; i < 20; i++) {
       small.push(post(rt, 'pooled/invoke/ok', ''));
-      await new Promise((r) => setTimeout(r, 25));
+      await letTimePass(25, 'the small calls are spread over the big one');
     }
     const lost = await big;
     expect(lost.status, lost.text.slice(0, 300)).to.equal(500);

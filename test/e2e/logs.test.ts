@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { eventually, StopWaiting } from '../support/eventually.js';
 import { repository, SLOW } from '../support/fixtures.js';
 import { freePort, isolatedEnv, RT_BIN, RtProcess, tempDir } from '../support/rt-process.js';
 
@@ -64,8 +65,14 @@ describe('logs (e2e)', function () {
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise((resolve) => child.once('exit', resolve));
       try {
-        const deadline = Date.now() + 60_000;
-        while (!output.includes('ready:') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+        await eventually(
+          () => {
+            if (output.includes('ready:')) return true;
+            if (child.exitCode !== null) throw new StopWaiting(`rt exited (${child.exitCode})`);
+            return false;
+          },
+          { what: 'rt to print that it is ready', timeoutMs: 60_000, intervalMs: 100, context: () => output },
+        );
       } finally {
         child.kill('SIGTERM');
         await exited;

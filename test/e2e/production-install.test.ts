@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { buildExamples } from '../../examples/index.js';
 import { argsOf, envOf, execForm, onlyArgs, parseDockerfile, type Stage } from '../support/dockerfile.js';
+import { eventually, StopWaiting } from '../support/eventually.js';
 import { call, freePort, tempDir, TEST_CACHE_DIR } from '../support/rt-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -63,13 +64,14 @@ async function snapshot(dir: string): Promise<string[]> {
 }
 
 async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && child.exitCode === null) {
-    const res = await fetch(`${url}/api/ready`).catch(() => undefined);
-    if (res?.status === 200) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the installed rt did not become ready; output:\n${output()}`);
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new StopWaiting(`it exited (${child.exitCode})`);
+      const res = await fetch(`${url}/api/ready`).catch(() => undefined);
+      return res?.status === 200;
+    },
+    { what: 'the installed rt to become ready', timeoutMs, intervalMs: 200, context: () => `output:\n${output()}` },
+  );
 }
 
 describe('production install: the Dockerfile runtime stage, outside Docker (e2e)', function () {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { expect } from 'chai';
 import { buildComponent } from '../../examples/builder.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
@@ -55,7 +56,7 @@ describe('reload under load (e2e)', function () {
     while (Date.now() < deadline) {
       await nextVersion();
       reloads++;
-      await new Promise((r) => setTimeout(r, 300));
+      await letTimePass(300, 'the load meets each version for a while before the next reload');
     }
     const result = await load;
     console.log(`      ${result.requests.total} requests, ${reloads} reloads, p99 ${result.latency.p99} ms`);
@@ -74,15 +75,23 @@ describe('reload under load (e2e)', function () {
     for (let i = 0; i < 10; i++) await nextVersion();
     const before = await sample();
     for (let i = 0; i < 40; i++) await nextVersion();
-    // Replaced instances end once drained, asynchronously: give them a moment.
-    await new Promise((r) => setTimeout(r, 1000));
-    const after = await sample();
-    console.log(`      worker RSS MiB ${before.map((s) => s.rssMiB).join('/')} → ${after.map((s) => s.rssMiB).join('/')}, threads ${before.map((s) => s.threads).join('/')} → ${after.map((s) => s.threads).join('/')}`);
-    for (const [i, s] of after.entries()) {
-      // Each instance is a thread: 40 versions left behind would be 40 more.
-      expect(s.threads, 'threads').to.be.at.most(before[i].threads + 2);
-      // A leaked instance costs ~10 MiB (its thread's heap); 40 of them could not hide in this margin.
-      expect(s.rssMiB, 'RSS').to.be.below(before[i].rssMiB + 100);
+    // Replaced instances end once drained, asynchronously.
+    let after = before;
+    try {
+      await eventually(
+        async () => {
+          after = await sample();
+          for (const [i, s] of after.entries()) {
+            // Each instance is a thread: 40 versions left behind would be 40 more.
+            expect(s.threads, 'threads').to.be.at.most(before[i].threads + 2);
+            // A leaked instance costs ~10 MiB (its thread's heap); 40 of them could not hide in this margin.
+            expect(s.rssMiB, 'RSS').to.be.below(before[i].rssMiB + 100);
+          }
+        },
+        { what: 'the replaced instances to end', timeoutMs: 10_000, intervalMs: 250 },
+      );
+    } finally {
+      console.log(`      worker RSS MiB ${before.map((s) => s.rssMiB).join('/')} → ${after.map((s) => s.rssMiB).join('/')}, threads ${before.map((s) => s.threads).join('/')} → ${after.map((s) => s.threads).join('/')}`);
     }
     expect(rt.workerPids()).to.deep.equal(workers);
   });

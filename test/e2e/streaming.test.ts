@@ -6,6 +6,7 @@
 // has let go of it.
 
 import { expect } from 'chai';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream, sseEvents, type StreamedAnswer } from '../support/stream-client.js';
@@ -119,12 +120,12 @@ describe('streaming methods (e2e)', function () {
   describe('a client that goes away', () => {
     it('ends the stream: next is called no more', async () => {
       const answer = await stream('count', { n: 1000, 'delay-ms': 20 });
-      while (answer.pieces.length < 3) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => answer.pieces.length >= 3, { what: 'three items', timeoutMs: 10_000, intervalMs: 10 });
       answer.close();
       // The instance is free again only once the stream let go of it: stats would wait for 20 s otherwise.
       const after = await stats();
       expect(after.nexts).to.be.within(3, 6);
-      await new Promise((r) => setTimeout(r, 300));
+      await letTimePass(300, 'a next made after the drop (one every 20 ms) would have shown in the count');
       expect((await stats()).nexts, 'no next after the drop').to.equal(after.nexts);
       expect(await rt.logged((l) => l.msg === 'request' && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed')).to.equal(true);
     });
@@ -132,7 +133,7 @@ describe('streaming methods (e2e)', function () {
     it('drops the resource: its destructor runs', async () => {
       const before = await dropped();
       const answer = await stream('start', { n: 1000, 'delay-ms': 20 }, {}, 'drops');
-      while (answer.pieces.length < 2) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => answer.pieces.length >= 2, { what: 'two items', timeoutMs: 10_000, intervalMs: 10 });
       answer.close();
       expect(await dropped()).to.equal(before + 1);
       expect(await live()).to.equal(0);
@@ -145,7 +146,7 @@ describe('streaming methods (e2e)', function () {
       const answer = await openStream(url('streams', 'bytes'), { total: 512 * 1024 * 1024, chunk: 65_536 }, {}, { paused: true });
       let peak = 0;
       for (let i = 0; i < 15; i++) {
-        await new Promise((r) => setTimeout(r, 200));
+        await letTimePass(200, 'the reader takes nothing for 3 s, its worker sampled every 200 ms');
         peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
       }
       answer.close();

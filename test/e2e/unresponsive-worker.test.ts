@@ -5,6 +5,7 @@
 
 import { request } from 'node:http';
 import { expect } from 'chai';
+import { always, eventually, StopWaiting } from '../support/eventually.js';
 import { repository, SLOW } from '../support/fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 
@@ -60,19 +61,22 @@ describe('a worker that does not answer (e2e)', function () {
     expect(elapsed).to.be.within(HEARTBEAT_TIMEOUT_S * 1000 - 500, HEARTBEAT_TIMEOUT_S * 1000 + 5_000);
     expect(await rt.logged((l) => typeof l.msg === 'string' && l.msg.includes('sent no heartbeat') && l.msg.includes('replacing it'))).to.equal(true);
 
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (rt.workerPids().includes(stopped) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 200));
-    expect(rt.workerPids()).to.have.length(2).and.not.include(stopped);
+    await eventually(() => expect(rt.workerPids()).to.have.length(2).and.not.include(stopped), { what: 'the stopped worker to be replaced', timeoutMs: 30_000, intervalMs: 200 });
     // Once the replacement has loaded (until then it answers "not ready"),
     // every worker refuses calls to the quiesced service.
     let inARow = 0;
-    while (inARow < 12 && Date.now() < deadline) {
-      const res = await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1}');
-      expect(res.status).to.equal(503);
-      if (res.body.error === 'service quiesced') inARow++;
-      else if (res.body.error === 'not ready') inARow = 0;
-      else expect.fail(`unexpected answer ${JSON.stringify(res.body)}`);
-    }
-    expect(inARow).to.equal(12);
+    await eventually(
+      async () => {
+        const res = await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1}').catch((e: unknown) => {
+          throw new StopWaiting(e);
+        });
+        always(() => expect(res.status).to.equal(503));
+        if (res.body.error === 'service quiesced') inARow++;
+        else if (res.body.error === 'not ready') inARow = 0;
+        else always(() => expect.fail(`unexpected answer ${JSON.stringify(res.body)}`));
+        return inARow === 12;
+      },
+      { what: '12 refusals in a row for the quiesced service', timeoutMs: 30_000, intervalMs: 0 },
+    );
   });
 });

@@ -6,7 +6,8 @@
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { repository, RUNAWAY, SLOW } from '../support/fixtures.js';
-import { isRunning } from '../support/processes.js';
+import { eventually } from '../support/eventually.js';
+import { cpuSeconds, isRunning } from '../support/processes.js';
 import { RtProcess } from '../support/rt-process.js';
 
 interface Answer {
@@ -52,7 +53,11 @@ describe('worker faults (e2e)', function () {
     const load = (async () => {
       while (loading) unrelated.push(await fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', '{"n": 1000}'));
     })();
-    await new Promise((r) => setTimeout(r, 300));
+    // Under way once each worker runs a call that never ends (its first, cut
+    // short inline, moves the service to its thread, where the others queue)
+    // and the load is being answered.
+    const movedIn = () => new Set(rt!.logLines().filter((l) => l.service === 'acme.runaway' && l.msg === 'service moved to instance threads').map((l) => l.worker));
+    await eventually(() => movedIn().size === 2 && unrelated.length > 0, { what: 'both workers to run a call that never ends, and the load to be answered', timeoutMs: 20_000 });
     const quiesce = await fresh(rt, 'PUT', '/api/services/acme/runaway/quiesce');
     loading = false;
     await load;
@@ -87,9 +92,7 @@ describe('worker faults (e2e)', function () {
     }
     // runtime.heartbeat_timeout_seconds (default 5 s), checked every 0.5 s.
     expect(performance.now() - stoppedAt).to.be.within(4_500, 12_000);
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (rt.workerPids().includes(stopped) || rt.workerPids().length !== 2)) await new Promise((r) => setTimeout(r, 100));
-    expect(rt.workerPids()).to.have.length(2).and.include(other).and.not.include(stopped);
+    await eventually(() => expect(rt!.workerPids()).to.have.length(2).and.include(other).and.not.include(stopped), { what: 'the stopped worker to be replaced', timeoutMs: 30_000, intervalMs: 100 });
   });
 
   it('a primary that dies lets its workers finish the calls in flight, then they exit', async () => {
@@ -109,18 +112,18 @@ describe('worker faults (e2e)', function () {
       }
       n = Math.min(0xffff_ffff, n * 4);
     }
+    const idle = await cpuSeconds(worker);
     const started = performance.now();
     const call = fresh(rt, 'POST', '/api/services/acme/slow/invoke/spin', JSON.stringify({ n }));
-    // Well into the call (about 2.5 s): it is running on the worker when the primary goes.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Into the call (about 2.5 s): it is running on the worker when the primary
+    // goes. Its spinning is the worker's CPU time: a quarter of a second of it.
+    await eventually(async () => (await cpuSeconds(worker)) - idle >= 0.25, { what: 'the call to be running on the worker', timeoutMs: 10_000 });
     process.kill(rt.child.pid!, 'SIGKILL');
     try {
       expect(await call).to.deep.equal({ status: 200, body: { result: n } });
       expect(performance.now() - started).to.be.greaterThan(1_000);
       // Then it goes on its own, without a primary to tell it to.
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && isRunning(worker)) await new Promise((r) => setTimeout(r, 100));
-      expect(isRunning(worker)).to.equal(false);
+      await eventually(() => expect(isRunning(worker)).to.equal(false), { what: 'the worker to exit', timeoutMs: 20_000, intervalMs: 100 });
     } finally {
       if (isRunning(worker)) process.kill(worker, 'SIGKILL');
     }
