@@ -4,13 +4,14 @@
 // contract promises no loss, both must be 0; the script exits 1 otherwise.
 // Not part of `npm test`: it takes about two minutes and loads the machine.
 
-import { cp, readdir, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { cp, readdir, rename, rm, truncate } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { brotliBomb } from '../support/brotli-bomb.js';
 import { repository, RUNAWAY, SLOW, type RepoEntry } from '../support/fixtures.js';
-import { isRunning } from '../support/processes.js';
+import { eventually, letTimePass } from '../support/eventually.js';
+import { cpuSeconds, isRunning } from '../support/processes.js';
 import { RtProcess, tempDir } from '../support/rt-process.js';
 import { LOOPING_START, NESTED } from './components.js';
 
@@ -61,7 +62,9 @@ const scenarios: Scenario[] = [
     env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: '3' },
     async inject(rt) {
       const queued = Array.from({ length: 40 }, () => request(rt, 'POST', '/api/services/acme/runaway/invoke/forever'));
-      await new Promise((r) => setTimeout(r, 300));
+      // Under way once each worker runs one (its first, cut short inline, moves the service to its thread, where the others queue).
+      const movedIn = () => new Set(rt.logLines().filter((l) => l.service === 'acme.runaway' && l.msg === 'service moved to instance threads').map((l) => l.worker));
+      await eventually(() => movedIn().size === 2, { what: 'both workers to run a call that never ends', timeoutMs: 20_000 }).catch(() => {}); // the answers tell
       const quiesce = await request(rt, 'PUT', '/api/services/acme/runaway/quiesce');
       const answers = await Promise.all(queued);
       // The queued calls end at their deadline (504), and any that arrived after the quiesce are refused (503): answers, not losses.
@@ -148,10 +151,10 @@ const scenarios: Scenario[] = [
         Array.from({ length: 8 }, () => rawRequest(rt, '/api/services/acme/slow/invoke/spin', bomb, { 'content-type': 'application/json', 'content-encoding': 'br' })),
       );
       // Once the load is over, the workers have nothing to do: unless they still inflate the bombs they refused.
-      await new Promise((r) => setTimeout(r, LOAD_SECONDS * 1000));
-      const before = await cpuSeconds(workers);
-      await new Promise((r) => setTimeout(r, 2_000));
-      const busy = (await cpuSeconds(workers)) - before;
+      await letTimePass(LOAD_SECONDS * 1000, 'the load ends');
+      const before = await cpuSeconds(...workers);
+      await letTimePass(2_000, "the workers' CPU is measured over 2 s of nothing to do");
+      const busy = (await cpuSeconds(...workers)) - before;
       const refused = bombs.filter((status) => status === 413).length;
       return { note: `${bomb.length} bytes each: ${refused}×413; worker CPU ${busy.toFixed(2)} s in 2 s idle after`, failed: bombs.length - refused + (busy > 0.5 ? 1 : 0) };
     },
@@ -185,17 +188,6 @@ async function rssMiB(pid: number): Promise<number> {
   return (await RtProcess.status(pid)).rssMiB;
 }
 
-/** CPU seconds (user + system) the processes have used so far (Linux /proc/<pid>/stat, in clock ticks of 1/100 s). */
-async function cpuSeconds(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / 100;
-}
-
 async function files(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
@@ -227,7 +219,7 @@ async function run(s: Scenario): Promise<Outcome> {
   try {
     await rt.ready();
     const load = autocannon({ url: `${rt.url}${LOAD_PATH}`, method: 'POST', connections: CONNECTIONS, duration: LOAD_SECONDS, headers: { 'content-type': 'application/json' }, body: LOAD_BODY });
-    await new Promise((r) => setTimeout(r, 1_000));
+    await letTimePass(1_000, 'the fault comes one second into the load');
     const injected = await s.inject(rt, { repo, cache });
     const result = await load;
     const failed = result.non2xx + result.errors + result.timeouts + injected.failed;
@@ -248,11 +240,10 @@ async function primaryDeath(): Promise<Outcome> {
     await rt.ready();
     const workers = rt.workerPids();
     const calls = Array.from({ length: 20 }, () => request(rt, 'POST', LOAD_PATH, JSON.stringify({ n: 100_000_000 })));
-    await new Promise((r) => setTimeout(r, 300));
+    await letTimePass(300, 'the calls reach the workers: nothing shows them there');
     process.kill(rt.child.pid!, 'SIGKILL');
     const answers = await Promise.all(calls);
-    const deadline = Date.now() + 40_000;
-    while (Date.now() < deadline && workers.some(isRunning)) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => !workers.some(isRunning), { what: 'the workers to exit', timeoutMs: 40_000, intervalMs: 100 }).catch(() => {}); // counted below
     const lingering = workers.filter(isRunning);
     for (const pid of lingering) process.kill(pid, 'SIGKILL');
     return {
