@@ -13,6 +13,25 @@ const GUEST_GLOBALS = Object.fromEntries(['console', 'TextEncoder', 'TextDecoder
 /** Node's globals the scripts use, besides the guest's. */
 const NODE_GLOBALS = { ...GUEST_GLOBALS, ...Object.fromEntries(['process', 'Buffer', 'AbortSignal', 'AbortController', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly'])) };
 
+/**
+ * Waits made of timers, which tests do not make: a promise a timer settles
+ * (`await new Promise((r) => setTimeout(r, ms))`, a sleep() built of one),
+ * node:timers/promises (`await setTimeout(ms)`, `scheduler.wait`), an awaited
+ * sleep(), delay(), wait() or pause(). A test waits for the state itself
+ * with eventually(), or, where time must pass on purpose, says why with
+ * letTimePass(ms, why): test/support/eventually.ts, the one file in test/
+ * that makes them. A timer that acts later (a client's next bytes, a release)
+ * is no wait. test/unit/test-conventions.test.ts shows what is caught.
+ */
+const TIMER = '/^set(Timeout|Interval)$/';
+const TIMED_WAIT = 'A wait made of a timer: wait for the state itself with eventually(), or let time pass on purpose with letTimePass(ms, why) (test/support/eventually.ts).';
+export const TIMED_WAITS = [
+  `NewExpression[callee.name='Promise'] :matches(CallExpression[callee.name=${TIMER}], CallExpression[callee.property.name=${TIMER}])`,
+  `:matches(ImportDeclaration, ImportExpression)[source.value=/^(node:)?timers\\/promises$/]`,
+  `CallExpression[callee.name='promisify'][arguments.0.name=${TIMER}]`,
+  `AwaitExpression > CallExpression[callee.name=/^(sleep|delay|wait|pause|setTimeout)$/]`,
+].map((selector) => ({ selector, message: TIMED_WAIT }));
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'examples/build/'] },
   js.configs.recommended,
@@ -44,6 +63,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
     },
+  },
+  {
+    // Tests wait for states, not for time (TIMED_WAITS).
+    files: ['test/**/*.ts'],
+    // test/unit/execution.test.ts is being rewritten elsewhere: its waits are to go with that, and this line with them.
+    ignores: ['test/support/eventually.ts', 'test/unit/execution.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...TIMED_WAITS] },
   },
   {
     // Plain JavaScript: no TypeScript project to take types from.
