@@ -7,8 +7,9 @@
 import { expect } from 'chai';
 import { buildComponent, type JsSource, type WatSource } from '../../examples/builder.js';
 import { CodecError, functionCodec } from '../../lib/wit/codec.js';
-import type { PrimitiveName, WitFunction, WitType } from '../../lib/wit/types.js';
+import type { WitFunction, WitType } from '../../lib/wit/types.js';
 import { loadWithJco, type JcoComponent, type JcoExports } from '../support/jco-instance.js';
+import { enumOf, flags, func, list, named, option, originIn, prim, record, result, tuple, variant } from '../support/wit-types.js';
 
 const MANY_FLAGS = Array.from({ length: 32 }, (_, i) => `flag${i + 1}`);
 
@@ -153,93 +154,35 @@ ${SCALAR_TYPES.map(([t, core]) => `  (func (export "test:echo/api@0.1.0#echo-${t
 
 // --- the WIT types, by hand (as the component reader will produce them) -------
 
-const IFACE = 'test:echo/api@0.1.0';
-const p = (name: PrimitiveName): WitType => ({ kind: 'primitive', name });
-const list = (element: WitType): WitType => ({ kind: 'list', element });
-const option = (inner: WitType): WitType => ({ kind: 'option', inner });
-const result = (ok: WitType | null, err: WitType | null): WitType => ({ kind: 'result', ok, err });
-const tuple = (...elements: WitType[]): WitType => ({ kind: 'tuple', elements });
-const origin = (name: string) => ({ interface: IFACE, name });
+const origin = originIn('test:echo/api@0.1.0');
 
-const person: WitType = {
-  kind: 'record',
-  origin: origin('person'),
-  fields: [
-    { name: 'name', type: p('string') },
-    { name: 'age', type: p('u8') },
-    { name: 'first-name', type: p('string') },
-    { name: 'tags', type: list(p('string')) },
-  ],
-};
-const tricky: WitType = {
-  kind: 'record',
-  origin: origin('tricky'),
-  fields: [
-    { name: 'type', type: p('u8') },
-    { name: 'class', type: p('string') },
-    { name: 'list', type: p('bool') },
-    { name: 'get-HTTP-status', type: p('u16') },
-    { name: 'a1-b2', type: p('u8') },
-  ],
-};
-const blob: WitType = {
-  kind: 'record',
-  origin: origin('blob'),
-  fields: [
-    { name: 'data', type: list(p('u8')) },
-    { name: 'nums', type: list(p('u16')) },
-    { name: 'big', type: list(p('s64')) },
-  ],
-};
-const profile: WitType = {
-  kind: 'record',
-  origin: origin('profile'),
-  fields: [
-    { name: 'nick', type: option(p('string')) },
-    { name: 'scores', type: list(p('f32')) },
-    { name: 'when', type: option(p('u64')) },
-  ],
-};
-const color: WitType = { kind: 'enum', origin: origin('color'), cases: ['red', 'green', 'light-blue'] };
-const perms: WitType = { kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] };
-const trickyFlags: WitType = { kind: 'flags', origin: origin('tricky-flags'), flags: ['type', 'get-HTTP', 'x1'] };
-const many: WitType = { kind: 'flags', origin: origin('many'), flags: MANY_FLAGS };
-const shape: WitType = {
-  kind: 'variant',
-  origin: origin('shape'),
-  cases: [
-    { name: 'circle', type: p('f64') },
-    { name: 'rect', type: tuple(p('f64'), p('f64')) },
-    { name: 'empty', type: null },
-    { name: 'named-point', type: person },
-  ],
-};
-const maybe: WitType = {
-  kind: 'variant',
-  origin: origin('maybe'),
-  cases: [
-    { name: 'some-val', type: option(p('u32')) },
-    { name: 'nothing', type: null },
-    { name: 'nested', type: option(option(p('u8'))) },
-  ],
-};
-const id: WitType = { kind: 'primitive', name: 'u32', origin: origin('id') };
-const outcome: WitType = { kind: 'result', ok: p('string'), err: p('string'), origin: origin('outcome') };
+const person = named(origin('person'), record({ name: prim('string'), age: prim('u8'), 'first-name': prim('string'), tags: list(prim('string')) }));
+const tricky = named(origin('tricky'), record({ type: prim('u8'), class: prim('string'), list: prim('bool'), 'get-HTTP-status': prim('u16'), 'a1-b2': prim('u8') }));
+const blob = named(origin('blob'), record({ data: list(prim('u8')), nums: list(prim('u16')), big: list(prim('s64')) }));
+const profile = named(origin('profile'), record({ nick: option(prim('string')), scores: list(prim('f32')), when: option(prim('u64')) }));
+const color = named(origin('color'), enumOf('red', 'green', 'light-blue'));
+const perms = named(origin('perms'), flags('read', 'write', 'exec-all'));
+const trickyFlags = named(origin('tricky-flags'), flags('type', 'get-HTTP', 'x1'));
+const many = named(origin('many'), flags(...MANY_FLAGS));
+const shape = named(origin('shape'), variant({ circle: prim('f64'), rect: tuple(prim('f64'), prim('f64')), empty: null, 'named-point': person }));
+const maybe = named(origin('maybe'), variant({ 'some-val': option(prim('u32')), nothing: null, nested: option(option(prim('u8'))) }));
+const id = named(origin('id'), prim('u32'));
+const outcome = named(origin('outcome'), result(prim('string'), prim('string')));
 
 /** `echo-x: func(x: T) -> T` */
-const echo = (name: string, param: string, type: WitType): WitFunction => ({ name, params: [{ name: param, type }], result: type });
+const echo = (name: string, param: string, type: WitType): WitFunction => func(name, { [param]: type }, type);
 
 const FUNCTIONS: Record<string, WitFunction> = Object.fromEntries(
   [
-    echo('echo-bool', 'x', p('bool')),
-    ...(['u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64', 'f32', 'f64', 'char', 'string'] as const).map((t) => echo(`echo-${t}`, 'x', p(t))),
-    echo('echo-bytes', 'b', list(p('u8'))),
+    echo('echo-bool', 'x', prim('bool')),
+    ...(['u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64', 'f32', 'f64', 'char', 'string'] as const).map((t) => echo(`echo-${t}`, 'x', prim(t))),
+    echo('echo-bytes', 'b', list(prim('u8'))),
     ...(['s8', 'u16', 's16', 'u32', 's32', 'u64', 's64', 'f32', 'f64', 'bool', 'char', 'string'] as const).map((t) =>
-      echo(`echo-list-${t}`, 'x', list(p(t))),
+      echo(`echo-list-${t}`, 'x', list(prim(t))),
     ),
-    echo('echo-list-list', 'x', list(list(p('u8')))),
+    echo('echo-list-list', 'x', list(list(prim('u8')))),
     echo('echo-ids', 'x', list(id)),
-    echo('echo-tuple', 'x', tuple(p('u32'), p('string'), p('bool'))),
+    echo('echo-tuple', 'x', tuple(prim('u32'), prim('string'), prim('bool'))),
     echo('echo-record', 'p', person),
     echo('echo-tricky', 't', tricky),
     echo('echo-blob', 'b', blob),
@@ -250,31 +193,23 @@ const FUNCTIONS: Record<string, WitFunction> = Object.fromEntries(
     echo('echo-many', 'f', many),
     echo('echo-variant', 's', shape),
     echo('echo-maybe', 'm', maybe),
-    echo('echo-opt', 'x', option(p('u32'))),
-    echo('echo-opt-opt', 'x', option(option(p('u32')))),
-    echo('echo-opt3', 'x', option(option(option(p('string'))))),
-    echo('echo-opt-bytes', 'x', option(list(p('u8')))),
-    echo('echo-result', 'r', result(p('string'), p('u32'))),
-    echo('echo-nested-result', 'r', list(result(p('string'), p('u32')))),
-    echo('echo-result-unit', 'r', option(result(null, p('string')))),
+    echo('echo-opt', 'x', option(prim('u32'))),
+    echo('echo-opt-opt', 'x', option(option(prim('u32')))),
+    echo('echo-opt3', 'x', option(option(option(prim('string'))))),
+    echo('echo-opt-bytes', 'x', option(list(prim('u8')))),
+    echo('echo-result', 'r', result(prim('string'), prim('u32'))),
+    echo('echo-nested-result', 'r', list(result(prim('string'), prim('u32')))),
+    echo('echo-result-unit', 'r', option(result(null, prim('string')))),
     echo('echo-result-bare', 'r', list(result(null, null))),
-    echo('echo-result-opt', 'r', option(result(option(p('u64')), list(p('u8'))))),
-    { name: 'fail-if', params: [{ name: 's', type: p('string') }], result: result(p('string'), p('string')) },
-    { name: 'aliased', params: [{ name: 's', type: p('string') }], result: outcome },
-    { name: 'unit-err', params: [{ name: 'fail', type: p('bool') }], result: result(p('u32'), null) },
-    { name: 'check', params: [{ name: 'ok', type: p('bool') }], result: result(null, p('string')) },
-    { name: 'validate', params: [{ name: 'p', type: person }], result: result(person, list(p('string'))) },
-    {
-      name: 'mix',
-      params: [
-        { name: 'a', type: p('u8') },
-        { name: 'b', type: p('string') },
-        { name: 'c', type: list(p('u16')) },
-      ],
-      result: tuple(p('u8'), p('string'), list(p('u16'))),
-    },
-    { name: 'nothing', params: [], result: null },
-    { name: 'add', params: [{ name: 'a', type: p('u32') }, { name: 'b', type: p('u32') }], result: p('u32') },
+    echo('echo-result-opt', 'r', option(result(option(prim('u64')), list(prim('u8'))))),
+    func('fail-if', { s: prim('string') }, result(prim('string'), prim('string'))),
+    func('aliased', { s: prim('string') }, outcome),
+    func('unit-err', { fail: prim('bool') }, result(prim('u32'), null)),
+    func('check', { ok: prim('bool') }, result(null, prim('string'))),
+    func('validate', { p: person }, result(person, list(prim('string')))),
+    func('mix', { a: prim('u8'), b: prim('string'), c: list(prim('u16')) }, tuple(prim('u8'), prim('string'), list(prim('u16')))),
+    func('nothing', {}, null),
+    func('add', { a: prim('u32'), b: prim('u32') }, prim('u32')),
   ].map((f) => [f.name, f]),
 );
 

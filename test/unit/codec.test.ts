@@ -5,47 +5,22 @@
 import { expect } from 'chai';
 import { CodecError, functionCodec, typeCodec } from '../../lib/wit/codec.js';
 import { printType } from '../../lib/wit/print.js';
-import type { PrimitiveName, WitFunction, WitType } from '../../lib/wit/types.js';
+import type { WitFunction, WitType } from '../../lib/wit/types.js';
+import { borrow, enumOf, fixedList, flags, func, future, list, named, option, originIn, own, prim, record, result, stream, tuple, variant } from '../support/wit-types.js';
 
-const p = (name: PrimitiveName): WitType => ({ kind: 'primitive', name });
-const list = (element: WitType): WitType => ({ kind: 'list', element });
-const fixed = (element: WitType, length: number): WitType => ({ kind: 'fixed-list', element, length });
-const option = (inner: WitType): WitType => ({ kind: 'option', inner });
-const result = (ok: WitType | null, err: WitType | null): WitType => ({ kind: 'result', ok, err });
-const tuple = (...elements: WitType[]): WitType => ({ kind: 'tuple', elements });
-const origin = (name: string) => ({ interface: 'acme:demo/types@1.0.0', name });
-const record = (name: string, fields: [string, WitType][]): WitType => ({
-  kind: 'record',
-  origin: origin(name),
-  fields: fields.map(([n, type]) => ({ name: n, type })),
-});
+const origin = originIn('acme:demo/types@1.0.0');
 
-const u8 = p('u8');
-const u32 = p('u32');
-const u64 = p('u64');
-const s64 = p('s64');
-const str = p('string');
+const u8 = prim('u8');
+const u32 = prim('u32');
+const u64 = prim('u64');
+const s64 = prim('s64');
+const str = prim('string');
 
-const person = record('person', [
-  ['name', str],
-  ['age', u8],
-]);
-const contact = record('contact', [
-  ['first-name', str],
-  ['phone-numbers', list(str)],
-  ['is-HTTP-ok', p('bool')],
-]);
-const color: WitType = { kind: 'enum', origin: origin('color'), cases: ['red', 'green', 'blue'] };
-const perms: WitType = { kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] };
-const shape: WitType = {
-  kind: 'variant',
-  origin: origin('shape'),
-  cases: [
-    { name: 'circle', type: p('f64') },
-    { name: 'rect', type: tuple(p('f64'), p('f64')) },
-    { name: 'empty', type: null },
-  ],
-};
+const person = named(origin('person'), record({ name: str, age: u8 }));
+const contact = named(origin('contact'), record({ 'first-name': str, 'phone-numbers': list(str), 'is-HTTP-ok': prim('bool') }));
+const color = named(origin('color'), enumOf('red', 'green', 'blue'));
+const perms = named(origin('perms'), flags('read', 'write', 'exec-all'));
+const shape = named(origin('shape'), variant({ circle: prim('f64'), rect: tuple(prim('f64'), prim('f64')), empty: null }));
 
 const roundTrip = (type: WitType, json: unknown) => typeCodec(type).encode(typeCodec(type).decode(json, 'x'));
 
@@ -54,18 +29,18 @@ type Row = [string, WitType, unknown, unknown, unknown?];
 
 const ROWS: Row[] = [
   // bool
-  ['bool true', p('bool'), true, true],
-  ['bool false', p('bool'), false, false],
+  ['bool true', prim('bool'), true, true],
+  ['bool false', prim('bool'), false, false],
   // small integers: bounds
   ['u8 0', u8, 0, 0],
   ['u8 255', u8, 255, 255],
-  ['s8 -128', p('s8'), -128, -128],
-  ['s8 127', p('s8'), 127, 127],
-  ['u16 65535', p('u16'), 65535, 65535],
-  ['s16 -32768', p('s16'), -32768, -32768],
+  ['s8 -128', prim('s8'), -128, -128],
+  ['s8 127', prim('s8'), 127, 127],
+  ['u16 65535', prim('u16'), 65535, 65535],
+  ['s16 -32768', prim('s16'), -32768, -32768],
   ['u32 max', u32, 4294967295, 4294967295],
-  ['s32 min', p('s32'), -2147483648, -2147483648],
-  ['s32 max', p('s32'), 2147483647, 2147483647],
+  ['s32 min', prim('s32'), -2147483648, -2147483648],
+  ['s32 max', prim('s32'), 2147483647, 2147483647],
   // 64-bit: numbers while exact, decimal strings beyond
   ['u64 0', u64, 0, 0n],
   ['u64 safe max', u64, 9007199254740991, 9007199254740991n],
@@ -77,20 +52,20 @@ const ROWS: Row[] = [
   ['s64 safe min', s64, -9007199254740991, -9007199254740991n],
   ['s64 -1', s64, -1, -1n],
   // floats
-  ['f64', p('f64'), 0.1, 0.1],
-  ['f64 integer', p('f64'), 3, 3],
-  ['f64 max', p('f64'), 1.7976931348623157e308, 1.7976931348623157e308],
-  ['f64 "NaN"', p('f64'), 'NaN', NaN],
-  ['f64 "Infinity"', p('f64'), 'Infinity', Infinity],
-  ['f64 "-Infinity"', p('f64'), '-Infinity', -Infinity],
-  ['f32', p('f32'), 1.5, 1.5],
-  ['f32 "NaN"', p('f32'), 'NaN', NaN],
-  ['f32 "Infinity"', p('f32'), 'Infinity', Infinity],
-  ['f32 "-Infinity"', p('f32'), '-Infinity', -Infinity],
+  ['f64', prim('f64'), 0.1, 0.1],
+  ['f64 integer', prim('f64'), 3, 3],
+  ['f64 max', prim('f64'), 1.7976931348623157e308, 1.7976931348623157e308],
+  ['f64 "NaN"', prim('f64'), 'NaN', NaN],
+  ['f64 "Infinity"', prim('f64'), 'Infinity', Infinity],
+  ['f64 "-Infinity"', prim('f64'), '-Infinity', -Infinity],
+  ['f32', prim('f32'), 1.5, 1.5],
+  ['f32 "NaN"', prim('f32'), 'NaN', NaN],
+  ['f32 "Infinity"', prim('f32'), 'Infinity', Infinity],
+  ['f32 "-Infinity"', prim('f32'), '-Infinity', -Infinity],
   // char and string
-  ['char ASCII', p('char'), 'a', 'a'],
-  ['char outside the BMP', p('char'), '😀', '😀'],
-  ['char NUL', p('char'), '\u0000', '\u0000'],
+  ['char ASCII', prim('char'), 'a', 'a'],
+  ['char outside the BMP', prim('char'), '😀', '😀'],
+  ['char NUL', prim('char'), '\u0000', '\u0000'],
   ['string empty', str, '', ''],
   ['string with a surrogate pair', str, 'a😀b', 'a😀b'],
   // list<u8>
@@ -103,26 +78,26 @@ const ROWS: Row[] = [
   // numeric lists are typed arrays in jco
   ['list<u32>', list(u32), [0, 4294967295], new Uint32Array([0, 4294967295])],
   ['list<u32> empty', list(u32), [], new Uint32Array()],
-  ['list<s8>', list(p('s8')), [-128, 127], new Int8Array([-128, 127])],
-  ['list<u16>', list(p('u16')), [65535], new Uint16Array([65535])],
-  ['list<s16>', list(p('s16')), [-32768], new Int16Array([-32768])],
-  ['list<s32>', list(p('s32')), [-1], new Int32Array([-1])],
+  ['list<s8>', list(prim('s8')), [-128, 127], new Int8Array([-128, 127])],
+  ['list<u16>', list(prim('u16')), [65535], new Uint16Array([65535])],
+  ['list<s16>', list(prim('s16')), [-32768], new Int16Array([-32768])],
+  ['list<s32>', list(prim('s32')), [-1], new Int32Array([-1])],
   ['list<u64>', list(u64), ['18446744073709551615', 1], new BigUint64Array([18446744073709551615n, 1n])],
   ['list<s64>', list(s64), ['-9223372036854775808', -1], new BigInt64Array([-9223372036854775808n, -1n])],
-  ['list<f32>', list(p('f32')), [1.5, 'NaN', '-Infinity'], new Float32Array([1.5, NaN, -Infinity])],
-  ['list<f64>', list(p('f64')), [0.1, 'Infinity'], new Float64Array([0.1, Infinity])],
-  ['list<id> (an alias of u32)', list({ kind: 'primitive', name: 'u32', origin: origin('id') }), [7], new Uint32Array([7])],
+  ['list<f32>', list(prim('f32')), [1.5, 'NaN', '-Infinity'], new Float32Array([1.5, NaN, -Infinity])],
+  ['list<f64>', list(prim('f64')), [0.1, 'Infinity'], new Float64Array([0.1, Infinity])],
+  ['list<id> (an alias of u32)', list(named(origin('id'), prim('u32'))), [7], new Uint32Array([7])],
   // other lists are arrays
   ['list<string>', list(str), ['a', ''], ['a', '']],
   ['list<string> empty', list(str), [], []],
-  ['list<bool>', list(p('bool')), [true, false], [true, false]],
-  ['list<char>', list(p('char')), ['a', '😀'], ['a', '😀']],
+  ['list<bool>', list(prim('bool')), [true, false], [true, false]],
+  ['list<char>', list(prim('char')), ['a', '😀'], ['a', '😀']],
   ['list<list<u8>>', list(list(u8)), ['AQ==', ''], [new Uint8Array([1]), new Uint8Array()]],
   ['list<person>', list(person), [{ name: 'a', age: 1 }], [{ name: 'a', age: 1 }]],
   // fixed-length lists and tuples
-  ['list<u8, 2>', fixed(u8, 2), [1, 2], [1, 2]],
-  ['list<u64, 2>', fixed(u64, 2), ['18446744073709551615', 0], [18446744073709551615n, 0n]],
-  ['tuple<u32, string, bool>', tuple(u32, str, p('bool')), [1, 'x', true], [1, 'x', true]],
+  ['list<u8, 2>', fixedList(u8, 2), [1, 2], [1, 2]],
+  ['list<u64, 2>', fixedList(u64, 2), ['18446744073709551615', 0], [18446744073709551615n, 0n]],
+  ['tuple<u32, string, bool>', tuple(u32, str, prim('bool')), [1, 'x', true], [1, 'x', true]],
   ['tuple<u64, list<u8>>', tuple(u64, list(u8)), ['18446744073709551615', 'AQ=='], [18446744073709551615n, new Uint8Array([1])]],
   // records: kebab-case in JSON, camelCase in jco
   ['record person', person, { name: 'Ada', age: 36 }, { name: 'Ada', age: 36 }],
@@ -132,8 +107,8 @@ const ROWS: Row[] = [
     { 'first-name': 'Ada', 'phone-numbers': [], 'is-HTTP-ok': true },
     { firstName: 'Ada', phoneNumbers: [], isHttpOk: true },
   ],
-  ['record with an option field', record('r', [['nick', option(str)]]), { nick: null }, { nick: null }],
-  ['empty record', record('nothing', []), {}, {}],
+  ['record with an option field', named(origin('r'), record({ nick: option(str) })), { nick: null }, { nick: null }],
+  ['empty record', named(origin('nothing'), record({})), {}, {}],
   // options
   ['option<u32> none', option(u32), null, null],
   ['option<u32> some', option(u32), 0, 0],
@@ -163,7 +138,7 @@ const ROWS: Row[] = [
   ['variant case without payload, "val": null', shape, { tag: 'empty', val: null }, { tag: 'empty' }, { tag: 'empty' }],
   [
     'variant with a u64 payload',
-    { kind: 'variant', cases: [{ name: 'big', type: u64 }] },
+    variant({ big: u64 }),
     { tag: 'big', val: '18446744073709551615' },
     { tag: 'big', val: 18446744073709551615n },
   ],
@@ -179,13 +154,13 @@ const ENCODE_ONLY: [string, WitType, unknown, unknown][] = [
   ['u64 beyond 2^53 → string', u64, 9007199254740993n, '9007199254740993'],
   ['u64 within 2^53 → number', u64, 9007199254740991n, 9007199254740991],
   ['s64 below -(2^53-1) → string', s64, -9007199254740992n, '-9007199254740992'],
-  ['f32 0.1 as jco returns it → 0.1', p('f32'), Math.fround(0.1), 0.1],
-  ['f32 max → shortest', p('f32'), Math.fround(3.4028234663852886e38), 3.4028235e38],
-  ['f32 smallest subnormal', p('f32'), Math.fround(1e-45), 1e-45],
-  ['f32 2^24', p('f32'), 16777216, 16777216],
-  ['f32 NaN', p('f32'), NaN, 'NaN'],
-  ['f64 -Infinity', p('f64'), -Infinity, '-Infinity'],
-  ['list<f64> non-finite', list(p('f64')), new Float64Array([NaN, Infinity, 1]), ['NaN', 'Infinity', 1]],
+  ['f32 0.1 as jco returns it → 0.1', prim('f32'), Math.fround(0.1), 0.1],
+  ['f32 max → shortest', prim('f32'), Math.fround(3.4028234663852886e38), 3.4028235e38],
+  ['f32 smallest subnormal', prim('f32'), Math.fround(1e-45), 1e-45],
+  ['f32 2^24', prim('f32'), 16777216, 16777216],
+  ['f32 NaN', prim('f32'), NaN, 'NaN'],
+  ['f64 -Infinity', prim('f64'), -Infinity, '-Infinity'],
+  ['list<f64> non-finite', list(prim('f64')), new Float64Array([NaN, Infinity, 1]), ['NaN', 'Infinity', 1]],
   ['option<u32> undefined → null', option(u32), undefined, null],
   ['option<option<u32>> some(undefined)', option(option(u32)), { tag: 'some', val: undefined }, { some: null }],
   ['option<option<option<string>>> undefined', option(option(option(str))), undefined, null],
@@ -199,20 +174,20 @@ const ENCODE_ONLY: [string, WitType, unknown, unknown][] = [
 type ErrorRow = [WitType, unknown, string, string?];
 
 const ERRORS: ErrorRow[] = [
-  [p('bool'), 'true', 'x: expected bool, got "true"'],
-  [p('bool'), 0, 'x: expected bool, got 0'],
+  [prim('bool'), 'true', 'x: expected bool, got "true"'],
+  [prim('bool'), 0, 'x: expected bool, got 0'],
   [u8, 256, 'x: expected u8 (0..255), got 256'],
   [u8, -1, 'x: expected u8 (0..255), got -1'],
   [u8, 1.5, 'x: expected u8 (0..255), got 1.5'],
   [u8, '1', 'x: expected u8 (0..255), got "1"'],
   [u8, null, 'x: expected u8 (0..255), got null'],
-  [p('s8'), -129, 'x: expected s8 (-128..127), got -129'],
-  [p('s8'), 128, 'x: expected s8 (-128..127), got 128'],
-  [p('u16'), 65536, 'x: expected u16 (0..65535), got 65536'],
-  [p('s16'), -32769, 'x: expected s16 (-32768..32767), got -32769'],
+  [prim('s8'), -129, 'x: expected s8 (-128..127), got -129'],
+  [prim('s8'), 128, 'x: expected s8 (-128..127), got 128'],
+  [prim('u16'), 65536, 'x: expected u16 (0..65535), got 65536'],
+  [prim('s16'), -32769, 'x: expected s16 (-32768..32767), got -32769'],
   [u32, 4294967296, 'x: expected u32 (0..4294967295), got 4294967296'],
   [u32, -1, 'x: expected u32 (0..4294967295), got -1'],
-  [p('s32'), 2147483648, 'x: expected s32 (-2147483648..2147483647), got 2147483648'],
+  [prim('s32'), 2147483648, 'x: expected s32 (-2147483648..2147483647), got 2147483648'],
   [
     u64,
     2 ** 53,
@@ -233,15 +208,15 @@ const ERRORS: ErrorRow[] = [
   [u64, '', 'x: expected u64 (0..18446744073709551615), got ""'],
   [u64, ' 1', 'x: expected u64 (0..18446744073709551615), got " 1"'],
   [u64, '0x10', 'x: expected u64 (0..18446744073709551615), got "0x10"'],
-  [p('f64'), 'nan', 'x: expected f64, got "nan" (a number, or "NaN", "Infinity", "-Infinity")'],
-  [p('f64'), null, 'x: expected f64, got null'],
-  [p('f32'), 1e39, 'x: expected f32, got 1e+39 (beyond the range of f32)'],
-  [p('char'), 'ab', 'x: expected char (one Unicode scalar value), got "ab"'],
-  [p('char'), '', 'x: expected char (one Unicode scalar value), got ""'],
-  [p('char'), '\ud800', 'x: expected char (one Unicode scalar value), got "\\ud800"'],
-  [p('char'), '\udc00\ud800', 'x: expected char (one Unicode scalar value), got "\\udc00\\ud800"'],
-  [p('char'), '😀a', 'x: expected char (one Unicode scalar value), got "😀a"'],
-  [p('char'), 97, 'x: expected char (one Unicode scalar value), got 97'],
+  [prim('f64'), 'nan', 'x: expected f64, got "nan" (a number, or "NaN", "Infinity", "-Infinity")'],
+  [prim('f64'), null, 'x: expected f64, got null'],
+  [prim('f32'), 1e39, 'x: expected f32, got 1e+39 (beyond the range of f32)'],
+  [prim('char'), 'ab', 'x: expected char (one Unicode scalar value), got "ab"'],
+  [prim('char'), '', 'x: expected char (one Unicode scalar value), got ""'],
+  [prim('char'), '\ud800', 'x: expected char (one Unicode scalar value), got "\\ud800"'],
+  [prim('char'), '\udc00\ud800', 'x: expected char (one Unicode scalar value), got "\\udc00\\ud800"'],
+  [prim('char'), '😀a', 'x: expected char (one Unicode scalar value), got "😀a"'],
+  [prim('char'), 97, 'x: expected char (one Unicode scalar value), got 97'],
   [str, 5, 'x: expected string, got 5'],
   [str, 'a\udc00', 'x: expected string, got "a\\udc00" (contains a lone surrogate, which is not a Unicode scalar value)'],
   [list(str), ['a', 'b', 5], 'tags[2]: expected string, got 5', 'tags'],
@@ -255,9 +230,9 @@ const ERRORS: ErrorRow[] = [
   [list(u8), 5, 'x: expected list<u8>, got 5 (base64 text or an array of numbers 0..255)'],
   [list(u32), [0, -1], 'x[1]: expected u32 (0..4294967295), got -1'],
   [list(u64), [2 ** 53], 'x[0]: expected u64 (0..18446744073709551615), got 9007199254740992 (a number beyond ±(2^53−1) is not exact in JSON: send it as a decimal string)'],
-  [list(p('f32')), [1, 'x'], 'x[1]: expected f32, got "x" (a number, or "NaN", "Infinity", "-Infinity")'],
+  [list(prim('f32')), [1, 'x'], 'x[1]: expected f32, got "x" (a number, or "NaN", "Infinity", "-Infinity")'],
   [list(list(u32)), [[1], [2, 3.5]], 'x[1][1]: expected u32 (0..4294967295), got 3.5'],
-  [fixed(u8, 2), [1], 'x: expected list<u8, 2>, got [1] (1 item instead of 2)'],
+  [fixedList(u8, 2), [1], 'x: expected list<u8, 2>, got [1] (1 item instead of 2)'],
   [tuple(u32, str), [1], 'x: expected tuple<u32, string>, got [1] (1 item instead of 2)'],
   [tuple(u32, str), [1, 'a', true], 'x: expected tuple<u32, string>, got [1,"a",true] (3 items instead of 2)'],
   [tuple(u32, str), [1, 2], 'x[1]: expected string, got 2'],
@@ -271,7 +246,7 @@ const ERRORS: ErrorRow[] = [
   [person, null, 'p: expected record person, got null', 'p'],
   [contact, { first_name: 'a' }, 'x: unknown field "first_name" in record contact (fields: first-name, phone-numbers, is-HTTP-ok)'],
   [contact, { firstName: 'a' }, 'x: unknown field "firstName" in record contact (fields: first-name, phone-numbers, is-HTTP-ok)'],
-  [record('r', [['a', u8]]), { a: 1, ['__proto__']: 1 }, 'x: unknown field "__proto__" in record r (fields: a)'],
+  [named(origin('r'), record({ a: u8 })), { a: 1, ['__proto__']: 1 }, 'x: unknown field "__proto__" in record r (fields: a)'],
   [option(u32), 'x', 'x: expected u32 (0..4294967295), got "x"'],
   [option(option(u32)), 7, 'x: expected option<option<u32>>, got 7 (null or {"some": ...})'],
   [option(option(u32)), { some: 'x' }, 'x.some: expected u32 (0..4294967295), got "x"'],
@@ -343,15 +318,15 @@ describe('WIT ⇄ JSON codec', () => {
     });
 
     it('names deep paths: a.b[3].c', () => {
-      const inner = record('inner', [['c', u64]]);
-      const outer = record('outer', [['b', list(inner)]]);
+      const inner = named(origin('inner'), record({ c: u64 }));
+      const outer = named(origin('outer'), record({ b: list(inner) }));
       expect(() => typeCodec(outer).decode({ b: [{ c: 1 }, { c: '2' }, { c: 3 }, { c: 'x' }] }, 'a'))
         .to.throw(CodecError)
         .with.property('path', 'a.b[3].c');
     });
 
     it('names paths through options, results and variants', () => {
-      const t = list(option(option(result(record('r', [['v', shape]]), str))));
+      const t = list(option(option(result(named(origin('r'), record({ v: shape })), str))));
       expect(() => typeCodec(t).decode([null, { some: { ok: { v: { tag: 'rect', val: [1, 'y'] } } } }], 'x'))
         .to.throw(CodecError)
         .with.property('path', 'x[1].some.ok.v.val[1]');
@@ -383,7 +358,7 @@ describe('WIT ⇄ JSON codec', () => {
     });
 
     it('a field that Object.prototype also has is read only from the JSON itself', () => {
-      const t = record('r', [['constructor', u8]]);
+      const t = named(origin('r'), record({ constructor: u8 }));
       expect(typeCodec(t).decode({ constructor: 1 }, 'x')).to.deep.equal({ constructor: 1 });
       expect(() => typeCodec(t).decode({}, 'x'))
         .to.throw(CodecError)
@@ -413,9 +388,9 @@ describe('WIT ⇄ JSON codec', () => {
       expect(typeCodec(list(str)).decode(strings, 'x')).to.equal(strings);
       const ada = { name: 'Ada', age: 36 };
       expect(typeCodec(person).decode(ada, 'x')).to.equal(ada);
-      const named: WitType = { kind: 'variant', cases: [{ name: 'id', type: u32 }, { name: 'name', type: str }, { name: 'anonymous', type: null }] };
+      const identity = variant({ id: u32, name: str, anonymous: null });
       const id = { tag: 'id', val: 7 };
-      expect(typeCodec(named).decode(id, 'x')).to.equal(id);
+      expect(typeCodec(identity).decode(id, 'x')).to.equal(id);
       expect(typeCodec(color).decode('red', 'x')).to.equal('red');
       const people = [ada];
       expect(typeCodec(list(person)).decode(people, 'x')).to.equal(people);
@@ -443,19 +418,19 @@ describe('WIT ⇄ JSON codec', () => {
 
   describe('types JSON cannot carry', () => {
     const cases: [string, WitType, RegExp][] = [
-      ['own', { kind: 'own', resource: 'blob' }, /blob: a resource handle cannot be carried in JSON/],
-      ['borrow', { kind: 'borrow', resource: 'blob' }, /borrow<blob>: a resource handle/],
-      ['stream', { kind: 'stream', element: u8 }, /stream<u8>: a stream cannot be carried in JSON/],
-      ['future', { kind: 'future', element: null }, /future: a future cannot be carried in JSON/],
-      ['error-context', p('error-context'), /error-context/],
-      ['a resource deep inside', list(record('holder', [['h', { kind: 'own', resource: 'blob' }]])), /blob: a resource handle/],
+      ['own', own('blob'), /blob: a resource handle cannot be carried in JSON/],
+      ['borrow', borrow('blob'), /borrow<blob>: a resource handle/],
+      ['stream', stream(u8), /stream<u8>: a stream cannot be carried in JSON/],
+      ['future', future(null), /future: a future cannot be carried in JSON/],
+      ['error-context', prim('error-context'), /error-context/],
+      ['a resource deep inside', list(named(origin('holder'), record({ h: own('blob') }))), /blob: a resource handle/],
     ];
     for (const [what, type, message] of cases) {
       it(what, () => {
         expect(() => typeCodec(type)).to.throw(Error, message);
         expect(() => typeCodec(type)).to.not.throw(CodecError);
-        expect(() => functionCodec({ name: 'f', params: [{ name: 'x', type }], result: null })).to.throw(Error, message);
-        expect(() => functionCodec({ name: 'f', params: [], result: type })).to.throw(Error, message);
+        expect(() => functionCodec(func('f', { x: type }, null))).to.throw(Error, message);
+        expect(() => functionCodec(func('f', {}, type))).to.throw(Error, message);
       });
     }
   });
@@ -464,30 +439,23 @@ describe('WIT ⇄ JSON codec', () => {
     const names: [WitType, string][] = [
       [u8, 'u8'],
       [list(u8), 'list<u8>'],
-      [fixed(u32, 4), 'list<u32, 4>'],
+      [fixedList(u32, 4), 'list<u32, 4>'],
       [option(person), 'option<person>'],
       [result(null, str), 'result<_, string>'],
       [result(u32, null), 'result<u32>'],
       [result(null, null), 'result'],
       [tuple(u8, str), 'tuple<u8, string>'],
-      [{ kind: 'primitive', name: 'u32', origin: origin('id') }, 'id'],
-      [{ kind: 'borrow', resource: 'blob' }, 'borrow<blob>'],
-      [{ kind: 'stream', element: u8 }, 'stream<u8>'],
-      [{ kind: 'enum', cases: ['a', 'b'] }, 'enum { a, b }'],
+      [named(origin('id'), prim('u32')), 'id'],
+      [borrow('blob'), 'borrow<blob>'],
+      [stream(u8), 'stream<u8>'],
+      [enumOf('a', 'b'), 'enum { a, b }'],
     ];
     for (const [type, name] of names) it(name, () => expect(printType(type)).to.equal(name));
   });
 
   describe('functionCodec', () => {
-    const add: WitFunction = {
-      name: 'add',
-      params: [
-        { name: 'a', type: u32 },
-        { name: 'b', type: u32 },
-      ],
-      result: u32,
-    };
-    const nothing: WitFunction = { name: 'nothing', params: [], result: null };
+    const add = func('add', { a: u32, b: u32 }, u32);
+    const nothing = func('nothing', {}, null);
 
     it('takes an object keyed by parameter names, or an array in order', () => {
       const codec = functionCodec(add);
@@ -497,7 +465,7 @@ describe('WIT ⇄ JSON codec', () => {
     });
 
     it('converts each argument', () => {
-      const codec = functionCodec({ name: 'f', params: [{ name: 'n', type: u64 }, { name: 'p', type: contact }], result: null });
+      const codec = functionCodec(func('f', { n: u64, p: contact }, null));
       expect(codec.decodeArgs({ n: '18446744073709551615', p: { 'first-name': 'a', 'phone-numbers': ['1'], 'is-HTTP-ok': true } })).to.deep.equal([
         18446744073709551615n,
         { firstName: 'a', phoneNumbers: ['1'], isHttpOk: true },
@@ -540,28 +508,28 @@ describe('WIT ⇄ JSON codec', () => {
     });
 
     it('encodes the result', () => {
-      expect(functionCodec({ name: 'f', params: [], result: u64 }).encodeResult(2n ** 64n - 1n)).to.equal('18446744073709551615');
-      expect(functionCodec({ name: 'f', params: [], result: option(str) }).encodeResult(undefined)).to.equal(null);
-      expect(functionCodec({ name: 'f', params: [], result: list(u8) }).encodeResult(new Uint8Array([1, 2]))).to.equal('AQI=');
+      expect(functionCodec(func('f', {}, u64)).encodeResult(2n ** 64n - 1n)).to.equal('18446744073709551615');
+      expect(functionCodec(func('f', {}, option(str))).encodeResult(undefined)).to.equal(null);
+      expect(functionCodec(func('f', {}, list(u8))).encodeResult(new Uint8Array([1, 2]))).to.equal('AQI=');
     });
 
     it('a top-level result<T, E>: T from the return value, E from the ComponentError payload', () => {
-      const codec = functionCodec({ name: 'f', params: [], result: result(u64, list(str)) });
+      const codec = functionCodec(func('f', {}, result(u64, list(str))));
       expect(codec.encodeResult(2n ** 60n)).to.equal('1152921504606846976');
       expect(codec.encodeError(['a', 'b'])).to.deep.equal(['a', 'b']);
     });
 
     it('result<_, E> and result<T>: null for the missing side', () => {
-      const unitOk = functionCodec({ name: 'f', params: [], result: result(null, str) });
+      const unitOk = functionCodec(func('f', {}, result(null, str)));
       expect(unitOk.encodeResult(undefined)).to.equal(null);
       expect(unitOk.encodeError('bad')).to.equal('bad');
-      const unitErr = functionCodec({ name: 'f', params: [], result: result(person, null) });
+      const unitErr = functionCodec(func('f', {}, result(person, null)));
       expect(unitErr.encodeResult({ name: 'a', age: 1 })).to.deep.equal({ name: 'a', age: 1 });
       expect(unitErr.encodeError(undefined)).to.equal(null);
     });
 
     it('a result nested in the top-level type is not thrown', () => {
-      const codec = functionCodec({ name: 'f', params: [], result: option(result(str, str)) });
+      const codec = functionCodec(func('f', {}, option(result(str, str))));
       expect(codec.encodeResult({ tag: 'err', val: 'e' })).to.deep.equal({ err: 'e' });
     });
   });
