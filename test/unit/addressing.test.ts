@@ -3,8 +3,9 @@ import { AddressError, serviceAddress, serviceMethods } from '../../lib/primary/
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
+import { own, prim } from '../support/wit-types.js';
 
-const u32 = { kind: 'primitive', name: 'u32' } as const;
+const u32 = prim('u32');
 const fn = (name: string, params: Param[] = [{ name: 'a', type: u32 }]): WitFunction => ({ name, params, result: u32 });
 
 function iface(name: string, functions: WitFunction[]): WitInterface {
@@ -77,7 +78,7 @@ describe('addressing', () => {
     });
 
     it('marks resource functions and functions taking handles as not invocable, with a reason', () => {
-      const handle = { kind: 'own', resource: 'blob' } as const;
+      const handle = own('blob');
       const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
       const [method, open] = serviceMethods(c);
       expect(method).to.include({ invocable: false });

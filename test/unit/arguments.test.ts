@@ -6,16 +6,12 @@
 import { expect } from 'chai';
 import { functionCodec } from '../../lib/wit/codec.js';
 import { decodeJson } from '../../lib/wit/decode-json.js';
-import type { WitFunction } from '../../lib/wit/types.js';
 import { alone, callArguments, MAIN_THREAD_JSON_BYTES } from '../../lib/worker/execution/arguments.js';
 import type { Failure } from '../../lib/worker/execution/invocation.js';
 import { failureError } from '../../lib/worker/http/failures.js';
+import { func, list, prim } from '../support/wit-types.js';
 
-const lists: WitFunction = {
-  name: 'lists',
-  params: [{ name: 'x', type: { kind: 'list', element: { kind: 'list', element: { kind: 'primitive', name: 'u32' } } } }],
-  result: null,
-};
+const lists = func('lists', { x: list(list(prim('u32'))) }, null);
 const codec = functionCodec(lists);
 const bytes = (text: string) => new TextEncoder().encode(text);
 const where = { service: 'acme.nested', method: 'lists' };
@@ -39,9 +35,9 @@ describe('call arguments', () => {
   });
 
   it('takes no body as no arguments, and raw bytes as the only list<u8> argument', () => {
-    const none = functionCodec({ name: 'n', params: [], result: null });
+    const none = functionCodec(func('n', {}, null));
     expect(callArguments(none, { kind: 'none' })).to.deep.equal({ kind: 'arguments', args: [] });
-    const raw = functionCodec({ name: 'r', params: [{ name: 'data', type: { kind: 'list', element: { kind: 'primitive', name: 'u8' } } }], result: null });
+    const raw = functionCodec(func('r', { data: list(prim('u8')) }, null));
     const decoded = callArguments(raw, { kind: 'bytes', bytes: bytes('abc') });
     if (decoded.kind !== 'arguments') expect.fail(`decoded as ${decoded.kind}`);
     expect([...(decoded.args[0] as Uint8Array)]).to.deep.equal([97, 98, 99]);

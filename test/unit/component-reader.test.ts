@@ -10,14 +10,13 @@ import { ComponentFormatError, readComponentInterface } from '../../lib/wit/comp
 import { printComponentWit } from '../../lib/wit/print.js';
 import { resourceFunctionName, type ComponentInterface, type WitInterface, type WitType } from '../../lib/wit/types.js';
 import { examples } from '../../examples/index.js';
+import { borrow, enumOf, flags, func, list, named, option, originIn, own, prim, record, result, tuple } from '../support/wit-types.js';
 
 /** A component for `world` whose core module wasm-tools makes up: the reader only looks at types. */
 async function fromWit(wit: string, world: string): Promise<Uint8Array> {
   const embedded = await componentEmbed({ dummy: true, witSource: wit, world });
   return componentNew(embedded, []);
 }
-
-const p = (name: string) => ({ kind: 'primitive', name });
 
 const TYPES_WIT = `package acme:shapes@2.1.0;
 
@@ -68,23 +67,16 @@ describe('component type reader', () => {
     it('lists the exported interfaces with their package, and world-level functions', () => {
       expect(shapes.interfaces.map((i) => i.name)).to.deep.equal(['acme:shapes/types@2.1.0', 'acme:shapes/api@2.1.0']);
       expect(api.package).to.deep.equal({ namespace: 'acme', name: 'shapes', version: '2.1.0' });
-      expect(shapes.functions).to.deep.equal([{ name: 'version', params: [], result: p('string') }]);
+      expect(shapes.functions).to.deep.equal([func('version', {}, prim('string'))]);
     });
 
     it('decodes the type definitions of an interface, in order, with their names and origins', () => {
       expect(types.types.map((t) => t.name)).to.deep.equal(['id', 'point', 'color', 'perms', 'shape', 'canvas']);
-      const origin = (name: string) => ({ interface: 'acme:shapes/types@2.1.0', name });
-      expect(types.types[0].type).to.deep.equal({ kind: 'primitive', name: 'u64', origin: origin('id') });
-      expect(types.types[1].type).to.deep.equal({
-        kind: 'record',
-        origin: origin('point'),
-        fields: [
-          { name: 'x-coord', type: p('f64') },
-          { name: 'y-coord', type: p('f64') },
-        ],
-      });
-      expect(types.types[2].type).to.deep.equal({ kind: 'enum', origin: origin('color'), cases: ['red', 'light-blue'] });
-      expect(types.types[3].type).to.deep.equal({ kind: 'flags', origin: origin('perms'), flags: ['read', 'write', 'exec-all'] });
+      const origin = originIn('acme:shapes/types@2.1.0');
+      expect(types.types[0].type).to.deep.equal(named(origin('id'), prim('u64')));
+      expect(types.types[1].type).to.deep.equal(named(origin('point'), record({ 'x-coord': prim('f64'), 'y-coord': prim('f64') })));
+      expect(types.types[2].type).to.deep.equal(named(origin('color'), enumOf('red', 'light-blue')));
+      expect(types.types[3].type).to.deep.equal(named(origin('perms'), flags('read', 'write', 'exec-all')));
       const shape = types.types[4].type as Extract<WitType, { kind: 'variant' }>;
       expect(shape.kind).to.equal('variant');
       expect(shape.cases.map((c) => c.name)).to.deep.equal(['circle', 'square', 'none']);
@@ -97,10 +89,10 @@ describe('component type reader', () => {
       const names = types.functions.map((f) => f.name);
       expect(names).to.deep.equal(['[constructor]canvas', '[method]canvas.draw', '[static]canvas.open']);
       const [ctor, draw, open] = types.functions;
-      expect(ctor.result).to.deep.equal({ kind: 'own', resource: 'canvas' });
-      expect(draw.params[0]).to.deep.equal({ name: 'self', type: { kind: 'borrow', resource: 'canvas' } });
-      expect(draw.result).to.deep.equal({ kind: 'result', ok: null, err: p('string') });
-      expect(open.result).to.deep.equal({ kind: 'option', inner: { kind: 'own', resource: 'canvas' } });
+      expect(ctor.result).to.deep.equal(own('canvas'));
+      expect(draw.params[0]).to.deep.equal({ name: 'self', type: borrow('canvas') });
+      expect(draw.result).to.deep.equal(result(null, prim('string')));
+      expect(open.result).to.deep.equal(option(own('canvas')));
     });
 
     it('gives types used from another interface the origin of the interface that defines them', () => {
@@ -115,13 +107,8 @@ describe('component type reader', () => {
 
     it('decodes structural types at any depth, with parameter names', () => {
       const nested = api.functions.find((f) => f.name === 'nested')!;
-      expect(nested.params).to.deep.equal([
-        {
-          name: 'x',
-          type: { kind: 'option', inner: { kind: 'option', inner: { kind: 'list', element: { kind: 'tuple', elements: [p('u8'), p('s8'), p('char')] } } } },
-        },
-      ]);
-      expect(nested.result).to.deep.equal({ kind: 'result', ok: { kind: 'list', element: p('u8') }, err: { kind: 'tuple', elements: [p('s16'), p('u16')] } });
+      expect(nested.params).to.deep.equal([{ name: 'x', type: option(option(list(tuple(prim('u8'), prim('s8'), prim('char'))))) }]);
+      expect(nested.result).to.deep.equal(result(list(prim('u8')), tuple(prim('s16'), prim('u16'))));
       const numbers = api.functions.find((f) => f.name === 'numbers')!;
       expect(numbers.params.map((x) => [x.name, (x.type as { name: string }).name])).to.deep.equal([
         ['a', 'u32'],
@@ -136,9 +123,9 @@ describe('component type reader', () => {
     it('lists imports with the functions and types an instance import needs', () => {
       const log = shapes.imports.find((i) => i.name === 'acme:shapes/log@2.1.0')!;
       expect(log.kind).to.equal('instance');
-      expect(log.functions).to.deep.equal([{ name: 'write', params: [{ name: 'msg', type: p('string') }], result: null }]);
+      expect(log.functions).to.deep.equal([func('write', { msg: prim('string') }, null)]);
       const now = shapes.imports.find((i) => i.name === 'now')!;
-      expect(now).to.deep.include({ kind: 'function', function: { name: 'now', params: [], result: p('u64') } });
+      expect(now).to.deep.include({ kind: 'function', function: func('now', {}, prim('u64')) });
     });
 
     it('prints back as WIT that names every type', () => {
@@ -160,7 +147,7 @@ describe('component type reader', () => {
         world w { import wasi:cli/stdout@0.2.3; export hello: func() -> string; }`;
       const c = readComponentInterface(await fromWit(wit, 'w'));
       const stdout = c.imports.find((i) => i.name === 'wasi:cli/stdout@0.2.3')!;
-      expect(stdout.functions).to.deep.equal([{ name: 'get-stdout', params: [], result: { kind: 'own', resource: 'output-stream' } }]);
+      expect(stdout.functions).to.deep.equal([func('get-stdout', {}, own('output-stream'))]);
       const streams = c.imports.find((i) => i.name === 'wasi:io/streams@0.2.3')!;
       expect(streams.types!.map((t) => t.name)).to.include('output-stream');
     });
@@ -173,14 +160,7 @@ describe('component type reader', () => {
       const c = readComponentInterface(await buildComponent(source, (m) => process.stderr.write(`      ${m}\n`), 'greeter'));
       const greeter = c.interfaces.find((i) => i.name === 'example:greeter/greeter@1.0.0')!;
       expect(greeter.functions.map((f) => f.name)).to.deep.equal(['init', 'greet', 'greet-person']);
-      expect(greeter.functions[2].params[0].type).to.deep.equal({
-        kind: 'record',
-        origin: { interface: 'example:greeter/greeter@1.0.0', name: 'person' },
-        fields: [
-          { name: 'name', type: p('string') },
-          { name: 'age', type: p('u8') },
-        ],
-      });
+      expect(greeter.functions[2].params[0].type).to.deep.equal(named({ interface: 'example:greeter/greeter@1.0.0', name: 'person' }, record({ name: prim('string'), age: prim('u8') })));
     });
 
     it('reads a component written by hand in the component text format', async () => {
@@ -203,8 +183,8 @@ describe('component type reader', () => {
       expect(c.imports).to.have.length(1);
       expect(c.imports[0]).to.deep.include({ name: 'acme:host/log@0.1.0', kind: 'instance' });
       expect(c.imports[0].types).to.deep.equal([{ name: 'level', type: { kind: 'resource' } }]);
-      expect(c.functions).to.deep.equal([{ name: 'double', params: [{ name: 'n', type: p('u32') }], result: p('u32') }]);
-      expect(c.types).to.deep.equal([{ name: 'count', type: { kind: 'record', origin: { interface: '', name: 'count' }, fields: [{ name: 'n', type: p('u32') }] } }]);
+      expect(c.functions).to.deep.equal([func('double', { n: prim('u32') }, prim('u32'))]);
+      expect(c.types).to.deep.equal([{ name: 'count', type: named({ interface: '', name: 'count' }, record({ n: prim('u32') })) }]);
     });
   });
 

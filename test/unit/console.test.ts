@@ -7,6 +7,7 @@ import { formSchema, parameterCount } from '../../console/src/form-schema.js';
 import { parsePrometheus, serviceRates, servicePoll } from '../../console/src/prometheus.js';
 import { requestSchema } from '../../lib/wit/json-schema.js';
 import type { WitFunction, WitType } from '../../lib/wit/types.js';
+import { func, list, option, prim, result, tuple, variant } from '../support/wit-types.js';
 
 const METRICS = `# HELP rt_http_requests_total HTTP requests answered
 # TYPE rt_http_requests_total counter
@@ -77,11 +78,10 @@ describe('console', () => {
   });
 
   describe('formSchema', () => {
-    const prim = (name: string) => ({ kind: 'primitive', name }) as WitType;
-    const fn = (params: [string, WitType][]): WitFunction => ({ name: 'f', params: params.map(([name, type]) => ({ name, type })), result: null });
+    const fn = (params: [string, WitType][]): WitFunction => func('f', Object.fromEntries(params), null);
 
     it('is the object keyed by parameter name, with tuples as items arrays', () => {
-      const schema = formSchema(requestSchema(fn([['pair', { kind: 'tuple', elements: [prim('u8'), prim('string')] }]])));
+      const schema = formSchema(requestSchema(fn([['pair', tuple(prim('u8'), prim('string'))]])));
       expect(schema).to.deep.include({ title: 'arguments', type: 'object', required: ['pair'] });
       const pair = (schema.properties as Record<string, Record<string, unknown>>).pair;
       expect(pair).to.not.have.property('prefixItems');
@@ -90,16 +90,15 @@ describe('console', () => {
     });
 
     it('offers the first of several encodings of one value, and cases for options, results and variants', () => {
-      const variant = { kind: 'variant', cases: [{ name: 'none-yet', type: null }, { name: 'count', type: prim('u32') }] } as WitType;
       const schema = formSchema(
         requestSchema(
           fn([
             ['big', prim('u64')],
             ['ratio', prim('f64')],
-            ['data', { kind: 'list', element: prim('u8') }],
-            ['maybe', { kind: 'option', inner: prim('string') }],
-            ['outcome', { kind: 'result', ok: prim('string'), err: null }],
-            ['v', variant],
+            ['data', list(prim('u8'))],
+            ['maybe', option(prim('string'))],
+            ['outcome', result(prim('string'), null)],
+            ['v', variant({ 'none-yet': null, count: prim('u32') })],
             ['on', prim('bool')],
           ]),
         ),

@@ -5,15 +5,13 @@ import { expect } from 'chai';
 import { serviceMethods } from '../../lib/primary/addressing.js';
 import { framer, framingFor, sseError } from '../../lib/worker/execution/stream-framing.js';
 import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
-import type { ComponentInterface, WitFunction, WitType } from '../../lib/wit/types.js';
+import type { ComponentInterface, Param, WitFunction, WitType } from '../../lib/wit/types.js';
+import { borrow, func, list, option, own, prim, record, result } from '../support/wit-types.js';
 
-const p = (name: 'u8' | 'u32' | 'u64' | 'string'): WitType => ({ kind: 'primitive', name });
-const bytes: WitType = { kind: 'list', element: p('u8') };
-const own = (resource: string): WitType => ({ kind: 'own', resource });
-const self = (resource: string) => ({ name: 'self', type: { kind: 'borrow', resource } as WitType });
-const option = (inner: WitType): WitType => ({ kind: 'option', inner });
+const bytes = list(prim('u8'));
+const self = (resource: string): Param => ({ name: 'self', type: borrow(resource) });
 const next = (resource: string, result: WitType | null, params = [self(resource)]): WitFunction => ({ name: `[method]${resource}.next`, params, result });
-const returning = (name: string, resource: string): WitFunction => ({ name, params: [{ name: 'n', type: p('u32') }], result: own(resource) });
+const returning = (name: string, resource: string): WitFunction => func(name, { n: prim('u32') }, own(resource));
 
 function component(functions: WitFunction[]): ComponentInterface {
   return {
@@ -31,37 +29,37 @@ function signature(fn: WitFunction, others: WitFunction[]): StreamSignature | st
 describe('streaming methods', () => {
   describe('recognising them', () => {
     it('takes a resource whose next returns option<T>, with T encoded by its type', () => {
-      expect(signature(returning('tail', 'lines'), [next('lines', option(p('string')))])).to.deep.equal({
+      expect(signature(returning('tail', 'lines'), [next('lines', option(prim('string')))])).to.deep.equal({
         resource: 'lines',
-        item: p('string'),
+        item: prim('string'),
         error: null,
         fallible: false,
         encoding: 'text',
       });
       expect((signature(returning('raw', 'chunks'), [next('chunks', option(bytes))]) as StreamSignature).encoding).to.equal('bytes');
-      expect((signature(returning('nums', 'n'), [next('n', option(p('u64')))]) as StreamSignature).encoding).to.equal('ndjson');
+      expect((signature(returning('nums', 'n'), [next('n', option(prim('u64')))]) as StreamSignature).encoding).to.equal('ndjson');
     });
 
     it('takes next returning result<option<T>, E>, keeping E', () => {
-      const fallible = next('lines', { kind: 'result', ok: option(p('string')), err: p('u32') });
-      expect(signature(returning('tail', 'lines'), [fallible])).to.include({ fallible: true }).and.to.have.deep.property('error', p('u32'));
+      const fallible = next('lines', result(option(prim('string')), prim('u32')));
+      expect(signature(returning('tail', 'lines'), [fallible])).to.include({ fallible: true }).and.to.have.deep.property('error', prim('u32'));
     });
 
     it('says why a returned resource is no stream', () => {
       expect(signature(returning('open', 'blob'), [])).to.match(/resource blob, which has no exported next method/);
-      expect(signature(returning('open', 'blob'), [next('blob', p('string'))])).to.match(/blob\.next returns no option<T>/);
-      expect(signature(returning('open', 'blob'), [next('blob', option(p('string')), [self('blob'), { name: 'n', type: p('u32') }])])).to.match(/takes parameters/);
-      expect(signature(returning('open', 'blob'), [next('blob', option(option(p('u8'))))])).to.match(/option of an option/);
+      expect(signature(returning('open', 'blob'), [next('blob', prim('string'))])).to.match(/blob\.next returns no option<T>/);
+      expect(signature(returning('open', 'blob'), [next('blob', option(prim('string')), [self('blob'), { name: 'n', type: prim('u32') }])])).to.match(/takes parameters/);
+      expect(signature(returning('open', 'blob'), [next('blob', option(option(prim('u8'))))])).to.match(/option of an option/);
       expect(signature(returning('open', 'blob'), [next('blob', option(own('other')))])).to.match(/hold a resource handle/);
     });
 
     it('leaves functions that return no owned resource alone', () => {
-      expect(signature({ name: 'f', params: [], result: p('string') }, [])).to.equal(undefined);
-      expect(signature({ name: 'f', params: [], result: null }, [])).to.equal(undefined);
+      expect(signature(func('f', {}, prim('string')), [])).to.equal(undefined);
+      expect(signature(func('f', {}, null), [])).to.equal(undefined);
     });
 
     it('makes streaming methods invocable and explains the rest', () => {
-      const methods = serviceMethods(component([returning('tail', 'lines'), next('lines', option(p('string'))), returning('open', 'blob')]));
+      const methods = serviceMethods(component([returning('tail', 'lines'), next('lines', option(prim('string'))), returning('open', 'blob')]));
       const byName = new Map(methods.map((m) => [m.name, m]));
       expect(byName.get('tail')).to.include({ invocable: true }).and.to.have.nested.property('stream.resource', 'lines');
       expect(byName.get('open')).to.include({ invocable: false });
@@ -82,28 +80,28 @@ describe('streaming methods', () => {
   describe('framing', () => {
     const text = (b: Uint8Array) => new TextDecoder().decode(b);
     const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding });
-    const record: WitType = { kind: 'record', fields: [{ name: 'seq-no', type: p('u64') }, { name: 'text', type: p('string') }] };
+    const entry = record({ 'seq-no': prim('u64'), text: prim('string') });
 
     it('writes bytes and text raw, and other items as NDJSON lines through the codec', () => {
       const raw = new Uint8Array([0, 1, 255]);
       expect(framer(stream(bytes, 'bytes'), 'raw')(raw)).to.equal(raw);
-      expect(text(framer(stream(p('string'), 'text'), 'raw')('héllo\n'))).to.equal('héllo\n');
-      expect(text(framer(stream(record, 'ndjson'), 'ndjson')({ seqNo: 2n ** 60n, text: 'a\nb' }))).to.equal('{"seq-no":"1152921504606846976","text":"a\\nb"}\n');
+      expect(text(framer(stream(prim('string'), 'text'), 'raw')('héllo\n'))).to.equal('héllo\n');
+      expect(text(framer(stream(entry, 'ndjson'), 'ndjson')({ seqNo: 2n ** 60n, text: 'a\nb' }))).to.equal('{"seq-no":"1152921504606846976","text":"a\\nb"}\n');
     });
 
     it('writes one SSE event per item, its data the item as JSON on one line', () => {
-      expect(text(framer(stream(p('string'), 'text'), 'sse')('two\nlines'))).to.equal('data: "two\\nlines"\n\n');
+      expect(text(framer(stream(prim('string'), 'text'), 'sse')('two\nlines'))).to.equal('data: "two\\nlines"\n\n');
       expect(text(framer(stream(bytes, 'bytes'), 'sse')(new Uint8Array([1, 2, 3])))).to.equal('data: "AQID"\n\n');
       expect(text(sseError({ error: 'call timed out', details: 'x' }))).to.equal('event: error\ndata: {"error":"call timed out","details":"x"}\n\n');
     });
 
     it('answers SSE to clients that accept text/event-stream, the items\' encoding to the rest', () => {
-      const s = stream(p('string'), 'text');
+      const s = stream(prim('string'), 'text');
       expect(framingFor(s, 'text/event-stream')).to.equal('sse');
       expect(framingFor(s, 'application/json, text/event-stream;q=0.5')).to.equal('sse');
       expect(framingFor(s, '*/*')).to.equal('raw');
       expect(framingFor(s, undefined)).to.equal('raw');
-      expect(framingFor(stream(record, 'ndjson'), undefined)).to.equal('ndjson');
+      expect(framingFor(stream(entry, 'ndjson'), undefined)).to.equal('ndjson');
     });
   });
 });

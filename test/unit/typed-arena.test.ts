@@ -3,15 +3,15 @@
 
 import { expect } from 'chai';
 import { functionCodec, typeCodec } from '../../lib/wit/codec.js';
-import type { PrimitiveName, WitFunction, WitType } from '../../lib/wit/types.js';
+import type { WitFunction, WitType } from '../../lib/wit/types.js';
+import { func, list, prim } from '../support/wit-types.js';
 
-const p = (name: PrimitiveName): WitType => ({ kind: 'primitive', name });
-const list = (element: WitType): WitType => ({ kind: 'list', element });
-const fn = (...types: WitType[]): WitFunction => ({ name: 'f', params: types.map((type, i) => ({ name: `p${i}`, type })), result: null });
+/** `f: func(p0: T0, p1: T1, ...)` */
+const fn = (...types: WitType[]): WitFunction => func('f', Object.fromEntries(types.map((type, i) => [`p${i}`, type])), null);
 
 describe('typed arrays of one decode', () => {
   it('small lists of one call are views into shared chunks, with their values', () => {
-    const decode = functionCodec(fn(list(list(p('u32'))))).decodeArgs;
+    const decode = functionCodec(fn(list(list(prim('u32'))))).decodeArgs;
     const [lists] = decode([[[1], [2, 3], [], [4_000_000_000]]]) as [Uint32Array[]];
     expect(lists.map((l) => [...l])).to.deep.equal([[1], [2, 3], [], [4_000_000_000]]);
     expect(new Set(lists.map((l) => l.buffer)).size).to.equal(1);
@@ -19,7 +19,7 @@ describe('typed arrays of one decode', () => {
   });
 
   it('views are aligned to their element size, whatever came before them', () => {
-    const decode = functionCodec(fn(list(p('u8')), list(p('f64')), list(p('u8')), list(p('s64')), list(p('u16')))).decodeArgs;
+    const decode = functionCodec(fn(list(prim('u8')), list(prim('f64')), list(prim('u8')), list(prim('s64')), list(prim('u16')))).decodeArgs;
     const args = decode([[1, 2, 3], [1.5, -2], [9], ['-9223372036854775808'], [65535]]) as ArrayBufferView[];
     for (const a of args) expect(a.byteOffset % (a as Uint8Array).BYTES_PER_ELEMENT).to.equal(0);
     expect([...(args[1] as Float64Array)]).to.deep.equal([1.5, -2]);
@@ -28,14 +28,14 @@ describe('typed arrays of one decode', () => {
   });
 
   it('base64 text decodes into the chunks too, padded or not, standard or URL-safe', () => {
-    const decode = functionCodec(fn(list(list(p('u8'))))).decodeArgs;
+    const decode = functionCodec(fn(list(list(prim('u8'))))).decodeArgs;
     const [blobs] = decode([['', 'AQ==', 'AQI', 'AQID', '_-8', '/+8=']]) as [Uint8Array[]];
     expect(blobs.map((b) => [...b])).to.deep.equal([[], [1], [1, 2], [1, 2, 3], [255, 239], [255, 239]]);
     expect(new Set(blobs.filter((b) => b.length > 0).map((b) => b.buffer)).size).to.equal(1);
   });
 
   it('chunks grow for many lists, and a large list has a buffer of its own', () => {
-    const decode = functionCodec(fn(list(list(p('u32'))), list(p('u32')))).decodeArgs;
+    const decode = functionCodec(fn(list(list(prim('u32'))), list(prim('u32')))).decodeArgs;
     const many = Array.from({ length: 10_000 }, (_, i) => [i, i + 1]);
     const large = Array.from({ length: 2_000 }, (_, i) => i);
     const [lists, own] = decode([many, large]) as [Uint32Array[], Uint32Array];
@@ -47,7 +47,7 @@ describe('typed arrays of one decode', () => {
   });
 
   it('no two calls share a chunk', () => {
-    const decode = functionCodec(fn(list(p('u32')))).decodeArgs;
+    const decode = functionCodec(fn(list(prim('u32')))).decodeArgs;
     const [a] = decode([[1]]) as [Uint32Array];
     const [b] = decode([[2]]) as [Uint32Array];
     expect(a.buffer).to.not.equal(b.buffer);
@@ -55,13 +55,13 @@ describe('typed arrays of one decode', () => {
   });
 
   it('a decode outside a call (typeCodec) gives each list its own buffer', () => {
-    const codec = typeCodec(list(list(p('u32'))));
+    const codec = typeCodec(list(list(prim('u32'))));
     const [a, b] = codec.decode([[1], [2]], 'x') as Uint32Array[];
     expect(a.buffer).to.not.equal(b.buffer);
   });
 
   it('a call that fails leaves the next call a fresh arena', () => {
-    const decode = functionCodec(fn(list(list(p('u8'))))).decodeArgs;
+    const decode = functionCodec(fn(list(list(prim('u8'))))).decodeArgs;
     expect(() => decode([[[1], [256]]])).to.throw('p0[1][0]: expected u8 (0..255), got 256');
     const [[x]] = decode([[[7]]]) as [Uint8Array[]];
     expect([...x]).to.deep.equal([7]);
@@ -69,7 +69,7 @@ describe('typed arrays of one decode', () => {
   });
 
   it('the arguments clone to another thread as the values they hold', () => {
-    const decode = functionCodec(fn(list(list(p('s16'))), list(p('f32')))).decodeArgs;
+    const decode = functionCodec(fn(list(list(prim('s16'))), list(prim('f32')))).decodeArgs;
     const args = decode({ p0: [[-1, 2], [], [3]], p1: [0.5] });
     const cloned = structuredClone(args) as [Int16Array[], Float32Array];
     expect(cloned[0].map((l) => [...l])).to.deep.equal([[-1, 2], [], [3]]);
