@@ -5,6 +5,7 @@
 // compared is what it retains, not what its collector has yet to free.
 
 import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
 import { SLOW, repository } from '../support/fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 
@@ -46,11 +47,11 @@ describe('metrics scrapes (e2e)', function () {
 
   /** The primary's heap after a full collection, as the probe prints it. */
   async function retained(): Promise<{ heapUsed: number; rss: number }> {
-    const probes = () => rt.logLines().filter((l) => 'heap_probe' in l).length;
-    const before = probes();
+    const probes = () => rt.logLines().filter((l) => 'heap_probe' in l);
+    const before = probes().length;
     process.kill(rt.child.pid!, 'SIGUSR2');
-    expect(await rt.logged(() => probes() > before, 10_000), 'the heap probe answered').to.equal(true);
-    return rt.logLines().filter((l) => 'heap_probe' in l)[before].heap_probe as { heapUsed: number; rss: number };
+    const answer = await eventually(() => probes()[before] ?? false, { what: 'the heap probe to answer', timeoutMs: 10_000 });
+    return answer.heap_probe as { heapUsed: number; rss: number };
   }
 
   it(`retains nothing of ${SCRAPES} scrapes after a warm-up`, async () => {
