@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
 import { scanRepository } from '../../lib/primary/repositories.js';
+import { eventually } from '../support/eventually.js';
 import { certificates, startServer, type Pems, type TestServer } from '../support/https-server.js';
 
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -173,8 +174,7 @@ describe('https: repositories', function () {
     // index.json, a.wasm, a.toml, b.wasm, b.toml (404): one TLS handshake, and the CA file parsed once.
     expect(server.requests).to.have.length(5);
     expect(server.connections - before).to.equal(1);
-    for (let i = 0; i < 100 && server.open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(server.open()).to.equal(0);
+    await eventually(() => expect(server.open()).to.equal(0), { what: "the scan's connection to close", timeoutMs: 2_000, intervalMs: 10 });
   });
 
   it('follows redirects, but not more than 5', async () => {
