@@ -67,8 +67,7 @@ export default tseslint.config(
   {
     // Tests wait for states, not for time (TIMED_WAITS).
     files: ['test/**/*.ts'],
-    // test/unit/execution.test.ts is being rewritten elsewhere: its waits are to go with that, and this line with them.
-    ignores: ['test/support/eventually.ts', 'test/unit/execution.test.ts'],
+    ignores: ['test/support/eventually.ts'],
     rules: { 'no-restricted-syntax': ['error', ...TIMED_WAITS] },
   },
   {
