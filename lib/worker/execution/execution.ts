@@ -15,7 +15,7 @@
 //   INLINE_AVERAGE_MS each: such work holds the main thread from every other
 //   request, and runs faster on a thread, where modules are not instrumented;
 // - a call brings a JSON body too large to decode on the main thread
-//   (large-body.ts): the thread that makes the call decodes it;
+//   (arguments.ts): the thread that makes the call decodes it;
 // - after a probation on threads, it comes back inline to be judged again.
 // Each move is logged at warn and reported (`onMove`: the metric and the
 // listing of every worker's placement). docs/architecture.md ("Execution

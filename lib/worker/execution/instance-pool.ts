@@ -1,11 +1,11 @@
 // A service's instance threads within one worker, for services that do not
 // run inline (execution.ts): `size` threads, each running one call at a
 // time. Calls wait in one queue here, on the main thread, and go to a thread
-// when it is free; so a call whose deadline passes while it waits is answered
-// 504 without running, one whose client leaves while it waits is dropped
-// without running (its signal aborts), and the queue is bounded (`maxQueue`: beyond it a
-// call is refused at once, and the service answers 503). A running call is
-// cut off at its deadline by terminating its thread; a fresh thread replaces it.
+// when it is free; so a call whose deadline passes while it waits times out
+// without running, one whose client leaves while it waits is abandoned
+// without running (its signal aborts), and the queue is bounded (`maxQueue`:
+// beyond it a call is refused at once as overloaded). A running call is cut
+// off at its deadline by terminating its thread; a fresh thread replaces it.
 //
 // No call waits behind a thread whose call has run longer than STUCK_MS
 // while an extra ("overflow") thread can take it, so one runaway call does
@@ -51,7 +51,7 @@ export interface CallOptions {
 
 interface CallBase {
   request: CallRequest;
-  /** performance.now() past which the call is answered 504, waiting or running. */
+  /** performance.now() past which the call times out, waiting or running. */
   deadline: number;
   /** Answers the caller with a failure: the call did not return (or the stream did not open). */
   failed: (failure: Failure) => void;
@@ -343,7 +343,7 @@ export class InstancePool {
     this.dispatch();
   }
 
-  /** Hands waiting calls to free threads; one whose deadline has passed is answered 504 without running. */
+  /** Hands waiting calls to free threads; one whose deadline has passed times out without running. */
   dispatch(): void {
     while (this.#queue.length > 0) {
       const call = this.#queue[0];

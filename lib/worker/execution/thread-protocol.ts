@@ -50,17 +50,17 @@ export const STREAM_FAILED = 6;
  * there, tens of ms under load (execution.ts judges a move by it).
  */
 export type CallAnswer =
-  | [id: number, status: typeof OK, value: unknown, ranMs?: number]
+  | [id: number, tag: typeof OK, value: unknown, ranMs?: number]
   /** The err case of a top-level result<T, E>: the payload E. */
-  | [id: number, status: typeof COMPONENT_ERROR, payload: unknown, ranMs?: number]
-  | [id: number, status: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
-  | [id: number, status: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments', details: string];
+  | [id: number, tag: typeof COMPONENT_ERROR, payload: unknown, ranMs?: number]
+  | [id: number, tag: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
+  | [id: number, tag: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments', details: string];
 
 /** Thread → main, once a stream's call has answered OK: its chunks, then its end (END or STREAM_FAILED). */
 export type StreamAnswer =
-  | [id: number, status: typeof CHUNK, bytes: Uint8Array]
-  | [id: number, status: typeof END]
-  | [id: number, status: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
+  | [id: number, tag: typeof CHUNK, bytes: Uint8Array]
+  | [id: number, tag: typeof END]
+  | [id: number, tag: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =
