@@ -10,7 +10,8 @@ import { createLogger } from '../../lib/log.js';
 import { buildCatalog } from '../../lib/primary/catalog.js';
 import type { LoadFailure, ServiceDescriptor } from '../../lib/service.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
-import { invoked } from '../../lib/worker/http/invoke.js';
+import type { Invocation } from '../../lib/worker/execution/invocation.js';
+import { succeeded } from '../../lib/worker/http/invoke.js';
 import { repository } from './fixtures.js';
 import { tempDir } from './rt-process.js';
 
@@ -37,7 +38,8 @@ export function invoke(hosted: HostedService, name: string, body: unknown, timeo
 export async function invokeJson(hosted: HostedService, name: string, json: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
   const method = hosted.method(name);
   if (!method) throw new Error(`no method ${name}`);
-  const result = await invoked(hosted, { method, input: { kind: 'json', bytes: Buffer.from(json) }, deadline: performance.now() + timeoutMs, answer: 'json', ...(signal ? { signal } : {}) });
+  const invocation: Invocation = { method, input: { kind: 'json', bytes: Buffer.from(json) }, deadline: performance.now() + timeoutMs, answer: 'json', ...(signal ? { signal } : {}) };
+  const result = succeeded(hosted, invocation, await hosted.invoke(invocation));
   return result.kind === 'json' ? result.value : result.bytes;
 }
 

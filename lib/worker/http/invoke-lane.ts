@@ -22,7 +22,8 @@ import { ApiError } from '../../errors.js';
 import { arrival, departure, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
-import { invoked, Invoker, readInput, type InvokeDeps, type InvokeNames } from './invoke.js';
+import type { Invocation } from '../execution/invocation.js';
+import { Invoker, readInput, succeeded, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { overCapacity } from './server.js';
 
@@ -58,7 +59,8 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
       const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
       // Replaced by a version whose method needs Koa's path: the body is read, so it cannot go there now.
       if (!takes(method)) throw new ApiError('RT_ERR_NOT_READY', `${hosted.name} was reloaded while the request arrived, and ${method.descriptor.name} changed; send it again`, { service: hosted.name, method: method.descriptor.name }, { 'Retry-After': '0' });
-      const result = await invoked(hosted, { method, input, deadline: request.deadline, answer: 'json', signal: departure(res) });
+      const invocation: Invocation = { method, input, deadline: request.deadline, answer: 'json', signal: departure(res) };
+      const result = succeeded(hosted, invocation, await hosted.invoke(invocation));
       send(res, 200, [...exchangeHeaders(exchange, request), ...vary], JSON.stringify({ result: result.kind === 'json' ? result.value : null }));
     } catch (e) {
       const { error, body } = errorAnswer(exchange, request, e, { service: request.service, method: request.method });

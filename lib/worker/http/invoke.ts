@@ -3,7 +3,7 @@
 // rt, so it does no more than that: the body is read by body.ts (no
 // koa-body), and the call runs inline when its service allows (execution.ts). Plain JSON
 // calls do not come this way at all: the invoke lane (invoke-lane.ts)
-// answers them before Koa, with the Invoker, readInput and invoked below.
+// answers them before Koa, with the Invoker, readInput and succeeded below.
 // Both hand the execution layer an Invocation (execution/invocation.ts).
 
 import type { IncomingMessage } from 'node:http';
@@ -102,7 +102,7 @@ export function invokeRoute(deps: InvokeDeps) {
         },
       });
     }
-    const result = await invoked(hosted, invocation);
+    const result = succeeded(hosted, invocation, await hosted.invoke(invocation));
     if (result.kind === 'bytes') {
       ctx.set(COMPONENT_CONTENT_HEADERS);
       ctx.type = result.mediaType;
@@ -113,9 +113,8 @@ export function invokeRoute(deps: InvokeDeps) {
   };
 }
 
-/** What `invocation` came to, its failure thrown as the error it answers with (http/failures.ts). */
-export async function invoked(hosted: HostedService, invocation: Invocation): Promise<Exclude<InvokeResult, Failure>> {
-  const result = await hosted.invoke(invocation);
+/** What `invocation` of `hosted` came to, its failure thrown as the error it answers with (http/failures.ts). */
+export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Exclude<InvokeResult, Failure> {
   if (result.kind === 'json' || result.kind === 'bytes') return result;
   throw failureError(result, { service: hosted.name, method: invocation.method.descriptor.name });
 }

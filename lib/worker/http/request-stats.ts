@@ -56,13 +56,15 @@ export class Series {
 }
 
 export class RequestStats {
-  readonly #series = new Map<string, Series>();
+  /** By service, then method: two lookups of strings the request holds already, no key built per request. */
+  readonly #series = new Map<string, Map<string, Series>>();
 
   /** The series of `service` and `method`, made on first use and kept (its counts outlive reloads). */
   series(service: string, method: string): Series {
-    const key = `${service}\u0000${method}`;
-    let series = this.#series.get(key);
-    if (!series) this.#series.set(key, (series = new Series(service, method)));
+    let methods = this.#series.get(service);
+    if (!methods) this.#series.set(service, (methods = new Map<string, Series>()));
+    let series = methods.get(method);
+    if (!series) methods.set(method, (series = new Series(service, method)));
     return series;
   }
 
@@ -71,7 +73,7 @@ export class RequestStats {
     const requests: MetricValue[] = [];
     const durations: MetricValue[] = [];
     const [open, ended, items, bytes]: MetricValue[][] = [[], [], [], []];
-    for (const s of this.#series.values()) {
+    for (const s of [...this.#series.values()].flatMap((methods) => [...methods.values()])) {
       const labels = { service: s.service, method: s.method };
       if (s.streamsEnded.size > 0 || s.streamsOpen > 0) {
         open.push({ value: s.streamsOpen, labels });
