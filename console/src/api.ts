@@ -22,7 +22,7 @@ export interface ServiceSummary {
   config: { origin: string; content_type: string; bytes: number } | null;
   methods: MethodSummary[];
   unsatisfied_imports: string[];
-  instances: { pool_size: number; max_invocations: number | null; live: number; placement: string | null; max_queue: number };
+  instances: { pool_size: number; max_invocations: number | null; live: number; waiting: number; placement: string | null; max_queue: number };
 }
 
 export interface MethodDescription extends MethodSummary {

@@ -172,7 +172,7 @@ class ServiceView {
       this.#details,
       h('div', {}, 'source: ', h('code', {}, summary.source)),
       h('div', {}, 'configuration: ', summary.config ? h('code', {}, `${summary.config.origin} (${summary.config.content_type}, ${summary.config.bytes} bytes)`) : 'none'),
-      h('div', {}, `instances: pool ${instances.pool_size}, live ${instances.live} (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
+      h('div', {}, `instances: pool ${instances.pool_size}, live ${instances.live} and ${instances.waiting} calls waiting (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
       summary.unsatisfied_imports.length > 0 &&
         h('div', { class: 'unsatisfied' }, 'unsatisfied imports (calls reaching them fail): ', h('code', {}, summary.unsatisfied_imports.join(', '))),
     );

@@ -33,6 +33,16 @@ export class WorkerMetrics {
         for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.liveInstances());
       },
     });
+    new Gauge({
+      name: 'rt_calls_waiting',
+      help: 'Calls waiting for an instance thread, by service (at most max_queue per worker; beyond it calls are refused with 503).',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.waitingCalls());
+      },
+    });
     collectDefaultMetrics({ register: this.#registry, prefix: 'rt_worker_' });
   }
 

@@ -7,7 +7,7 @@
 
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { eventually, letTimePass } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { EFFECTFUL, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
@@ -66,8 +66,11 @@ describe('clients that hang up (e2e)', function () {
     holders[0].leave();
     // Left while waiting: never run.
     const waiting = Array.from({ length: THREADS }, (_, i) => work(`gone-${i}`, spins));
-    // Nothing shows a call waiting in the pool's queue: this much time has them there.
-    await letTimePass(300, 'the waiting calls reach the worker and wait there, behind the holding ones');
+    await eventually(async () => (await waitingCalls()) >= THREADS, { what: `${THREADS} calls waiting behind the holding ones`, timeoutMs: 30_000 });
+    // The same queue, as a scrape sees it (a holding call may still wait for the last overflow thread to start).
+    const metrics = await fetch(`${rt.url}/api/metrics`).then((r) => r.text());
+    const waitingLine = /^rt_calls_waiting\{service="acme\.effectful"\} (\d+)$/m.exec(metrics);
+    expect(Number(waitingLine?.[1]), 'rt_calls_waiting of acme.effectful').to.be.at.least(THREADS);
     for (const w of waiting) w.leave();
     const fast = work('fast', 1_000);
 
@@ -88,7 +91,15 @@ describe('clients that hang up (e2e)', function () {
   });
 
   async function liveInstances(): Promise<number> {
+    return (await instances()).live;
+  }
+
+  async function waitingCalls(): Promise<number> {
+    return (await instances()).waiting;
+  }
+
+  async function instances(): Promise<{ live: number; waiting: number }> {
     const described = await call(`${rt.url}/api/services/acme/effectful`, { method: 'GET' });
-    return (described.body.instances as { live: number }).live;
+    return described.body.instances as { live: number; waiting: number };
   }
 });

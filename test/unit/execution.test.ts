@@ -114,6 +114,7 @@ class FakeInstances implements Instances {
     let first = true;
     return Promise.resolve({
       live: 1,
+      waiting: 0,
       start: () => Promise.resolve(),
       call: (_index: number, _args: Arguments, deadline: number, options: { onRun?: (ms: number, first: boolean) => void }) => {
         this.calls.push({ where: 'threads', deadline });

@@ -55,6 +55,8 @@ export interface InlineCalls {
 /** What Execution needs of a service's instance threads (instance-pool.ts). */
 export interface ThreadCalls {
   readonly live: number;
+  /** Calls waiting for a free thread. */
+  readonly waiting: number;
   start(): Promise<void>;
   call(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult>;
   openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
@@ -124,6 +126,11 @@ export class Execution {
   /** Instances alive in this worker. */
   get live(): number {
     return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
+  }
+
+  /** Calls waiting for an instance thread in this worker (inline calls never wait for an instance). */
+  get waiting(): number {
+    return this.#pool?.waiting ?? 0;
   }
 
   /** Calls method `index`; `deadline` (clock time) bounds waiting and running alike; `signal` aborts when its client leaves. */

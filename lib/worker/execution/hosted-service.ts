@@ -55,6 +55,11 @@ export class HostedService {
     return this.#execution?.live ?? 0;
   }
 
+  /** Calls waiting for an instance in this worker. */
+  waitingCalls(): number {
+    return this.#execution?.waiting ?? 0;
+  }
+
   /** Where its calls run now; undefined while quiesced. */
   get placement(): Placement | undefined {
     return this.#execution?.placement;

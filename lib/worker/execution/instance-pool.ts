@@ -285,6 +285,11 @@ export class InstancePool {
     }
   }
 
+  /** Calls waiting for a free thread now. */
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
   /** Instance threads alive now, overflow included. */
   get live(): number {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;

@@ -46,6 +46,8 @@ export function summary(hosted: HostedService, state: WorkerState) {
       max_invocations: d.instances.recycleAfter || null,
       /** In the worker that answered: the pool plus overflow instances serving calls queued behind stuck ones. */
       live: hosted.liveInstances(),
+      /** In the worker that answered: calls waiting for an instance thread (at most max_queue). */
+      waiting: hosted.waitingCalls(),
       /** In the worker that answered: calls run `inline` on its main thread, or on instance `threads` (docs/architecture.md). */
       placement: hosted.placement ?? null,
       /** In every worker, by worker id (docs/architecture.md: a worker moves a service on its own evidence). */
