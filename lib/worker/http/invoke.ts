@@ -82,8 +82,9 @@ export function invokeRoute(deps: InvokeDeps) {
     const input = await readInput(ctx.req, first.method, invoker.maxBytes, ctx.state);
     const { hosted, method } = invoker.current(names);
     const where = { service: hosted.name, method: method.descriptor.name };
-    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1).
-    const answer = ctx.accepts('application/octet-stream', 'application/json') === 'application/json' ? 'json' : 'bytes';
+    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
+    // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
+    const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
     const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res) };
     const stream = method.descriptor.stream;
     if (stream) {
