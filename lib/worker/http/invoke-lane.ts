@@ -25,16 +25,14 @@ import type { Method } from '../execution/method.js';
 import type { Invocation } from '../execution/invocation.js';
 import { Invoker, readInput, succeeded, type InvokeDeps, type InvokeNames } from './invoke.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
-import { overCapacity } from './server.js';
+import { overCapacity, type RequestListener } from './server.js';
 
-/** A node:http request listener; Koa's `app.callback()` answers every request itself, so its promise is not awaited. */
-type Listener = (req: IncomingMessage, res: ServerResponse) => unknown;
 
 const PREFIX = '/api/services/';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REQUEST_ID = REQUEST_ID_HEADER.toLowerCase();
 
-export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, koa: Listener): Listener {
+export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, koa: RequestListener): RequestListener {
   const { registry, exchange } = deps;
   const invoker = new Invoker(deps);
   const cors = deps.config.http.cors.enabled;

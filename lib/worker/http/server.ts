@@ -27,17 +27,17 @@
 // no route for; Node would close the socket unanswered).
 
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-
-/** Koa's `app.callback()`: it answers every request itself, failures included, so its promise is not the server's to await. */
-type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode, type ErrorContext } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import { connectionError } from './connection-errors.js';
-import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
 import { pathNames } from './lookup.js';
+import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
+
+/** A node:http request listener. Koa's `app.callback()` answers every request itself, failures included, so its promise is not the server's to await. */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
 
 /** Node's default: headers that take longer are a slow-loris, not a slow network, whatever the call deadline. */
 const MAX_HEADERS_MS = 60_000;
