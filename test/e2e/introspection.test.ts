@@ -88,6 +88,9 @@ describe('introspection (e2e)', function () {
     const call400 = await invoke(rt, 'acme/files/invoke/open', { name: 'x' });
     expect(call400.status).to.equal(400);
     expect(call400.body).to.include({ error: 'method not invocable', code: 'RT_ERR_METHOD_NOT_INVOCABLE', service: 'acme.files', method: 'open' });
+    // Refused before its body is decoded (docs/decisions.md): a body that is not JSON gets the same answer.
+    const notJson = await call(`${rt.url}/api/services/acme/files/invoke/open`, { body: '{"name":', contentType: 'application/json' });
+    expect([notJson.status, notJson.body.code]).to.deep.equal([400, 'RT_ERR_METHOD_NOT_INVOCABLE']);
   });
 
   it('serves the higher package version when two components claim one address, and lists the other as shadowed', async () => {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { SLOW, TRAPPING_INIT } from '../support/fixtures.js';
-import { catalog, invoke, refusal, silentLog } from '../support/hosting.js';
+import { catalog, invoke, invokeJson, refusal, silentLog } from '../support/hosting.js';
 
 const log = silentLog;
 const TIMEOUT_MS = 1_000;
@@ -88,5 +88,8 @@ describe('service registry (in process)', function () {
     expect(slow.liveInstances()).to.equal(0);
     const refused = await refusal(call(slow, 'spin', { n: 1 }));
     expect([refused.status, refused.code]).to.deep.equal([503, 'RT_ERR_SERVICE_QUIESCED']);
+    // Refused before its body is decoded (docs/decisions.md): a body that is not JSON gets the same answer.
+    const notJson = await refusal(invokeJson(slow, 'spin', '{"n":', TIMEOUT_MS));
+    expect([notJson.status, notJson.code]).to.deep.equal([503, 'RT_ERR_SERVICE_QUIESCED']);
   });
 });
