@@ -11,7 +11,7 @@ import pino from 'pino';
 import { buildComponent } from '../examples/builder.js';
 import type { WatSource } from '../examples/builder.js';
 import { transpileComponent } from '../lib/primary/transpiler.js';
-import { serviceAddress, serviceMethods } from '../lib/primary/addressing.js';
+import { serviceAddress, serviceExports } from '../lib/primary/addressing.js';
 import { DEFAULT_INSTANCES } from '../lib/service.js';
 import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
 import { HostedService } from '../lib/worker/execution/hosted-service.js';
@@ -49,7 +49,7 @@ export async function perCall(): Promise<void> {
       repository: 'bench',
       artifact,
       interface: iface,
-      methods: serviceMethods(iface),
+      ...(({ methods, resources }) => ({ methods, resources }))(serviceExports(iface)),
       unsatisfiedImports: [],
       instances: DEFAULT_INSTANCES,
       env: {},

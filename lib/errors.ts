@@ -33,6 +33,11 @@ export const ERRORS = {
   RT_ERR_METHOD_NOT_INVOCABLE: { status: 400, error: 'method not invocable' },
   RT_ERR_SERVICE_QUIESCED: { status: 503, error: 'service quiesced' },
   RT_ERR_SERVICE_OVERLOADED: { status: 503, error: 'service overloaded' },
+  RT_ERR_UNKNOWN_RESOURCE: { status: 404, error: 'unknown resource' },
+  RT_ERR_UNKNOWN_HANDLE: { status: 404, error: 'unknown handle' },
+  RT_ERR_HANDLE_GONE: { status: 410, error: 'handle gone' },
+  RT_ERR_TOO_MANY_HANDLES: { status: 503, error: 'too many handles' },
+  RT_ERR_HANDLES_REFUSED: { status: 409, error: 'handles refused' },
   // The call
   RT_ERR_METHOD_RETURNED_ERROR: { status: 500, error: 'method returned an error' },
   RT_ERR_COMPONENT_TRAPPED: { status: 500, error: 'component trapped' },

@@ -39,6 +39,28 @@ export interface MethodDescriptor {
   mediaType?: string;
   /** Present for a streaming method (docs/api.md §5.1.1): it returns a resource whose `next` gives the items. */
   stream?: StreamSignature;
+  /** A resource's constructor, method or static function (docs/api.md §5.1.2): which, of which resource (its `ResourceDescriptor.name`), and the resource's class in jco's exports. */
+  member?: { kind: 'constructor' | 'method' | 'static'; resource: string; className: string };
+  /** Its parameters hold handles (a method's `self` included), or its result does: the call runs where those handles live. */
+  handles?: { params: boolean; result: boolean };
+}
+
+/**
+ * A resource the component exports (docs/api.md §5.1.2): its functions are
+ * entries of `ServiceDescriptor.methods`, named here by their index there.
+ */
+export interface ResourceDescriptor {
+  /** The name a client uses (`/resources/<name>`): the WIT name when unique in the service, else `interface.name`. */
+  name: string;
+  /** Every name that resolves to it. */
+  aliases: string[];
+  /** The exporting interface's full name, or null for a world-level resource. */
+  interface: string | null;
+  /** resourceKey() of it (lib/wit/handles.ts): how handles name their resource. */
+  key: string;
+  constructorMethod: number | null;
+  methods: number[];
+  statics: number[];
 }
 
 /** The output of compiling one component (primary side), enough for a worker to instantiate it. */
@@ -73,6 +95,8 @@ export interface ServiceDescriptor {
   artifact: ComponentArtifact;
   interface: ComponentInterface;
   methods: MethodDescriptor[];
+  /** The resources it exports, whose handles clients hold (docs/api.md §5.1.2). */
+  resources: ResourceDescriptor[];
   /** Non-WASI imports linked to trapping stubs. */
   unsatisfiedImports: string[];
   /** How a worker keeps the service's instances (sidecar `pool_size`, `max_invocations`, `instance_per_call`). */
@@ -104,10 +128,17 @@ export interface PathGrant {
   writable: boolean;
 }
 
-/** Where jco's glue puts an exported function: `exports[exportKey][jsName]`, or `exports[jsName]` when exportKey is null. */
+/**
+ * Where jco's glue puts an exported function: `exports[exportKey][jsName]`,
+ * or `exports[jsName]` when exportKey is null; a resource's functions are on
+ * its class `className` there: the class itself (a constructor), its
+ * prototype (a method, `jsName`), or the class (a static, `jsName`).
+ */
 export interface ExportLocation {
   exportKey: string | null;
   jsName: string;
+  className?: string;
+  kind?: 'constructor' | 'method' | 'static';
 }
 
 /** A service's configuration data: handed to `init` as bytes and, when TOML or JSON, served through wasi:config/store. */
@@ -135,9 +166,13 @@ export interface InstanceOptions {
   recycleAfter: number;
   /** Calls that may wait for an instance thread, per worker; beyond it 503 with Retry-After (sidecar `max_queue`). */
   maxQueue: number;
+  /** A handle unused this long is dropped (sidecar `handle_idle_seconds`). */
+  handleIdleSeconds: number;
+  /** Live handles per worker at most; beyond it 503 with Retry-After (sidecar `max_handles`). */
+  maxHandles: number;
 }
 
-export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64 };
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, handleIdleSeconds: 300, maxHandles: 1000 };
 
 /** Where a service's calls run in one worker: inline on its main thread, or on instance threads (docs/architecture.md, "Execution model"). */
 export type Placement = 'inline' | 'threads';

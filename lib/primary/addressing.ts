@@ -1,10 +1,11 @@
 // docs/api.md §4 "Addressing": how a component's exports become a service address
 // and method names.
 
-import type { MethodDescriptor, ServiceId } from '../service.js';
-import { jsIdentifier } from '../wit/js-names.js';
+import type { MethodDescriptor, ResourceDescriptor, ServiceId } from '../service.js';
+import { resourceKey } from '../wit/handles.js';
+import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
-import { containsResource, type ComponentInterface, type WitFunction, type WitInterface } from '../wit/types.js';
+import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
 
 /** A service address cannot be used: a file name that is no service name. */
 export class AddressError extends Error {}
@@ -56,49 +57,162 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
   return address;
 }
 
-/** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
-function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined): string | undefined {
-  if (fn.name.startsWith('[')) return 'resource constructors and methods need a resource handle, which JSON cannot carry';
-  if (fn.async) return 'async (component model async ABI) functions are not supported yet';
-  const param = fn.params.find((p) => containsResource(p.type));
-  if (param) return `parameter "${param.name}" holds a resource handle, which JSON cannot carry`;
-  if (typeof stream === 'string') return `the result holds a resource handle, which JSON cannot carry, and it is not a stream: ${stream}`;
-  if (fn.result && containsResource(fn.result) && !stream) return 'the result holds a resource handle, which JSON cannot carry';
+/** The resources the component exports, by resourceKey(): handles to them can be made and passed (docs/api.md §5.1.2). */
+function exportedResources(iface: ComponentInterface): Set<string> {
+  const keys = new Set<string>();
+  const add = (interfaceName: string, types: TypeDefinition[]) => {
+    for (const t of types) if (t.type.kind === 'resource') keys.add(resourceKey({ resource: t.name, origin: t.type.origin ?? { interface: interfaceName, name: t.name } }));
+  };
+  add('', iface.types);
+  for (const i of iface.interfaces) add(i.name, i.types);
+  return keys;
+}
+
+/** What in `t` JSON cannot carry: a handle to a resource the component does not export, a stream, a future; undefined when nothing. */
+function uncarried(t: WitType, exported: Set<string>): string | undefined {
+  switch (t.kind) {
+    case 'own':
+    case 'borrow':
+      return exported.has(resourceKey(t)) ? undefined : `a handle to ${t.resource}, a resource the component imports (rt makes no such handles)`;
+    case 'stream':
+    case 'future':
+      return `a ${t.kind}, which JSON cannot carry`;
+    case 'primitive':
+      return t.name === 'error-context' ? 'an error-context, which JSON cannot carry' : undefined;
+    case 'enum':
+    case 'flags':
+      return undefined;
+    case 'list':
+    case 'fixed-list':
+      return uncarried(t.element, exported);
+    case 'option':
+      return uncarried(t.inner, exported);
+    case 'tuple':
+      return firstOf(t.elements, (e) => uncarried(e, exported));
+    case 'record':
+      return firstOf(t.fields, (f) => uncarried(f.type, exported));
+    case 'variant':
+      return firstOf(t.cases, (c) => (c.type ? uncarried(c.type, exported) : undefined));
+    case 'result':
+      return (t.ok && uncarried(t.ok, exported)) ?? (t.err ? uncarried(t.err, exported) : undefined);
+  }
+}
+
+function firstOf<T>(items: T[], f: (item: T) => string | undefined): string | undefined {
+  for (const item of items) {
+    const found = f(item);
+    if (found !== undefined) return found;
+  }
   return undefined;
+}
+
+/** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
+function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: Set<string>): string | undefined {
+  if (fn.async) return 'async (component model async ABI) functions are not supported yet';
+  for (const p of fn.params) {
+    const what = uncarried(p.type, exported);
+    if (what) return `parameter "${p.name}" holds ${what}`;
+  }
+  const what = fn.result && uncarried(fn.result, exported);
+  if (what) return `the result holds ${what}`;
+  return undefined;
+}
+
+/** What a service exports: its methods (every exported function but the `hook`), and its resources, whose functions are among those methods. */
+export interface ServiceExports {
+  methods: MethodDescriptor[];
+  resources: ResourceDescriptor[];
+  /** The function `isHook` picked (the `init` export), apart from the methods. */
+  hook: MethodDescriptor | undefined;
 }
 
 /**
  * Every exported function as a method. `interface.function` always resolves;
- * the bare name resolves when no other exported function shares it.
+ * the bare name resolves when no other exported function shares it. A
+ * resource's static function is the method `resource.function` (and
+ * `interface.resource.function`); its constructor and methods are reached
+ * through the resource and its handles, not by a method name.
  */
-export function serviceMethods(iface: ComponentInterface): MethodDescriptor[] {
+export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFunction) => boolean = () => false): ServiceExports {
   const qualifiers = interfaceQualifiers(iface.interfaces);
+  const exported = exportedResources(iface);
   const entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[] = [
     ...iface.functions.map((fn) => ({ fn, interfaceName: null, shortInterface: null })),
     ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: qualifiers.get(i)! }))),
   ];
+  const hookEntry = entries.find((e) => isHook(e.fn));
+  const callable = entries.filter((e) => e !== hookEntry);
+  const resources = resourceDescriptors(callable, exported);
+  // The name a function goes by: a static's is `resource.function`, a plain function's its own.
+  const plainName = (fn: WitFunction) => {
+    const member = resourceFunctionName(fn.name);
+    return member?.kind === 'static' ? `${member.resource}.${member.member}` : fn.name;
+  };
   const count = new Map<string, number>();
-  for (const { fn } of entries) count.set(fn.name, (count.get(fn.name) ?? 0) + 1);
+  for (const { fn } of callable) count.set(plainName(fn), (count.get(plainName(fn)) ?? 0) + 1);
 
-  return entries.map(({ fn, interfaceName, shortInterface }) => {
-    const qualified = shortInterface ? `${shortInterface}.${fn.name}` : fn.name;
-    const unique = count.get(fn.name) === 1;
-    const aliases = unique && qualified !== fn.name ? [fn.name, qualified] : [qualified];
-    const stream = streamSignature(iface, fn);
-    const reason = notInvocableReason(fn, stream);
+  const describe = ({ fn, interfaceName, shortInterface }: (typeof entries)[number]): MethodDescriptor => {
+    const member = resourceFunctionName(fn.name);
+    const resource = member && resources.byWitName.get(`${interfaceName ?? ''}#${member.resource}`);
+    const name = plainName(fn);
+    const qualified = shortInterface ? `${shortInterface}.${name}` : name;
+    const unique = count.get(name) === 1;
+    // Constructors and methods answer to no method name: clients reach them through /resources and /handles.
+    const aliases = member && member.kind !== 'static' ? [] : unique && qualified !== name ? [name, qualified] : [qualified];
+    // A constructor or method that returns a stream's resource makes a handle to it; functions and statics stream (§5.1.1).
+    const stream = member?.kind === 'constructor' || member?.kind === 'method' ? undefined : streamSignature(iface, fn);
+    const reason = notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
     const method: MethodDescriptor = {
-      name: aliases[0],
+      name: member?.kind === 'method' ? member.member! : member?.kind === 'constructor' ? (resource?.name ?? member.resource) : (aliases[0] ?? qualified),
       aliases,
       interface: interfaceName,
       function: fn,
       invocable: reason === undefined,
       exportKey: interfaceName,
-      jsName: jsIdentifier(fn.name),
+      jsName: member ? (member.kind === 'constructor' ? jsClassName(member.resource) : jsIdentifier(member.member!)) : jsIdentifier(fn.name),
     };
-    if (reason !== undefined) method.reason = reason;
-    else if (typeof stream === 'object') method.stream = stream;
+    if (member && resource) method.member = { kind: member.kind, resource: resource.name, className: jsClassName(member.resource) };
+    if (reason !== undefined) {
+      method.reason = reason;
+      return method;
+    }
+    if (typeof stream === 'object') method.stream = stream;
+    const params = fn.params.some((p) => containsResource(p.type));
+    const result = !method.stream && fn.result !== null && containsResource(fn.result);
+    if (params || result) method.handles = { params, result };
     return method;
+  };
+  const methods = callable.map(describe);
+  methods.forEach((m, index) => {
+    const resource = m.member && resources.list.find((r) => r.name === m.member!.resource);
+    if (!resource) return;
+    if (m.member!.kind === 'constructor') resource.constructorMethod = index;
+    else resource[m.member!.kind === 'method' ? 'methods' : 'statics'].push(index);
   });
+  return { methods, resources: resources.list, hook: hookEntry && describe(hookEntry) };
+}
+
+/**
+ * The exported resources that have functions: named by their WIT name when
+ * it is unique in the service, else `interface.resource` (as methods are).
+ */
+function resourceDescriptors(entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[], exported: Set<string>): { list: ResourceDescriptor[]; byWitName: Map<string, ResourceDescriptor> } {
+  const found = new Map<string, { witName: string; interfaceName: string | null; shortInterface: string | null }>();
+  for (const { fn, interfaceName, shortInterface } of entries) {
+    const member = resourceFunctionName(fn.name);
+    if (!member) continue;
+    const key = `${interfaceName ?? ''}#${member.resource}`;
+    if (exported.has(key)) found.set(key, { witName: member.resource, interfaceName, shortInterface });
+  }
+  const count = new Map<string, number>();
+  for (const { witName } of found.values()) count.set(witName, (count.get(witName) ?? 0) + 1);
+  const byWitName = new Map<string, ResourceDescriptor>();
+  for (const [key, { witName, interfaceName, shortInterface }] of found) {
+    const qualified = shortInterface ? `${shortInterface}.${witName}` : witName;
+    const aliases = count.get(witName) === 1 && qualified !== witName ? [witName, qualified] : [qualified];
+    byWitName.set(key, { name: aliases[0], aliases, interface: interfaceName, key, constructorMethod: null, methods: [], statics: [] });
+  }
+  return { list: [...byWitName.values()], byWitName };
 }
 
 /**

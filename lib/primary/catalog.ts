@@ -11,7 +11,7 @@ import semver from 'semver';
 import type { Logger } from 'pino';
 import { DEFAULT_INSTANCES, serviceKey, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
-import { serviceAddress, serviceMethods } from './addressing.js';
+import { serviceAddress, serviceExports } from './addressing.js';
 import { mapConcurrently } from '../concurrently.js';
 import { firstLine } from '../first-line.js';
 import { THREADS } from './compiler-threads.js';
@@ -103,9 +103,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
   const { artifact, interface: iface } = await transpileComponent(bytes, events);
   const sidecar = await readSidecar(component.path, { repository: component.repository, mayGrant: mayGrant(component.repository, trusted) });
   const address = serviceAddress(iface, component.stem, sidecar);
-  const exported = serviceMethods(iface);
-  const init = exported.find((m) => isInitHook(m.function));
-  const methods = exported.filter((m) => m !== init);
+  const { methods, resources, hook: init } = serviceExports(iface, isInitHook);
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
   const configFile = await findConfigFile(component.path, sidecar.config, component.root);
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
@@ -115,6 +113,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
     artifact,
     interface: iface,
     methods,
+    resources,
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
     instances: instanceOptions(sidecar, sidecarPath(component.path)),
     env: sidecar.env ?? {},
@@ -155,6 +154,8 @@ function instanceOptions(sidecar: Sidecar, path: string): InstanceOptions {
     poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
     recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? DEFAULT_INSTANCES.recycleAfter),
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
+    handleIdleSeconds: sidecar.handle_idle_seconds ?? DEFAULT_INSTANCES.handleIdleSeconds,
+    maxHandles: sidecar.max_handles ?? DEFAULT_INSTANCES.maxHandles,
   };
 }
 

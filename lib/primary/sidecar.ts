@@ -24,6 +24,10 @@ export interface Sidecar {
   instance_per_call?: boolean;
   /** Calls that may wait for an instance thread, per worker (default 64); beyond it 503 with Retry-After. */
   max_queue?: number;
+  /** A handle unused this long (seconds) is dropped (default 300; docs/api.md §5.1.2). */
+  handle_idle_seconds?: number;
+  /** Live handles per worker at most (default 1000); beyond it 503 with Retry-After. */
+  max_handles?: number;
   /** Environment variables granted to the component. */
   env?: Record<string, string>;
   /** The service's configuration file, relative to the sidecar (default: `<stem>.config.*` beside it). */
@@ -48,6 +52,10 @@ const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
 const MAX_QUEUE = 100_000;
+/** Each live handle holds guest memory: bound what one sidecar can ask for, as for waiting calls. */
+const MAX_HANDLES = 100_000;
+/** A day: a handle is a session's state, not storage. */
+const MAX_HANDLE_IDLE_SECONDS = 86_400;
 
 const address = string({ test: isAddressPart, expected: ADDRESS_PART_SHAPE });
 const trueOrFalse = boolean('true or false');
@@ -63,6 +71,8 @@ const SIDECAR = record(
     max_invocations: integer(1),
     instance_per_call: trueOrFalse,
     max_queue: integer(0, MAX_QUEUE),
+    handle_idle_seconds: integer(1, MAX_HANDLE_IDLE_SECONDS),
+    max_handles: integer(1, MAX_HANDLES),
     env: table(string({ empty: true, expected: 'a string' }), 'a table of NAME = "value"', {
       test: (name) => ENV_NAME.test(name),
       problem: (name) => `${JSON.stringify(name)} is not a variable name`,

@@ -13,6 +13,8 @@ export class CodecError extends Error {
   readonly path: string;
   /** The WIT type that was expected there, as WIT spells it: `u8 (0..255)`, `record person`. */
   readonly expected: string;
+  /** Set when the value is a handle that cannot be passed (handles.ts): it answers as 404 or 410 rather than 400. */
+  handle?: 'unknown' | 'ended';
 
   constructor(path: string, expected: string, detail: string) {
     super(path === '' ? detail : `${path}: ${detail}`);

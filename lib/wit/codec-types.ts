@@ -19,6 +19,7 @@
 
 import { Mismatch, mismatch, preview } from './codec-errors.js';
 import { expectedName } from './codec-names.js';
+import { decodeHandle, encodeHandle } from './handles.js';
 import { jsIdentifier } from './js-names.js';
 import { printType } from './print.js';
 import { bytesDecoder, encodeBytes } from './json-bytes.js';
@@ -50,7 +51,12 @@ export interface Codec {
 
 const identity = (v: unknown): unknown => v;
 
-/** The codec of `t`. Throws an Error for types JSON cannot carry (resources, streams, futures, error-context). */
+/**
+ * The codec of `t`. Throws an Error for types JSON cannot carry (streams,
+ * futures, error-context). Handles (own, borrow) decode and encode through
+ * the handle scope of the call (handles.ts); which resources may be passed
+ * is decided before a codec is built (lib/primary/addressing.ts).
+ */
 export function build(t: WitType): Codec {
   switch (t.kind) {
     case 'primitive':
@@ -75,7 +81,7 @@ export function build(t: WitType): Codec {
       return flags(t, t.flags);
     case 'own':
     case 'borrow':
-      throw new Error(`${printType(t)}: a resource handle cannot be carried in JSON`);
+      return { decode: (json) => decodeHandle(t, json), encode: (value) => encodeHandle(t, value) };
     case 'stream':
     case 'future':
       throw new Error(`${printType(t)}: a ${t.kind} cannot be carried in JSON`);

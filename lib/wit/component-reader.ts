@@ -201,7 +201,7 @@ function functionsAndTypes(exports: Map<string, Item>): { functions: WitFunction
     if (item.sort === 'func') functions.push({ name, ...item.fn });
     else if (item.sort === 'type') {
       const entry = item.entry;
-      if (entry.kind === 'resource') types.push({ name, type: { kind: 'resource' } });
+      if (entry.kind === 'resource') types.push({ name, type: entry.origin ? { kind: 'resource', origin: entry.origin } : { kind: 'resource' } });
       else if (entry.kind === 'value') types.push({ name, type: entry.type });
     }
   }

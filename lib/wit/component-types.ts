@@ -47,7 +47,9 @@ function handle(kind: 'own' | 'borrow', r: Bytes, env: Env): WitType {
   const i = r.u32();
   const entry = env.type(i, r);
   if (entry.kind !== 'resource') return r.fail(`${kind} of type ${i}, which is not a resource`);
-  return { kind, resource: entry.name ?? `resource${i}` };
+  const t: WitType = { kind, resource: entry.name ?? `resource${i}` };
+  if (entry.origin) t.origin = entry.origin;
+  return t;
 }
 
 function defvaltype(opcode: number, r: Bytes, env: Env): WitType {

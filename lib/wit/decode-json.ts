@@ -12,7 +12,9 @@ export type DecodedJson =
   /** The bytes are not JSON: the parser's complaint. */
   | { kind: 'invalid-json'; details: string }
   /** JSON that does not fit the signature: the codec's complaint, naming the path. */
-  | { kind: 'invalid-arguments'; details: string };
+  | { kind: 'invalid-arguments'; details: string }
+  /** A handle in it that was never issued (`unknown-handle`) or has ended (`handle-ended`): the complaint, naming the path. */
+  | { kind: 'unknown-handle' | 'handle-ended'; details: string };
 
 export function decodeJson(codec: Pick<FunctionCodec, 'decodeArgs'>, bytes: Uint8Array): DecodedJson {
   let body: unknown;
@@ -31,7 +33,7 @@ export function decodeValue(codec: Pick<FunctionCodec, 'decodeArgs'>, body: unkn
   try {
     return { kind: 'arguments', args: codec.decodeArgs(body) };
   } catch (e) {
-    if (e instanceof CodecError) return { kind: 'invalid-arguments', details: e.message };
+    if (e instanceof CodecError) return { kind: e.handle === undefined ? 'invalid-arguments' : e.handle === 'unknown' ? 'unknown-handle' : 'handle-ended', details: e.message };
     throw e;
   }
 }

@@ -68,10 +68,22 @@ function structure(t: WitType, direction: Direction): JsonSchema {
       return { type: 'array', items: { type: 'string', enum: [...t.flags] }, uniqueItems: true };
     case 'own':
     case 'borrow':
+      return handleSchema(t.resource);
     case 'stream':
     case 'future':
       return { not: {}, description: `${printType(t)} cannot be carried in JSON` };
   }
+}
+
+/** A handle's JSON form (docs/api.md §5.1.2): `{"$handle": "<id>"}`. */
+export function handleSchema(resource: string): JsonSchema {
+  return {
+    type: 'object',
+    description: `a handle to a ${resource}`,
+    properties: { $handle: { type: 'string', description: `the id of a live ${resource}` } },
+    required: ['$handle'],
+    additionalProperties: false,
+  };
 }
 
 function primitive(name: string, direction: Direction): JsonSchema {

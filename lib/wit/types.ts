@@ -93,7 +93,7 @@ export function resourceFunctionName(name: string): ResourceFunctionName | undef
 export interface TypeDefinition {
   name: string;
   /** `{kind:'resource'}` for `resource x;`, otherwise the defined type (whose `origin` names it). */
-  type: WitType | { kind: 'resource' };
+  type: WitType | { kind: 'resource'; origin?: TypeOrigin };
 }
 
 export interface PackageName {

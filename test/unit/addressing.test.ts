@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AddressError, serviceAddress, serviceMethods } from '../../lib/primary/addressing.js';
+import { AddressError, serviceAddress, serviceExports } from '../../lib/primary/addressing.js';
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
@@ -57,10 +57,10 @@ describe('addressing', () => {
     });
   });
 
-  describe('serviceMethods', () => {
+  describe('serviceExports', () => {
     it('names methods exactly as in WIT, bare when unique and interface-qualified always', () => {
       const c = component([iface('acme:s/one@1.0.0', [fn('get-item'), fn('shared')]), iface('acme:s/two@1.0.0', [fn('shared')])], [fn('top')]);
-      const methods = serviceMethods(c);
+      const methods = serviceExports(c).methods;
       expect(methods.map((m) => m.aliases)).to.deep.equal([['top'], ['get-item', 'one.get-item'], ['one.shared'], ['two.shared']]);
       expect(methods.map((m) => m.name)).to.deep.equal(['top', 'get-item', 'one.shared', 'two.shared']);
       expect(methods[1]).to.include({ exportKey: 'acme:s/one@1.0.0', jsName: 'getItem', invocable: true });
@@ -74,13 +74,13 @@ describe('addressing', () => {
         iface('acme:a/api', [fn('f')]),
         iface('acme:b/api', [fn('f')]),
       ]);
-      expect(serviceMethods(c).map((m) => m.name)).to.deep.equal(['test@0.1.0.x', 'test@0.2.0.x', 'acme:a/api.f', 'acme:b/api.f']);
+      expect(serviceExports(c).methods.map((m) => m.name)).to.deep.equal(['test@0.1.0.x', 'test@0.2.0.x', 'acme:a/api.f', 'acme:b/api.f']);
     });
 
     it('marks resource functions and functions taking handles as not invocable, with a reason', () => {
       const handle = own('blob');
       const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
-      const [method, open] = serviceMethods(c);
+      const [method, open] = serviceExports(c).methods;
       expect(method).to.include({ invocable: false });
       expect(open.invocable).to.equal(false);
       expect(open.reason).to.include('"b"');

@@ -2,7 +2,7 @@
 // items are framed on the wire.
 
 import { expect } from 'chai';
-import { serviceMethods } from '../../lib/primary/addressing.js';
+import { serviceExports } from '../../lib/primary/addressing.js';
 import { framer, framingFor, sseError } from '../../lib/worker/execution/stream-framing.js';
 import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
 import type { ComponentInterface, Param, WitFunction, WitType } from '../../lib/wit/types.js';
@@ -59,7 +59,7 @@ describe('streaming methods', () => {
     });
 
     it('makes streaming methods invocable and explains the rest', () => {
-      const methods = serviceMethods(component([returning('tail', 'lines'), next('lines', option(prim('string'))), returning('open', 'blob')]));
+      const methods = serviceExports(component([returning('tail', 'lines'), next('lines', option(prim('string'))), returning('open', 'blob')])).methods;
       const byName = new Map(methods.map((m) => [m.name, m]));
       expect(byName.get('tail')).to.include({ invocable: true }).and.to.have.nested.property('stream.resource', 'lines');
       expect(byName.get('open')).to.include({ invocable: false });

@@ -35,6 +35,12 @@ export type Failure =
   | { kind: 'invalid-json'; details: string }
   /** The arguments do not fit the signature: the codec's complaint, naming the path. */
   | { kind: 'invalid-arguments'; details: string }
+  /** A handle it names was never issued (`unknown-handle`), or has ended (`handle-ended`: dropped, moved, expired, or its instance gone): why. */
+  | { kind: 'unknown-handle' | 'handle-ended'; details: string }
+  /** The service keeps `max_handles` live handles in this worker already. */
+  | { kind: 'too-many-handles'; max: number }
+  /** The call would make handles that cannot live (instance_per_call), or passes handles that live in different instances. */
+  | { kind: 'handles-refused'; details: string }
   /** The err case of a top-level result<T, E> (for a stream: of `next`), as JSON. */
   | { kind: 'component-error'; payload: unknown }
   | { kind: 'trap'; code: TrapCode; message: string }

@@ -54,7 +54,7 @@ export type CallAnswer =
   /** The err case of a top-level result<T, E>: the payload E. */
   | [id: number, tag: typeof COMPONENT_ERROR, payload: unknown, ranMs?: number]
   | [id: number, tag: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
-  | [id: number, tag: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments', details: string];
+  | [id: number, tag: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments' | 'unknown-handle' | 'handle-ended', details: string];
 
 /** Thread → main, once a stream's call has answered OK: its chunks, then its end (END or STREAM_FAILED). */
 export type StreamAnswer =

@@ -26,6 +26,14 @@ export function failureError(failure: Failure, where: { service: string; method:
       return new ApiError('RT_ERR_INVALID_JSON', failure.details, where);
     case 'invalid-arguments':
       return new ApiError('RT_ERR_INVALID_ARGUMENTS', failure.details, where);
+    case 'unknown-handle':
+      return new ApiError('RT_ERR_UNKNOWN_HANDLE', failure.details, where);
+    case 'handle-ended':
+      return new ApiError('RT_ERR_HANDLE_GONE', failure.details, where);
+    case 'too-many-handles':
+      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles in this worker already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    case 'handles-refused':
+      return new ApiError('RT_ERR_HANDLES_REFUSED', failure.details, where);
     case 'component-error': {
       const { payload } = failure;
       return new ApiError('RT_ERR_METHOD_RETURNED_ERROR', typeof payload === 'string' ? payload : JSON.stringify(payload), { ...where, value: payload });
