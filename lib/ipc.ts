@@ -75,6 +75,8 @@ export interface WorkerBootstrap {
   verbose: boolean;
   /** PEM files to serve HTTPS with on http.tls_port, when http.tls_enable. */
   tls?: { cert: string; key: string };
+  /** The run's handle key (hex), shared by every worker: any of them can tell an id rt issued (execution/handle-ids.ts). */
+  handleKey: string;
 }
 
 export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';

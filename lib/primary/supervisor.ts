@@ -2,6 +2,7 @@
 // the ones that die, and shuts everything down on SIGTERM/SIGINT.
 
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -47,6 +48,8 @@ const STARTUP_HEARTBEAT_FACTOR = 6;
 
 export class Supervisor implements Fleet<Worker> {
   readonly #opts: PrimaryOptions;
+  /** Made once per run: handles issued by a worker of this run verify in every other, replacements included. */
+  readonly #handleKey = randomBytes(32).toString('hex');
   readonly #log: Logger;
   readonly #control: ControlPlane<Worker>;
   #loaded = false;
@@ -115,7 +118,7 @@ export class Supervisor implements Fleet<Worker> {
   }
 
   #fork(): Worker {
-    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose };
+    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose, handleKey: this.#handleKey };
     if (this.#tls) bootstrap.tls = this.#tls;
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();

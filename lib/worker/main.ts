@@ -3,6 +3,7 @@
 
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
+import { EndedHandles } from './execution/handle-directory.js';
 import type { Server } from 'node:http';
 import {
   Correlator,
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
     threadHeapMb: config.runtime.max_thread_heap_mb,
     log,
+    issuer: { workerId, key: Buffer.from(bootstrap.handleKey, 'hex') },
+    endedHandles: new EndedHandles(),
     moved: (hosted, move) => {
       metrics.placementChanged(hosted.name, move);
       reportPlacements();

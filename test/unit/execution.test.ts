@@ -106,6 +106,9 @@ class FakeInstances implements Instances {
         }
         return Promise.resolve(measure(() => (this.clock.run(this.inlineMs), { kind: 'ok', value: 'inline' })));
       },
+      callHandles: () => Promise.reject(new Error('no handles here')),
+      holdsHandles: false,
+      close: () => {},
     });
   }
 
@@ -123,6 +126,7 @@ class FakeInstances implements Instances {
         return Promise.resolve({ kind: 'ok', value: 'threads' } as const);
       },
       openStream: () => Promise.reject(new Error('no streams here')),
+      callHandles: () => Promise.reject(new Error('no handles here')),
       drain: () => Promise.resolve(),
       close: () => Promise.resolve(),
     });

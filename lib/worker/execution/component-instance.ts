@@ -83,8 +83,7 @@ export class ComponentInstance {
     );
     const find = (m: ExportLocation): Bound | undefined => {
       const container = m.exportKey === null ? exports : (exports[m.exportKey] as Record<string, unknown> | undefined);
-      const fn = container?.[m.jsName];
-      return typeof fn === 'function' ? (fn as Bound) : undefined;
+      return m.className === undefined ? functionAt(container, m.jsName) : memberOf(container?.[m.className], m);
     };
     if (spec.init) {
       const init = find(spec.init);
@@ -127,6 +126,33 @@ export class ComponentInstance {
     if (largest < this.spec.memoryCapBytes * 0.9) return message;
     const mib = (n: number) => Math.round(n / 1_048_576);
     return `${message} (the instance's memory reached ${mib(largest)} MiB; runtime.max_memory_mb is ${mib(this.spec.memoryCapBytes)})`;
+  }
+}
+
+function functionAt(container: unknown, name: string): Bound | undefined {
+  const fn = (container as Record<string, unknown> | undefined)?.[name];
+  return typeof fn === 'function' ? (fn as Bound) : undefined;
+}
+
+/**
+ * A resource's function on its jco class, as a plain function: a constructor
+ * makes the object, a method takes it as its first argument (`self`), a
+ * static is the class's own.
+ */
+function memberOf(cls: unknown, m: ExportLocation): Bound | undefined {
+  if (typeof cls !== 'function') return undefined;
+  const Class = cls as new (...args: unknown[]) => unknown;
+  switch (m.kind) {
+    case 'constructor':
+      return (...args) => new Class(...args);
+    case 'method': {
+      const method = functionAt(Class.prototype, m.jsName);
+      return method && ((self, ...args) => method.apply(self, args));
+    }
+    default: {
+      const fn = functionAt(Class, m.jsName);
+      return fn && ((...args) => fn.apply(Class, args));
+    }
   }
 }
 

@@ -32,6 +32,9 @@ import { InlineInstance, type InlineOutcome } from './inline-instance.js';
 import { inlineTurn } from './inline-turn.js';
 import { instanceSpec } from './instance-spec.js';
 import { InstancePool, type CallOptions } from './instance-pool.js';
+import type { HandleHolder, HolderResult } from './handle-directory.js';
+import type { HandleIssuer } from './handle-ids.js';
+import type { HandleCall } from './handle-table.js';
 import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
 
@@ -50,6 +53,12 @@ const WARM_POOL_MS = 60_000;
 /** What Execution needs of an inline instance (inline-instance.ts). */
 export interface InlineCalls {
   call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome>;
+  /** A call that involves handles, on `holder`'s instance if given (handle-table.ts); bounded by its deadline alone. */
+  callHandles(call: HandleCall, deadline: number, holder?: HandleHolder): Promise<{ result: HolderResult | { kind: 'interrupted' }; holder: HandleHolder }>;
+  /** Its instance holds live handles, which an interrupt would end. */
+  readonly holdsHandles: boolean;
+  /** Ends the instance and its handles. */
+  close(reason: string): void;
 }
 
 /** What Execution needs of a service's instance threads (instance-pool.ts). */
@@ -60,6 +69,8 @@ export interface ThreadCalls {
   start(): Promise<void>;
   call(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult>;
   openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
+  /** A call that involves handles but names none (a constructor): on any thread; which instance ran it. */
+  callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<{ result: HolderResult; holder?: HandleHolder }>;
   drain(): Promise<void>;
   close(): Promise<void>;
 }
@@ -82,6 +93,8 @@ export interface ExecutionOptions {
   placement?: PlacementSettings;
   /** The clocks calls are timed and deadlines read by (tests pass their own). */
   clocks?: Clocks;
+  /** Whether the service holds live handles: a pool left behind by a move back inline is then kept, for them. */
+  holdsHandles?: () => boolean;
 }
 
 export class Execution {
@@ -145,7 +158,9 @@ export class Execution {
       // A request that spent its time arriving (a slow body) is not the service's doing.
       if (started >= deadline) return { kind: 'timeout', what: 'call' };
       const { budgetMs } = policy.settings;
-      const outcome = await inline.call(index, args.args, Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline));
+      // An interrupt would take the instance's handles with it: such a call is bounded by its deadline alone.
+      const [budgetEnd, hardEnd] = inline.holdsHandles ? [deadline, deadline] : [Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline)];
+      const outcome = await inline.call(index, args.args, budgetEnd, hardEnd);
       if (outcome.kind !== 'interrupted') {
         this.#moved(policy.verdict());
         return outcome;
@@ -188,9 +203,36 @@ export class Execution {
     return opening;
   }
 
+  /**
+   * A call that involves handles (handle-table.ts): on the instance `holder`
+   * when it names handles, else where the service runs now. It cannot be
+   * made again elsewhere, so only its deadline bounds it, inline too; the
+   * placement policy still judges how long it took. Its result, and the
+   * instance it ran on (where the handles it made live).
+   */
+  async callHandles(call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined): Promise<{ result: HolderResult; holder?: HandleHolder }> {
+    if (holder) return { result: await holder.run(call, deadline, signal), holder };
+    const inline = this.#inline;
+    const policy = this.#policy;
+    if (inline && policy) {
+      await inlineTurn();
+      if (signal?.aborted) return { result: { kind: 'abandoned' } };
+      if (this.#clocks.now() >= deadline) return { result: { kind: 'timeout', what: 'call' } };
+      const ran = await inline.callHandles(call, deadline);
+      if (ran.result.kind === 'interrupted') return { result: { kind: 'timeout', what: 'call' }, holder: ran.holder };
+      this.#moved(policy.verdict());
+      return { result: ran.result, holder: ran.holder };
+    }
+    const pool = await this.#startThreads();
+    const ran = await pool.callHandles(call, deadline, signal ? { signal } : {});
+    if (this.#draining) void pool.drain();
+    return ran;
+  }
+
   /** Resolves once the calls made so far have finished, then ends the instances. */
   async drain(): Promise<void> {
     this.#draining = true;
+    this.#inline?.close('the service was unloaded');
     this.#inline = undefined;
     await Promise.all([(await this.#threads)?.drain(), ...this.#retired]);
   }
@@ -198,6 +240,7 @@ export class Execution {
   /** Ends the instances at once. */
   async close(): Promise<void> {
     this.#draining = true;
+    this.#inline?.close('the service was unloaded');
     this.#inline = undefined;
     await (await this.#threads)?.close();
   }
@@ -247,6 +290,10 @@ export class Execution {
   /** Drains `pool` if the service is still inline and serving: its calls have stayed there. */
   #retire(pool: Promise<ThreadCalls>): void {
     if (!this.#inline || this.#threads !== pool) return;
+    if (this.options.holdsHandles?.()) {
+      setTimeout(() => this.#retire(pool), WARM_POOL_MS).unref();
+      return;
+    }
     this.#threads = this.#pool = undefined;
     const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
     this.#retired.add(retiring);
@@ -273,8 +320,8 @@ export interface InstanceLimits {
   threadHeapMb: number;
 }
 
-/** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones). */
-export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, log: Logger): Instances {
+/** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones); `issuer` issues their handles. */
+export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, issuer: HandleIssuer, log: Logger): Instances {
   const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   return {
     inlineRefusal: inlineRefusal(d),
@@ -285,12 +332,14 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
         startBudgetMs: START_BUDGET_MS,
         onOutput: ({ stream, text, dropped }) => logOutput(stream, text, dropped),
         measure,
+        issuer,
+        methods: d.methods,
       });
     },
     threads: async () => {
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
       return new InstancePool(
-        { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes },
+        { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes, issuer },
         { size: d.instances.poolSize, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput },
       );
     },

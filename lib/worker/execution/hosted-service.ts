@@ -7,17 +7,26 @@
 // HTTP layer gives it a status: http/failures.ts).
 
 import type { Logger } from 'pino';
-import { serviceName, type Placement, type ServiceDescriptor } from '../../service.js';
+import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
+import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
+import { handleKey, handleOwner, redactHandleId, type HandleIssuer } from './handle-ids.js';
+import { HandleRoute } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
 import type { Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
-import { methodTable, type Method } from './method.js';
+import { methodList, methodTable, type Method } from './method.js';
 import type { Move, PlacementSettings } from './placement.js';
 
 /** What every hosted service gets from the worker's configuration. */
 export interface HostingOptions extends InstanceLimits {
   log: Logger;
+  /** Issues the handles of every service in the worker (the worker's id and the run's key); tests may leave it out. */
+  issuer?: HandleIssuer;
+  /** Why handles ended, for the worker's services old and new: a restart's new service still answers 410 with the reason. */
+  endedHandles?: EndedHandles;
+  /** Handles made and ended, for the metric. */
+  handlesChanged?: (service: HostedService, change: HandleChange, count: number) => void;
   /** A service moved between inline and threads (execution.ts): for the metric and the listing. */
   moved?: (service: HostedService, move: Move) => void;
   /** The placement policy's settings (tests shorten the probation). */
@@ -27,28 +36,96 @@ export interface HostingOptions extends InstanceLimits {
 export class HostedService {
   readonly name: string;
   readonly #methods: Map<string, Method>;
+  readonly #all: Method[];
   /** Absent while quiesced: a quiesced service holds no instances. */
   #execution: Execution | undefined;
   #quiescing: Promise<void> | undefined;
+  readonly #handles: HandleDirectory;
+  readonly #resources: Map<string, ResourceDescriptor>;
 
-  private constructor(readonly descriptor: ServiceDescriptor) {
+  readonly #issuer: HandleIssuer;
+  readonly #ended: EndedHandles;
+
+  private constructor(
+    readonly descriptor: ServiceDescriptor,
+    options: HostingOptions,
+  ) {
+    this.#issuer = options.issuer ?? { workerId: 0, key: handleKey() };
+    this.#ended = options.endedHandles ?? new EndedHandles();
     this.name = serviceName(descriptor.id);
-    this.#methods = methodTable(descriptor.methods);
+    this.#all = methodList(descriptor.methods);
+    this.#methods = methodTable(this.#all);
+    this.#resources = new Map(descriptor.resources.flatMap((r) => r.aliases.map((alias) => [alias, r] as const)));
+    const changed = options.handlesChanged;
+    this.#handles = new HandleDirectory({
+      idleMs: descriptor.instances.handleIdleSeconds * 1000,
+      max: descriptor.instances.maxHandles,
+      ended: this.#ended,
+      ...(changed ? { onChange: (change: HandleChange, count: number) => changed(this, change, count) } : {}),
+    });
   }
 
   /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
   static async start(descriptor: ServiceDescriptor, options: HostingOptions): Promise<HostedService> {
-    const hosted = new HostedService(descriptor);
+    const hosted = new HostedService(descriptor, options);
     if (!descriptor.quiesced) {
       const log = options.log.child({ service: hosted.name });
       const onMove = options.moved && ((move: Move) => options.moved!(hosted, move));
-      hosted.#execution = await Execution.start(componentInstances(descriptor, options, log), { log, ...(options.placement ? { placement: options.placement } : {}), ...(onMove ? { onMove } : {}) });
+      hosted.#execution = await Execution.start(componentInstances(descriptor, options, hosted.#issuer, log), {
+        log,
+        holdsHandles: () => hosted.#handles.size > 0,
+        ...(options.placement ? { placement: options.placement } : {}),
+        ...(onMove ? { onMove } : {}),
+      });
     }
     return hosted;
   }
 
   method(name: string): Method | undefined {
     return this.#methods.get(name);
+  }
+
+  /** The exported resource `name` (docs/api.md §5.1.2). */
+  resource(name: string): ResourceDescriptor | undefined {
+    return this.#resources.get(name);
+  }
+
+  /** A method of resource `resource`, by its member name (`add`), reached through a handle; or its constructor. */
+  resourceMethod(resource: ResourceDescriptor, name: string | null): Method | undefined {
+    const index = name === null ? resource.constructorMethod : resource.methods.find((i) => this.descriptor.methods[i].name === name);
+    return index === null || index === undefined ? undefined : this.#all[index];
+  }
+
+  /** The resource live handle `id` is a handle to; or why there is none here (elsewhere: in another worker). */
+  handleResource(id: string): ResourceDescriptor | Failure | { kind: 'elsewhere'; worker: number } {
+    const owner = handleOwner(id, this.#issuer.key);
+    if (owner === undefined) return { kind: 'unknown-handle', details: `no handle ${JSON.stringify(redactHandleId(id))} was ever issued` };
+    if (owner !== this.#issuer.workerId) return { kind: 'elsewhere', worker: owner };
+    const found = this.#handles.find(id);
+    if (!found || 'ended' in found) return { kind: 'handle-ended', details: `the handle has ended: ${found?.ended ?? this.#ended.why(id)}` };
+    const resource = this.descriptor.resources.find((r) => r.key === found.key);
+    return resource ?? { kind: 'handle-ended', details: 'the handle has ended: its resource is no longer exported' };
+  }
+
+  /** Live handles in this worker. */
+  liveHandles(): number {
+    return this.#handles.size;
+  }
+
+  /** The live handles in this worker, as the listing shows them. */
+  handles(): HandleView[] {
+    const byKey = new Map(this.descriptor.resources.map((r) => [r.key, r.name]));
+    return this.#handles.list().map((h) => ({ id: h.id, resource: byKey.get(h.key) ?? h.key, created: h.created, lastUsed: h.lastUsed, expires: this.#handles.expires(h) }));
+  }
+
+  /** Drops handle `id` (its destructor runs): done, or why not. */
+  async dropHandle(id: string): Promise<{ kind: 'dropped' } | Failure> {
+    const found = this.#handles.find(id);
+    if (found && !('ended' in found)) {
+      await this.#handles.drop(id);
+      return { kind: 'dropped' };
+    }
+    return { kind: 'handle-ended', details: `the handle has ended: ${found?.ended ?? this.#ended.why(id)}` };
   }
 
   liveInstances(): number {
@@ -72,6 +149,7 @@ export class HostedService {
   /** Refuses new calls from now on; resolves once the running ones have finished and the instances are gone. */
   quiesce(): Promise<void> {
     this.#quiescing ??= (async () => {
+      this.#handles.endAll('the service was quiesced');
       await this.#execution?.drain();
       this.#execution = undefined;
     })();
@@ -80,16 +158,20 @@ export class HostedService {
 
   /** Ends the service's instances once the calls already made have finished (it was replaced or removed). */
   drain(): Promise<void> {
+    this.#handles.endAll('the service was restarted or reloaded: its instances were replaced');
     return this.#execution?.drain() ?? Promise.resolve();
   }
 
   /** Ends the instances at once (they never served: a restart that was called off). */
   close(): Promise<void> {
+    this.#handles.endAll('the service was unloaded');
     return this.#execution?.close() ?? Promise.resolve();
   }
 
   /** Makes the call `invocation` asks for: the result as JSON, or as raw bytes (a list<u8> result whose bytes were asked for), or why there is none. */
-  async invoke({ method, input, deadline, answer, signal }: Invocation): Promise<InvokeResult> {
+  async invoke(invocation: Invocation): Promise<InvokeResult> {
+    if (invocation.method.descriptor.handles || invocation.self !== undefined) return this.#invokeWithHandles(invocation);
+    const { method, input, deadline, answer, signal } = invocation;
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
     const result = await ready.execution.call(method.index, ready.args, deadline, signal);
@@ -113,6 +195,46 @@ export class HostedService {
   }
 
   /**
+   * A call that involves handles (docs/api.md §5.1.2): its body is checked
+   * here, the handles it names looked up (they say on which instance it
+   * runs, or in which other worker), and it is decoded again and made on that
+   * instance, with the instance's own table (handle-table.ts).
+   */
+  async #invokeWithHandles({ method, input, deadline, answer, signal, self }: Invocation): Promise<InvokeResult> {
+    const codec = method.codec;
+    if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
+    const where = new HandleRoute(this.#handles, { issuer: this.#issuer, endedHandles: this.#ended }, this.descriptor);
+    if (self !== undefined) {
+      const failure = where.self(self, method);
+      if (failure) return failure;
+    }
+    const execution = this.#quiescing ? undefined : this.#execution;
+    if (!execution) return { kind: 'quiesced' };
+    const creates = method.descriptor.handles?.result === true;
+    if (creates && this.descriptor.instances.recycleAfter === 1) {
+      return { kind: 'handles-refused', details: `${this.name} runs each call on a fresh instance (instance_per_call), so a handle would outlive its instance` };
+    }
+    if (creates && this.#handles.full) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles };
+    const checked = where.check(codec, input);
+    if (checked) return checked;
+    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere };
+    const { result, holder } = await execution.callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder);
+    if (result.kind !== 'called') return result;
+    if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used);
+    const outcome = result.outcome;
+    const encoded = method.descriptor.handles?.result === true;
+    switch (outcome.kind) {
+      case 'ok':
+        if (answer === 'bytes' && method.bytesResult) return { kind: 'bytes', bytes: outcome.value as Uint8Array, mediaType: method.descriptor.mediaType ?? 'application/octet-stream' };
+        return { kind: 'json', value: encoded ? outcome.value : codec.encodeResult(outcome.value) };
+      case 'component-error':
+        return { kind: 'component-error', payload: encoded ? outcome.payload : codec.encodeError(outcome.payload) };
+      case 'trap':
+        return outcome;
+    }
+  }
+
+  /**
    * The arguments checked and converted (a large JSON body is left to the
    * instance thread), and where the call will run; or why it cannot be made.
    */
@@ -124,6 +246,15 @@ export class HostedService {
     const args = callArguments(codec, input);
     return args.kind === 'arguments' || args.kind === 'large-json' ? { kind: 'prepared', execution, args, codec } : args;
   }
+}
+
+/** A live handle as the listing shows it (Date.now() times). */
+export interface HandleView {
+  id: string;
+  resource: string;
+  created: number;
+  lastUsed: number;
+  expires: number;
 }
 
 /** A failure with its component-error payload as JSON (the err type's codec); the others as they are. */

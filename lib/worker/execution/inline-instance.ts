@@ -13,6 +13,10 @@
 import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME } from '../../fuel-import.js';
 import { ComponentInstance, errorText, type CallOutcome, type InstanceSpec } from './component-instance.js';
 import { InlineBudget } from './inline-budget.js';
+import { HandleHolder, type HolderResult } from './handle-directory.js';
+import type { HandleIssuer } from './handle-ids.js';
+import { HandleTable, type HandleCall, type HandleCallResult } from './handle-table.js';
+import type { MethodDescriptor } from '../../service.js';
 import { capturing, OutputCapture, type CapturedText } from '../sandbox/output-capture.js';
 
 export type InlineOutcome = CallOutcome | { kind: 'interrupted' };
@@ -41,6 +45,9 @@ export interface InlineOptions {
   onOutput: (output: CapturedText) => void;
   /** Runs each call's synchronous part, timing it (placement.ts): the call alone, nothing awaited around it. */
   measure: <T>(run: () => T) => T;
+  /** Who the handles it makes are issued by, and the service's methods (for handle calls). */
+  issuer: HandleIssuer;
+  methods: MethodDescriptor[];
 }
 
 /** What an inline instance is made from: the rest of InstanceSpec is this module's (fuel, bounds). */
@@ -49,6 +56,9 @@ export type InlineSpec = Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInter
 export class InlineInstance {
   readonly #spec: InstanceSpec;
   #instance: ComponentInstance | undefined;
+  /** The handles of #instance, and how the worker reaches them: both made with it, both end with it. */
+  #table: HandleTable | undefined;
+  #holder: HandleHolder | undefined;
   #fresh: Promise<ComponentInstance | 'interrupted'> | undefined;
   #calls = 0;
   readonly #output = new OutputCapture();
@@ -75,31 +85,83 @@ export class InlineInstance {
     return first === 'interrupted' ? undefined : inline;
   }
 
+  /** Whether its instance holds live handles: a call interrupted there would take them with it (execution.ts bounds such calls by their deadline alone). */
+  get holdsHandles(): boolean {
+    return (this.#table?.size ?? 0) > 0;
+  }
+
   /** Calls method `index`, interrupting it past `budgetEnd` if it runs, past `hardEnd` in any case (performance.now() times). */
   async call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome> {
-    let instance = this.#instance;
-    if (!instance) {
-      try {
-        const fresh = await this.#replacement();
-        if (fresh === 'interrupted') return { kind: 'interrupted' };
-        instance = fresh;
-      } catch (e) {
-        return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `could not create a fresh instance: ${errorText(e)}` };
-      }
-    }
-    let outcome: CallOutcome;
+    const instance = await this.#current();
+    if (!(instance instanceof ComponentInstance)) return instance;
+    return this.#run(budgetEnd, hardEnd, () => instance.call(index, args));
+  }
+
+  /**
+   * Makes a call that involves handles (handle-table.ts), on `holder`'s
+   * instance when it names one (it may have ended), else on the current one.
+   * It cannot be made again elsewhere, so only its deadline bounds it.
+   */
+  async callHandles(call: HandleCall, deadline: number, holder?: HandleHolder): Promise<{ result: HolderResult | { kind: 'interrupted' }; holder: HandleHolder }> {
+    if (holder && holder !== this.#holder) return { result: { kind: 'handle-ended', details: `the handle has ended: its instance ended: ${holder.ended ?? 'it was replaced'}` }, holder };
+    const instance = await this.#current();
+    const current = this.#holder!;
+    if (!(instance instanceof ComponentInstance)) return { result: instance, holder: current };
+    const table = this.#table!;
+    return { result: this.#run(deadline, deadline, () => table.call(instance, call)), holder: current };
+  }
+
+  /** The instance, made afresh when the last one trapped, was interrupted or recycled. */
+  async #current(): Promise<ComponentInstance | Extract<InlineOutcome, { kind: 'interrupted' | 'trap' }>> {
+    if (this.#instance) return this.#instance;
     try {
-      outcome = capturing(this.#output, () => budget.within(budgetEnd, hardEnd, () => this.options.measure(() => instance.call(index, args))));
+      const fresh = await this.#replacement();
+      return fresh === 'interrupted' ? { kind: 'interrupted' } : fresh;
+    } catch (e) {
+      return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `could not create a fresh instance: ${errorText(e)}` };
+    }
+  }
+
+  /** Runs `make` (one call, timed) within the bounds; the instance is dropped after an interrupt or a trap, and recycled at its count unless it holds handles. */
+  #run<T extends CallOutcome | HandleCallResult>(budgetEnd: number, hardEnd: number, make: () => T): T | { kind: 'interrupted' } {
+    let outcome: T;
+    try {
+      outcome = capturing(this.#output, () => budget.within(budgetEnd, hardEnd, () => this.options.measure(make)));
     } catch (e) {
       if (!isInterrupt(e)) throw e;
       // Its output is dropped with it: the call is made again elsewhere, and logs it there.
       this.#output.take();
-      this.#instance = undefined;
+      this.#endInstance('a call on it ran past its time and was interrupted');
       return { kind: 'interrupted' };
     }
     for (const output of this.#output.take()) this.options.onOutput(output);
-    if (outcome.kind === 'trap' || (this.options.recycleAfter > 0 && ++this.#calls >= this.options.recycleAfter)) this.#instance = undefined;
+    const result: CallOutcome | HandleCallResult = outcome;
+    const trap = result.kind === 'trap' ? result : result.kind === 'called' && result.outcome.kind === 'trap' ? result.outcome : undefined;
+    if (trap) this.#endInstance(`a call on it trapped: ${trap.message}`);
+    else if (this.options.recycleAfter > 0 && ++this.#calls >= this.options.recycleAfter && !this.holdsHandles) this.#endInstance('recycled');
     return outcome;
+  }
+
+  /** Drops handle `id` of the current instance (its destructor runs, within the start budget). */
+  drop(holder: HandleHolder, id: string): void {
+    if (holder !== this.#holder || !this.#instance) return;
+    const instance = this.#instance;
+    const table = this.#table!;
+    const end = performance.now() + this.options.startBudgetMs;
+    const outcome: CallOutcome | { kind: 'interrupted' } = this.#run(end, end, (): CallOutcome => table.drop(instance, id) ?? { kind: 'ok', value: undefined });
+    if (outcome.kind === 'trap') this.options.onOutput({ stream: 'stderr', text: `dropping a handle trapped: ${outcome.message}`, dropped: 0 });
+  }
+
+  #endInstance(reason: string): void {
+    this.#instance = undefined;
+    this.#table = undefined;
+    this.#holder?.end(reason);
+    this.#holder = undefined;
+  }
+
+  /** Ends the instance and its handles (the service drains or closes). */
+  close(reason: string): void {
+    this.#endInstance(reason);
   }
 
   #replacement(): Promise<ComponentInstance | 'interrupted'> {
@@ -108,6 +170,15 @@ export class InlineInstance {
         (instance) => {
           this.#instance = instance;
           this.#calls = 0;
+          this.#table = new HandleTable(this.options.issuer, this.options.methods);
+          const holder: HandleHolder = new HandleHolder(
+            async (call, deadline) => {
+              const { result } = await this.callHandles(call, deadline, holder);
+              return result.kind === 'interrupted' ? { kind: 'timeout', what: 'call' } : result;
+            },
+            async (id) => this.drop(holder, id),
+          );
+          this.#holder = holder;
           return instance;
         },
         (e: unknown) => {

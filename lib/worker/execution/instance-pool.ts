@@ -19,8 +19,10 @@
 
 import { Worker } from 'node:worker_threads';
 import type { Arguments } from './arguments.js';
+import { HandleHolder, type HolderResult } from './handle-directory.js';
+import type { HandleCall } from './handle-table.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -59,6 +61,10 @@ interface CallBase {
   finish: () => void;
   /** Told how long the call ran on its thread, when it answered. */
   onRun?: RunReport;
+  /** Handle work for this thread alone: the instance whose handles it names. */
+  pinned?: PoolThread;
+  /** Told which instance ran it, as it answers (a handle call: its new handles live there). */
+  ranOn?: (holder: HandleHolder) => void;
 }
 
 /** A call waiting or running: one that returns a value, or one that opens a stream. */
@@ -107,6 +113,8 @@ class PoolThread {
   idleSince = performance.now();
   /** Calls it has run (a body that did not decode ran none). */
   #ran = 0;
+  /** How the worker reaches the handles of its instance; a new one when the instance is replaced after a trap. */
+  holder: HandleHolder;
 
   constructor(
     spec: ThreadSpec,
@@ -114,6 +122,7 @@ class PoolThread {
     private readonly options: PoolOptions,
   ) {
     this.worker = new Worker(THREAD_URL, { workerData: spec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
+    this.holder = this.#newHolder();
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
         if (Array.isArray(m)) return this.#answer(m);
@@ -139,6 +148,20 @@ class PoolThread {
     this.ready.catch(() => {});
   }
 
+  #newHolder(): HandleHolder {
+    return new HandleHolder(
+      (call, deadline, signal) => this.pool.work(this, { kind: 'handle-call', call }, deadline, signal),
+      async (id) => {
+        await this.pool.work(this, { kind: 'handle-drop', id }, performance.now() + this.options.timeoutMs);
+      },
+    );
+  }
+
+  /** Whether it is gone (ended, or lost). */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
   get free(): boolean {
     return this.#started && !this.#lost && this.running === undefined;
   }
@@ -159,6 +182,7 @@ class PoolThread {
   /** Ends the thread; the running call is answered with `failure` (an open stream fails with it). */
   end(failure: Ending): Promise<number> {
     this.#lost = true;
+    this.holder.end(failure.kind === 'timeout' ? 'a call on it ran past its deadline and its thread was ended' : failure.message);
     const call = this.running;
     this.running = undefined;
     if (call) settle(call, failure);
@@ -191,6 +215,13 @@ class PoolThread {
     }
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
+    call.ranOn?.(this.holder);
+    // The thread replaces an instance that trapped: its handles are gone.
+    const trap = answer[1] === TRAP ? answer[3] : answer[1] === OK && call.pinned !== undefined ? trappedIn(answer[2]) : undefined;
+    if (trap !== undefined) {
+      this.holder.end(`a call on it trapped: ${trap}`);
+      this.holder = this.#newHolder();
+    }
     this.release();
     call.finish();
     if (answer[1] !== OK) call.failed(failureOf(answer));
@@ -304,6 +335,29 @@ export class InstancePool {
   }
 
   /**
+   * Handle work on `thread`'s instance (handle-table.ts), after what is
+   * queued before it; a handle call's result, or a failure (the thread
+   * ended, the deadline passed, the client left).
+   */
+  work(thread: PoolThread, work: HandleWork, deadline: number, signal?: AbortSignal): Promise<HolderResult> {
+    const holder = thread.holder;
+    return new Promise((resolve) => {
+      const returned = (value: unknown) => resolve((value ?? { kind: 'called', outcome: { kind: 'ok', value: undefined }, issued: [], consumed: [] }) as HolderResult);
+      this.#enqueue({ request: [++nextId, -1, work], deadline, failed: resolve, returned, finish: NOTHING, pinned: thread, ranOn: (ran) => ran !== holder && resolve({ kind: 'handle-ended', details: 'the handle has ended: its instance ended' }) }, signal);
+    });
+  }
+
+  /** A handle call on whichever thread is free first (it names no handles: a constructor); its result, and the instance that ran it. */
+  callHandles(call: HandleCall, deadline: number, options: CallOptions = {}): Promise<{ result: HolderResult; holder?: HandleHolder }> {
+    return new Promise((resolve) => {
+      let holder: HandleHolder | undefined;
+      const returned = (value: unknown) => resolve({ result: value as HolderResult, ...(holder ? { holder } : {}) });
+      const failed = (failure: Failure) => resolve({ result: failure });
+      this.#enqueue({ request: [++nextId, call.method, { kind: 'handle-call', call }], deadline, failed, returned, finish: NOTHING, ranOn: (ran) => (holder = ran), ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+    });
+  }
+
+  /**
    * Calls a streaming method: `open` (with the stream's handle) once the
    * method has returned its resource, and from then on its items go to
    * `options.sink` until it ends. The thread stays with the stream until then.
@@ -348,18 +402,23 @@ export class InstancePool {
     this.dispatch();
   }
 
-  /** Hands waiting calls to free threads; one whose deadline has passed times out without running. */
+  /** Hands waiting calls to free threads (handle work to its own thread only); one whose deadline has passed times out without running. */
   dispatch(): void {
-    while (this.#queue.length > 0) {
-      const call = this.#queue[0];
-      if (performance.now() >= call.deadline) {
-        this.#queue.shift();
-        settle(call, TIMEOUT);
+    const now = performance.now();
+    for (let i = 0; i < this.#queue.length; ) {
+      const call = this.#queue[i];
+      if (now >= call.deadline || call.pinned?.lost) {
+        this.#queue.splice(i, 1);
+        settle(call, call.pinned?.lost ? { kind: 'handle-ended', details: `the handle has ended: its instance ended: ${call.pinned.holder.ended ?? 'its thread is gone'}` } : TIMEOUT);
         continue;
       }
-      const thread = this.#free();
-      if (!thread) return this.#addOverflowIfAllStuck();
-      this.#queue.shift();
+      const thread = call.pinned ? (call.pinned.free ? call.pinned : undefined) : this.#free();
+      if (!thread) {
+        if (!call.pinned) return this.#addOverflowIfAllStuck();
+        i++;
+        continue;
+      }
+      this.#queue.splice(i, 1);
       thread.send(call);
     }
   }
@@ -447,6 +506,12 @@ export class InstancePool {
     // Expires waiting calls, and moves them to overflow threads when the others are stuck.
     this.dispatch();
   }
+}
+
+/** The trap message inside a handle call's result, if it trapped. */
+function trappedIn(value: unknown): string | undefined {
+  const result = value as HolderResult | null;
+  return result?.kind === 'called' && result.outcome.kind === 'trap' ? result.outcome.message : undefined;
 }
 
 /** Arguments as a call request carries them: a large JSON body as its bytes (moved to the thread). */

@@ -13,7 +13,7 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     entry: d.artifact.entry,
     modules: new Map(modules),
     imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)),
-    methods: d.methods.map((m) => ({ exportKey: m.exportKey, jsName: m.jsName })),
+    methods: d.methods.map((m) => (m.member ? { exportKey: m.exportKey, jsName: m.jsName, className: m.member.className, kind: m.member.kind } : { exportKey: m.exportKey, jsName: m.jsName })),
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,

@@ -17,11 +17,12 @@ import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
+import { HandleTable } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
-const { descriptor, modules, memoryCapBytes } = workerData as ThreadSpec;
+const { descriptor, modules, memoryCapBytes, issuer } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
 
@@ -37,6 +38,8 @@ const spec = instanceSpec(descriptor, modules, memoryCapBytes);
 const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;
+/** The handles of `instance`: made with it, gone with it. */
+let table = new HandleTable(issuer, descriptor.methods);
 let callsOnInstance = 0;
 
 /** A stream being produced: the call that opened it holds the instance until it ends. */
@@ -58,6 +61,7 @@ function replaceInstance(): void {
   ComponentInstance.create(spec).then(
     (fresh) => {
       instance = fresh;
+      table = new HandleTable(issuer, descriptor.methods);
       callsOnInstance = 0;
       flushOutput();
       drain();
@@ -89,9 +93,29 @@ function argumentsOf(method: number, body: unknown[] | Uint8Array): DecodedJson 
   return decodeJson((codecs[method] ??= argumentsCodec(descriptor.methods[method].function)), body);
 }
 
+/** Handle work (handle-table.ts): a call, answered with what came of it, or a drop. */
+function handleWork(id: number, work: HandleWork): boolean {
+  const began = performance.now();
+  if (work.kind === 'handle-drop') {
+    table.drop(instance!, work.id);
+    flushOutput();
+    post([id, OK, null]);
+    return false;
+  }
+  const result = table.call(instance!, work.call);
+  const ranMs = performance.now() - began;
+  flushOutput();
+  post([id, OK, result, ranMs]);
+  return result.kind === 'called' && afterCall(result.outcome);
+}
+
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
     const [id, method, body, framing, credit] = queue.shift()!;
+    if (!Array.isArray(body) && !(body instanceof Uint8Array)) {
+      if (handleWork(id, body)) return;
+      continue;
+    }
     const decoded = argumentsOf(method, body);
     if (decoded.kind !== 'arguments') {
       post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
@@ -115,7 +139,8 @@ function drain(): void {
 
 /** Counts the call; replaces the instance after a trap or at the recycle count. Whether it did. */
 function afterCall(outcome: CallOutcome): boolean {
-  if (outcome.kind === 'trap' || (recycleAfter > 0 && ++callsOnInstance >= recycleAfter)) {
+  // An instance that holds handles is kept past its recycle count until they are dropped (docs/api.md §5.1.2).
+  if (outcome.kind === 'trap' || (recycleAfter > 0 && ++callsOnInstance >= recycleAfter && table.size === 0)) {
     replaceInstance();
     return true;
   }

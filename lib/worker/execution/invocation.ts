@@ -23,6 +23,8 @@ export interface Invocation {
   answer: 'bytes' | 'json';
   /** Aborts when the client leaves: a call still waiting for its turn is then never made. */
   signal?: AbortSignal;
+  /** The handle a resource's method is called on (docs/api.md §5.1.2). */
+  self?: string;
 }
 
 /** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */
@@ -55,7 +57,12 @@ export type Failure =
 export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' | 'timeout' }>;
 
 /** What an invocation came to: the result's JSON value, its raw bytes (a list<u8> result answered as bytes), or a failure. */
-export type InvokeResult = { kind: 'json'; value: unknown } | { kind: 'bytes'; bytes: Uint8Array; mediaType: string } | Failure;
+export type InvokeResult =
+  | { kind: 'json'; value: unknown }
+  | { kind: 'bytes'; bytes: Uint8Array; mediaType: string }
+  /** The handles it names live in worker `worker`: the request goes there (http/handle-forward.ts). */
+  | { kind: 'elsewhere'; worker: number }
+  | Failure;
 
 /**
  * How a stream's items are written: `raw` (list<u8> items as they are,

@@ -19,16 +19,31 @@ export interface Method {
   bytesResult: boolean;
 }
 
-/** The service's methods by every name they answer to (their aliases). */
-export function methodTable(methods: MethodDescriptor[]): Map<string, Method> {
-  const table = new Map<string, Method>();
-  methods.forEach((descriptor, index) => {
+/** The service's methods, in descriptor order (a resource's constructor and methods too: they answer to no name). */
+export function methodList(methods: MethodDescriptor[]): Method[] {
+  return methods.map((descriptor, index) => {
     const fn = descriptor.function;
-    const method: Method = { descriptor, index, bytesParam: fn.params.length === 1 && isBytes(fn.params[0].type), bytesResult: bytesResult(fn) };
-    if (descriptor.invocable) method.codec = descriptor.stream ? streamCodec(fn, descriptor.stream) : functionCodec(fn);
-    for (const alias of descriptor.aliases) table.set(alias, method);
+    const params = callParams(descriptor);
+    const method: Method = { descriptor, index, bytesParam: params.length === 1 && isBytes(params[0].type), bytesResult: bytesResult(fn) };
+    if (descriptor.invocable) method.codec = callCodec(descriptor);
+    return method;
   });
-  return table;
+}
+
+/** The methods by every name they answer to (their aliases). */
+export function methodTable(methods: Method[]): Map<string, Method> {
+  return new Map(methods.flatMap((m) => m.descriptor.aliases.map((alias) => [alias, m] as const)));
+}
+
+/** The parameters a request gives: all but a resource method's `self`, which its handle supplies (docs/api.md §5.1.2). */
+function callParams(d: MethodDescriptor): WitFunction['params'] {
+  return d.member?.kind === 'method' ? d.function.params.slice(1) : d.function.params;
+}
+
+/** A method's codec: the parameters a request gives, and its result (a streaming method's: its stream's errors). */
+export function callCodec(d: MethodDescriptor): FunctionCodec {
+  if (d.stream) return streamCodec(d.function, d.stream);
+  return functionCodec({ ...d.function, params: callParams(d) });
 }
 
 /** The codec of a function's arguments alone (all an instance thread needs to decode a large body: arguments.ts). */

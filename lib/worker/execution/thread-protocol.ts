@@ -4,6 +4,8 @@
 
 import type { ServiceDescriptor } from '../../service.js';
 import type { TrapCode } from './component-instance.js';
+import type { HandleIssuer } from './handle-ids.js';
+import type { HandleCall } from './handle-table.js';
 import type { Framing, StreamFailure } from './invocation.js';
 
 /** What an instance thread is started with (its `workerData`). */
@@ -14,6 +16,8 @@ export interface ThreadSpec {
   modules: [name: string, module: WebAssembly.Module][];
   /** The memory cap the core modules were compiled with, for the trap message. */
   memoryCapBytes: number;
+  /** Who the handles its instances make are issued by. */
+  issuer: HandleIssuer;
 }
 
 /**
@@ -25,8 +29,14 @@ export interface ThreadSpec {
  * each framed item as a CHUNK, until END or FAILED.
  */
 export type CallRequest =
-  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>]
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer> | HandleWork]
   | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, credit: number];
+
+/**
+ * Main → thread: work on the instance's handles (handle-table.ts), answered
+ * OK with a HandleCallResult (a call), or with null (a drop).
+ */
+export type HandleWork = { kind: 'handle-call'; call: HandleCall } | { kind: 'handle-drop'; id: string };
 
 /** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */
 export type StreamControl = { type: 'credit'; id: number; bytes: number } | { type: 'cancel'; id: number };

@@ -16,7 +16,7 @@ const TIMEOUTS = {
 } as const;
 
 /** `failure` of the call to `where.method` of `where.service`, as the error it answers with. */
-export function failureError(failure: Failure, where: { service: string; method: string }): ApiError {
+export function failureError(failure: Failure, where: { service: string; method?: string }): ApiError {
   switch (failure.kind) {
     case 'not-invocable':
       return new ApiError('RT_ERR_METHOD_NOT_INVOCABLE', failure.reason, where);

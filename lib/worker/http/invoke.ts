@@ -12,7 +12,7 @@ import type { Config } from '../../config/index.js';
 import { streamMediaType } from '../../wit/streaming.js';
 import { ApiError } from '../../errors.js';
 import type { HostedService } from '../execution/hosted-service.js';
-import type { Failure, Input, Invocation, InvokeResult } from '../execution/invocation.js';
+import type { Input, Invocation, InvokeResult } from '../execution/invocation.js';
 import type { Method } from '../execution/method.js';
 import { framingFor } from '../execution/stream-framing.js';
 import { bodyLength, isJson, mediaType, readBody } from './body.js';
@@ -115,9 +115,12 @@ export function invokeRoute(deps: InvokeDeps) {
 }
 
 /** What `invocation` of `hosted` came to, its failure thrown as the error it answers with (http/failures.ts). */
-export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Exclude<InvokeResult, Failure> {
+export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Extract<InvokeResult, { kind: 'json' | 'bytes' }> {
   if (result.kind === 'json' || result.kind === 'bytes') return result;
-  throw failureError(result, { service: hosted.name, method: invocation.method.descriptor.name });
+  const where = { service: hosted.name, method: invocation.method.descriptor.name };
+  // TODO(issue 23): forward to the worker that holds the handles (next step).
+  if (result.kind === 'elsewhere') throw new ApiError('RT_ERR_INTERNAL', `the handles it names live in worker ${result.worker}; forwarding between workers is not built yet`, where);
+  throw failureError(result, where);
 }
 
 /**

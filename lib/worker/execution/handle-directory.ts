@@ -1,0 +1,200 @@
+// A service's live handles in one worker (docs/api.md §5.1.2), on its main
+// thread: where each lives (the `HandleHolder`: one instance, inline or on a
+// thread), when it was made and last used, and why the ones that ended did.
+// The resource objects themselves stay in their instance's table
+// (handle-table.ts); this is what requests are routed and answered by.
+//
+// A handle ends when it is dropped, moved into a call (own), unused for the
+// sidecar's `handle_idle_seconds`, or when its instance ends (a trap, a
+// timeout, a lost thread, a restart, quiesce or reload): its holder ends, and
+// every handle it held with it. Why is remembered (EndedHandles, one per
+// worker, so that the service a restart makes still knows) for the last
+// ENDED_REMEMBERED of them: using one answers 410 with the reason.
+
+import type { HandleCall, HandleCallResult } from './handle-table.js';
+import type { Failure } from './invocation.js';
+
+/** How long an ended handle's reason is remembered, at most: past it, 410 says only that it ended. */
+const ENDED_REMEMBERED = 10_000;
+
+/** Why handles ended, in one worker: the last ENDED_REMEMBERED of them. */
+export class EndedHandles {
+  readonly #why = new Map<string, string>();
+
+  remember(id: string, why: string): void {
+    this.#why.set(id, why);
+    if (this.#why.size > ENDED_REMEMBERED) this.#why.delete(this.#why.keys().next().value!);
+  }
+
+  /** Why `id` ended, or that it ended when that is forgotten. */
+  why(id: string): string {
+    return this.#why.get(id) ?? 'it was dropped, moved, expired, or its instance ended';
+  }
+
+  knows(id: string): string | undefined {
+    return this.#why.get(id);
+  }
+}
+
+/** What a handle call on a holder comes to. */
+export type HolderResult = HandleCallResult | Failure;
+
+/** One instance that holds handles, as the main thread reaches it. */
+export class HandleHolder {
+  #ended: string | undefined;
+  readonly #listeners: ((reason: string) => void)[] = [];
+
+  constructor(
+    /** Makes a handle call on this instance (whatever else is queued for it first). */
+    readonly run: (call: HandleCall, deadline: number, signal?: AbortSignal) => Promise<HolderResult>,
+    /** Drops a handle here (the guest's destructor runs); resolves once done. */
+    readonly drop: (id: string) => Promise<void>,
+  ) {}
+
+  /** Why the instance has ended, once it has. */
+  get ended(): string | undefined {
+    return this.#ended;
+  }
+
+  end(reason: string): void {
+    if (this.#ended !== undefined) return;
+    this.#ended = reason;
+    for (const listener of this.#listeners.splice(0)) listener(reason);
+  }
+
+  onEnd(listener: (reason: string) => void): void {
+    if (this.#ended !== undefined) listener(this.#ended);
+    else this.#listeners.push(listener);
+  }
+}
+
+export interface LiveHandle {
+  id: string;
+  /** resourceKey() of its resource. */
+  key: string;
+  holder: HandleHolder;
+  /** Date.now() times. */
+  created: number;
+  lastUsed: number;
+}
+
+/** How a handle's life began or ended, for the metric. */
+export type HandleChange = 'created' | 'dropped' | 'moved' | 'expired' | 'instance-ended';
+
+export interface DirectoryOptions {
+  idleMs: number;
+  max: number;
+  ended: EndedHandles;
+  /** Told of every handle made and ended (the metric). */
+  onChange?: (change: HandleChange, count: number) => void;
+  now?: () => number;
+}
+
+export class HandleDirectory {
+  readonly #live = new Map<string, LiveHandle>();
+  readonly #holders = new Set<HandleHolder>();
+  readonly #now: () => number;
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: DirectoryOptions) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.#live.size;
+  }
+
+  get full(): boolean {
+    return this.#live.size >= this.options.max;
+  }
+
+  /** The live handle `id`, or why it ended; undefined when this directory never knew it (or has forgotten why it ended). */
+  find(id: string): LiveHandle | { ended: string } | undefined {
+    const live = this.#live.get(id);
+    if (live) return live;
+    const why = this.options.ended.knows(id);
+    return why === undefined ? undefined : { ended: why };
+  }
+
+  list(): LiveHandle[] {
+    return [...this.#live.values()];
+  }
+
+  expires(handle: LiveHandle): number {
+    return handle.lastUsed + this.options.idleMs;
+  }
+
+  /** Records what a call on `holder` did: handles it made, handles moved into it, handles it used. */
+  record(holder: HandleHolder, issued: { id: string; key: string }[], consumed: string[], used: string[]): void {
+    const now = this.#now();
+    for (const id of used) {
+      const live = this.#live.get(id);
+      if (live) live.lastUsed = now;
+    }
+    for (const id of consumed) this.#end(id, 'it was passed as an own<T> parameter, which moved it into that call', 'moved');
+    if (issued.length === 0) return;
+    if (holder.ended !== undefined) {
+      // The instance ended while the answer came back: its handles are gone already.
+      for (const { id } of issued) this.#remember(id, `its instance ended: ${holder.ended}`);
+      return;
+    }
+    for (const { id, key } of issued) this.#live.set(id, { id, key, holder, created: now, lastUsed: now });
+    this.options.onChange?.('created', issued.length);
+    if (!this.#holders.has(holder)) {
+      this.#holders.add(holder);
+      holder.onEnd((reason) => this.#endHolder(holder, reason));
+    }
+    this.#sweeper ??= setInterval(() => this.#expire(), Math.min(Math.max(this.options.idleMs / 4, 250), 30_000)).unref();
+  }
+
+  /** Drops live handle `id` at a client's request; false when it is not live. */
+  async drop(id: string): Promise<boolean> {
+    const live = this.#live.get(id);
+    if (!live) return false;
+    this.#end(id, 'it was dropped', 'dropped');
+    await live.holder.drop(id);
+    return true;
+  }
+
+  /** Ends every handle (the service's instances are ending); `reason` is what using one answers. */
+  endAll(reason: string): void {
+    for (const holder of this.#holders) holder.end(reason);
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+
+  #endHolder(holder: HandleHolder, reason: string): void {
+    this.#holders.delete(holder);
+    let n = 0;
+    for (const live of this.#live.values()) {
+      if (live.holder !== holder) continue;
+      this.#live.delete(live.id);
+      this.#remember(live.id, `its instance ended: ${reason}`);
+      n++;
+    }
+    if (n > 0) this.options.onChange?.('instance-ended', n);
+  }
+
+  #expire(): void {
+    const now = this.#now();
+    for (const live of [...this.#live.values()]) {
+      if (now < this.expires(live)) continue;
+      this.#end(live.id, `it expired: unused for handle_idle_seconds (${this.options.idleMs / 1000} s)`, 'expired');
+      void live.holder.drop(live.id);
+    }
+    if (this.#live.size === 0) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
+    }
+  }
+
+  #end(id: string, why: string, ending: Exclude<HandleChange, 'created'>): void {
+    if (!this.#live.delete(id)) return;
+    this.#remember(id, why);
+    this.options.onChange?.(ending, 1);
+  }
+
+  #remember(id: string, why: string): void {
+    this.options.ended.remember(id, why);
+  }
+}

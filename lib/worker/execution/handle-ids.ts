@@ -1,0 +1,49 @@
+// Handle ids (docs/api.md §5.1.2): `<worker>.<random>.<tag>`. The worker id
+// says where the handle lives, so a request that reaches another worker is
+// forwarded there (http/handle-forward.ts). 128 random bits make it
+// unguessable: a handle is a capability. The tag, an HMAC of the rest with a
+// key the primary makes for each run of rt, lets any worker tell an id rt
+// issued (and has since ended: 410) from one it never issued (404) without
+// asking anyone, even when the worker that issued it is gone.
+
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export interface HandleIssuer {
+  workerId: number;
+  /** The run's key (shared by every worker and instance thread). */
+  key: Uint8Array;
+}
+
+const RANDOM_BYTES = 16;
+const TAG_BYTES = 8;
+const ID = /^(\d{1,9})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{11})$/;
+
+function tag(key: Uint8Array, body: string): Buffer {
+  return createHmac('sha256', key).update(body).digest().subarray(0, TAG_BYTES);
+}
+
+/** A new id for a handle living in worker `issuer.workerId`. */
+export function mintHandleId(issuer: HandleIssuer): string {
+  const body = `${issuer.workerId}.${randomBytes(RANDOM_BYTES).toString('base64url')}`;
+  return `${body}.${tag(issuer.key, body).toString('base64url')}`;
+}
+
+/** The worker that issued `id`, if rt issued it in this run; undefined for any other string. */
+export function handleOwner(id: string, key: Uint8Array): number | undefined {
+  const m = ID.exec(id);
+  if (!m) return undefined;
+  const given = Buffer.from(m[3], 'base64url');
+  if (given.length !== TAG_BYTES || !timingSafeEqual(given, tag(key, `${m[1]}.${m[2]}`))) return undefined;
+  return Number(m[1]);
+}
+
+/** `id` as logs may show it: enough to tell handles apart, not enough to use one. */
+export function redactHandleId(id: string): string {
+  const dot = id.indexOf('.');
+  return dot === -1 ? '…' : `${id.slice(0, dot + 7)}…`;
+}
+
+/** A fresh key, for a run of rt (the primary's) or a test's. */
+export function handleKey(): Uint8Array {
+  return randomBytes(32);
+}

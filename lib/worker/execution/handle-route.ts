@@ -1,0 +1,79 @@
+// Where a call that involves handles goes (docs/api.md §5.1.2): the handles
+// it names, from its path (a method's `self`) and its JSON body (own and
+// borrow parameters at any depth), looked up in the worker's directory. They
+// must all live in one instance (the call runs there), or all in one other
+// worker (the request goes there). The body is decoded here to find them, and
+// checked with it, before any instance is asked; the instance decodes it
+// again with its own table (handle-table.ts), which holds the objects.
+
+import type { ServiceDescriptor } from '../../service.js';
+import type { FunctionCodec } from '../../wit/codec.js';
+import { HandleMismatch, handleExpected, resourceKey, withHandleScope, type HandleType } from '../../wit/handles.js';
+import { callArguments } from './arguments.js';
+import type { HandleDirectory, HandleHolder } from './handle-directory.js';
+import { handleOwner, redactHandleId, type HandleIssuer } from './handle-ids.js';
+import type { Failure, Input } from './invocation.js';
+import type { Method } from './method.js';
+
+export class HandleRoute {
+  /** The instance the named handles live in. */
+  holder: HandleHolder | undefined;
+  /** The other worker they live in. */
+  elsewhere: number | undefined;
+  /** The handles named, live here (their last use is now). */
+  readonly used: string[] = [];
+  #apart = false;
+
+  constructor(
+    private readonly directory: HandleDirectory,
+    private readonly options: { issuer: HandleIssuer; endedHandles: { why(id: string): string } },
+    private readonly descriptor: ServiceDescriptor,
+  ) {}
+
+  /** A method's `self` handle, from the path; a failure when it cannot be called there. */
+  self(id: string, method: Method): Failure | undefined {
+    const selfType = method.descriptor.function.params[0]?.type;
+    if (method.descriptor.member?.kind !== 'method' || (selfType?.kind !== 'borrow' && selfType?.kind !== 'own')) {
+      return { kind: 'invalid-arguments', details: `${method.descriptor.name} is not a method of a resource` };
+    }
+    try {
+      this.#find(id, selfType);
+      return undefined;
+    } catch (e) {
+      if (!(e instanceof HandleMismatch)) throw e;
+      if (e.problem === 'wrong-resource') return { kind: 'invalid-arguments', details: e.detail };
+      return { kind: e.problem === 'unknown' ? 'unknown-handle' : 'handle-ended', details: e.detail };
+    }
+  }
+
+  /** Checks the body (decoding it, with the handles it names looked up); why it cannot be called, if it cannot. */
+  check(codec: FunctionCodec, input: Input): Failure | undefined {
+    const decoded = withHandleScope({ resolve: (id, t) => this.#find(id, t), issue: () => '' }, () => callArguments(codec, input));
+    if (decoded.kind !== 'arguments' && decoded.kind !== 'large-json') return decoded;
+    if (this.#apart || (this.elsewhere !== undefined && this.used.length > 0)) {
+      return { kind: 'handles-refused', details: 'the handles it names live in different instances (or workers): a call reaches one instance' };
+    }
+    return undefined;
+  }
+
+  #find(id: string, t: HandleType): string {
+    const owner = handleOwner(id, this.options.issuer.key);
+    if (owner === undefined) throw new HandleMismatch('unknown', handleExpected(t), `no handle ${JSON.stringify(redactHandleId(id))} was ever issued`);
+    if (owner !== this.options.issuer.workerId) {
+      if (this.elsewhere !== undefined && this.elsewhere !== owner) this.#apart = true;
+      this.elsewhere = owner;
+      return id;
+    }
+    const found = this.directory.find(id);
+    if (!found) throw new HandleMismatch('ended', handleExpected(t), `the handle has ended: ${this.options.endedHandles.why(id)}`);
+    if ('ended' in found) throw new HandleMismatch('ended', handleExpected(t), `the handle has ended: ${found.ended}`);
+    if (found.key !== resourceKey(t)) {
+      const actual = this.descriptor.resources.find((r) => r.key === found.key)?.name ?? found.key;
+      throw new HandleMismatch('wrong-resource', handleExpected(t), `the handle is a ${actual}, not a ${t.resource}`);
+    }
+    if (this.holder !== undefined && this.holder !== found.holder) this.#apart = true;
+    this.holder = found.holder;
+    this.used.push(id);
+    return id;
+  }
+}

@@ -1,0 +1,101 @@
+// The routes of resources and their handles (docs/api.md §5.1.2): make one
+// (a resource's constructor), call a method on one, drop one, list them.
+// Each answers as invoke does (its statuses, errors, request ids): a handle
+// call is an invocation with its handle as `self`.
+
+import type Router from '@koa/router';
+import { ApiError } from '../../errors.js';
+import type { HandleJson } from '../../wit/handles.js';
+import type { HostedService } from '../execution/hosted-service.js';
+import type { Invocation } from '../execution/invocation.js';
+import type { Method } from '../execution/method.js';
+import { departure } from './exchange.js';
+import { failureError } from './failures.js';
+import { Invoker, readInput, succeeded, type InvokeDeps } from './invoke.js';
+import { findService } from './lookup.js';
+import type { RequestState, RtContext } from './request-state.js';
+import type { WorkerState } from './worker-state.js';
+
+type Params = Record<string, string>;
+
+export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): void {
+  const invoker = new Invoker(deps);
+  const serviceOf = (ctx: RtContext & { params: Params }): HostedService => {
+    const hosted = findService(deps.registry, deps.state, ctx.params.domain, ctx.params.service);
+    ctx.state.service = hosted.name;
+    return hosted;
+  };
+
+  /** Makes the invocation of `method` with the request's body, and answers its result. */
+  const invoke = async (ctx: RtContext & { params: Params }, hosted: HostedService, method: Method, self?: string) => {
+    ctx.state.method = method.descriptor.name;
+    const input = await readInput(ctx.req, method, invoker.maxBytes, ctx.state);
+    const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
+    const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}) };
+    return succeeded(hosted, invocation, await hosted.invoke(invocation));
+  };
+
+  router.post('/services/:domain/:service/resources/:resource', async (ctx) => {
+    const hosted = serviceOf(ctx);
+    const name = ctx.params.resource;
+    const resource = hosted.resource(name);
+    const where = { service: hosted.name, method: name };
+    if (!resource) throw new ApiError('RT_ERR_UNKNOWN_RESOURCE', `${hosted.name} exports no resource "${name}" (resources: ${hosted.descriptor.resources.map((r) => r.name).join(', ') || 'none'})`, where);
+    const constructor = hosted.resourceMethod(resource, null);
+    if (!constructor) throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no constructor: its handles come from the functions that return one`, where);
+    const result = await invoke(ctx, hosted, constructor);
+    const id = (result.kind === 'json' ? (result.value as HandleJson | null)?.$handle : undefined) ?? '';
+    ctx.status = 201;
+    ctx.set('Location', `/api/services/${ctx.params.domain}/${ctx.params.service}/handles/${id}`);
+    ctx.body = { handle: id };
+  });
+
+  router.post('/services/:domain/:service/handles/:handle/invoke/:method', async (ctx) => {
+    const hosted = serviceOf(ctx);
+    const id = ctx.params.handle;
+    const resource = hosted.handleResource(id);
+    const where = { service: hosted.name, method: ctx.params.method };
+    if ('kind' in resource) throw handleFailure(resource, where);
+    const method = hosted.resourceMethod(resource, ctx.params.method);
+    if (!method) {
+      const known = resource.methods.map((i) => hosted.descriptor.methods[i].name).join(', ');
+      throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no method "${ctx.params.method}" (methods: ${known || 'none'})`, where);
+    }
+    const result = await invoke(ctx, hosted, method, id);
+    if (result.kind === 'bytes') {
+      ctx.type = result.mediaType;
+      ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
+    } else {
+      ctx.body = { result: result.value };
+    }
+  });
+
+  router.delete('/services/:domain/:service/handles/:handle', async (ctx) => {
+    const hosted = serviceOf(ctx);
+    const id = ctx.params.handle;
+    const where = { service: hosted.name };
+    const resource = hosted.handleResource(id);
+    if ('kind' in resource) throw handleFailure(resource, where);
+    const dropped = await hosted.dropHandle(id);
+    if (dropped.kind !== 'dropped') throw failureError(dropped, where);
+    ctx.status = 204;
+  });
+
+  router.get('/services/:domain/:service/handles', (ctx) => {
+    const hosted = serviceOf(ctx);
+    ctx.body = { handles: listedHandles(hosted, deps.state) };
+  });
+}
+
+/** Why a handle cannot be used, as the error it answers with. */
+function handleFailure(failure: Exclude<ReturnType<HostedService['handleResource']>, { key: string }>, where: { service: string; method?: string }): ApiError {
+  // TODO(issue 23): forward to the worker that holds it (next step).
+  if (failure.kind === 'elsewhere') return new ApiError('RT_ERR_INTERNAL', `the handle lives in worker ${failure.worker}; forwarding between workers is not built yet`, where);
+  return failureError(failure, where);
+}
+
+/** This worker's live handles of `hosted`, as GET .../handles lists them. */
+export function listedHandles(hosted: HostedService, state: WorkerState) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return hosted.handles().map((h) => ({ handle: h.id, resource: h.resource, worker: state.workerId, created: iso(h.created), last_used: iso(h.lastUsed), expires: iso(h.expires) }));
+}
