@@ -9,10 +9,8 @@
 
 import { Agent, request } from 'undici';
 import { CappedBytes } from '../lib/capped-bytes.js';
-import { describeNetworkError, type Response } from '../lib/primary/https-repository.js';
+import { exchangeError, redirectTarget, type Response } from '../lib/primary/https-repository.js';
 import { RepositoryError } from '../lib/primary/repository-scan.js';
-
-const MAX_REDIRECTS = 5;
 
 export interface UndiciHttp {
   dispatcher: Agent;
@@ -41,16 +39,10 @@ export async function undiciGet(url: string, http: UndiciHttp, etag?: string): P
         return tag === undefined ? { status, body } : { status, body, etag: tag };
       }
       await res.body.dump();
-      const location = header(res.headers.location);
-      if (location === undefined) throw new RepositoryError(url, `answered ${status} without a Location`);
-      if (redirects === MAX_REDIRECTS) throw new RepositoryError(url, `more than ${MAX_REDIRECTS} redirects`);
-      current = new URL(location, current);
-      if (current.protocol !== 'https:') throw new RepositoryError(url, `redirected to ${current.href}, which is not https:`);
+      current = redirectTarget(url, current, status, header(res.headers.location), redirects);
     }
   } catch (e) {
-    if (e instanceof RepositoryError) throw e;
-    if (signal.aborted) throw new RepositoryError(url, `no complete answer within ${http.timeoutMs} ms`);
-    throw new RepositoryError(url, describeNetworkError(e));
+    throw exchangeError(url, e, signal, http.timeoutMs);
   }
 }
 

@@ -331,17 +331,27 @@ export async function get(url: string, http: Http, etag?: string): Promise<Respo
         return tag === undefined ? { status, body } : { status, body, etag: tag };
       }
       res.resume();
-      const location = res.headers.location;
-      if (location === undefined) throw new RepositoryError(url, `answered ${status} without a Location`);
-      if (redirects === MAX_REDIRECTS) throw new RepositoryError(url, `more than ${MAX_REDIRECTS} redirects`);
-      current = new URL(location, current);
-      if (current.protocol !== 'https:') throw new RepositoryError(url, `redirected to ${current.href}, which is not https:`);
+      current = redirectTarget(url, current, status, res.headers.location, redirects);
     }
   } catch (e) {
-    if (e instanceof RepositoryError) throw e;
-    if (signal.aborted) throw new RepositoryError(url, `no complete answer within ${http.timeoutMs} ms`);
-    throw new RepositoryError(url, describeNetworkError(e));
+    throw exchangeError(url, e, signal, http.timeoutMs);
   }
+}
+
+/** Where a redirect of `url` (now at `current`) leads: at most MAX_REDIRECTS of them, and only to https:. */
+export function redirectTarget(url: string, current: URL, status: number, location: string | undefined, redirects: number): URL {
+  if (location === undefined) throw new RepositoryError(url, `answered ${status} without a Location`);
+  if (redirects === MAX_REDIRECTS) throw new RepositoryError(url, `more than ${MAX_REDIRECTS} redirects`);
+  const next = new URL(location, current);
+  if (next.protocol !== 'https:') throw new RepositoryError(url, `redirected to ${next.href}, which is not https:`);
+  return next;
+}
+
+/** What failed in an exchange with `url`, as the scan reports it: its own verdicts as they are, the deadline, or the network's error. */
+export function exchangeError(url: string, e: unknown, signal: AbortSignal, timeoutMs: number): RepositoryError {
+  if (e instanceof RepositoryError) return e;
+  if (signal.aborted) return new RepositoryError(url, `no complete answer within ${timeoutMs} ms`);
+  return new RepositoryError(url, describeNetworkError(e));
 }
 
 function send(url: URL, http: Http, signal: AbortSignal, etag?: string): Promise<IncomingMessage> {
