@@ -5,7 +5,8 @@
 import { resourceFunctionName, type ComponentInterface, type TypeDefinition, type WitFunction, type WitInterface, type WitType } from './types.js';
 
 export function printType(t: WitType): string {
-  if (t.origin) return t.origin.name;
+  // A handle's origin is its resource's (handles.ts resourceKey): `borrow<counter>` is no type named `counter`.
+  if (t.origin && t.kind !== 'own' && t.kind !== 'borrow') return t.origin.name;
   return printStructure(t);
 }
 

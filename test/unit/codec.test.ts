@@ -447,6 +447,9 @@ describe('WIT ⇄ JSON codec', () => {
       [tuple(u8, str), 'tuple<u8, string>'],
       [named(origin('id'), prim('u32')), 'id'],
       [borrow('blob'), 'borrow<blob>'],
+      // An exported resource's handles carry the resource's origin, which names no type of theirs.
+      [named(origin('blob'), borrow('blob')), 'borrow<blob>'],
+      [list(named(origin('blob'), own('blob'))), 'list<blob>'],
       [stream(u8), 'stream<u8>'],
       [enumOf('a', 'b'), 'enum { a, b }'],
     ];
