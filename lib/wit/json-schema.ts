@@ -133,9 +133,10 @@ export function requestSchema(fn: WitFunction): JsonSchema {
     required: params.map(([name]) => name),
     additionalProperties: false,
   };
+  // Draft 2020-12 wants a prefixItems of one item at least: no parameters, no prefixItems.
   const inOrder = {
     type: 'array',
-    prefixItems: params.map(([, schema]) => schema),
+    ...(params.length > 0 ? { prefixItems: params.map(([, schema]) => schema) } : {}),
     items: false,
     minItems: params.length,
     maxItems: params.length,

@@ -82,4 +82,11 @@ describe('JSON Schema of WIT types', () => {
     // The codec agrees on the same bodies.
     expect(() => functionCodec(fn).decodeArgs({ q: 1 })).to.throw(CodecError);
   });
+
+  it('describes the body of a function without parameters by a schema that is valid 2020-12', () => {
+    const schema = requestSchema(func('tick', {}, null));
+    expect(ajv.validateSchema(schema), JSON.stringify(ajv.errors)).to.equal(true);
+    const request = ajv.compile(schema);
+    expect([request({}), request([]), request([1]), request({ a: 1 })]).to.deep.equal([true, true, false, false]);
+  });
 });
