@@ -61,7 +61,12 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
 function exportedResources(iface: ComponentInterface): Set<string> {
   const keys = new Set<string>();
   const add = (interfaceName: string, types: TypeDefinition[]) => {
-    for (const t of types) if (t.type.kind === 'resource') keys.add(resourceKey({ resource: t.name, origin: t.type.origin ?? { interface: interfaceName, name: t.name } }));
+    for (const t of types) {
+      if (t.type.kind !== 'resource') continue;
+      const origin = t.type.origin ?? { interface: interfaceName, name: t.name };
+      // An exported interface lists the resources it `use`s too: one an import defines is the host's, not the component's.
+      if (origin.interface === interfaceName) keys.add(resourceKey({ resource: t.name, origin }));
+    }
   };
   add('', iface.types);
   for (const i of iface.interfaces) add(i.name, i.types);

@@ -87,6 +87,17 @@ describe('addressing', () => {
     });
   });
 
+  it('takes a resource an exported interface uses from an import for the host\'s: functions holding it are not invocable', () => {
+    const hostFile = { interface: 'acme:files/host@1.0.0', name: 'file' };
+    const api = iface('acme:files/api@1.0.0', [{ name: 'open', params: [], result: { ...own('file'), origin: hostFile } }, fn('count', [])]);
+    api.types = [{ name: 'file', type: { kind: 'resource', origin: hostFile } }];
+    const { methods, resources } = serviceExports(component([api]));
+    expect(resources).to.deep.equal([]);
+    expect(methods.find((m) => m.name === 'open')).to.include({ invocable: false });
+    expect(methods.find((m) => m.name === 'open')!.reason).to.include('a resource the component imports');
+    expect(methods.find((m) => m.name === 'count')).to.include({ invocable: true });
+  });
+
   it('jsIdentifier lower-camel-cases kebab-case names as jco does', () => {
     expect(jsIdentifier('echo-bytes')).to.equal('echoBytes');
     expect(jsIdentifier('f32-to-u8')).to.equal('f32ToU8');
