@@ -160,3 +160,18 @@ export function errorValueSchema(fn: WitFunction): JsonSchema | undefined {
   if (top?.kind !== 'result') return undefined;
   return top.err ? typeSchema(top.err, 'response') : { type: 'null' };
 }
+
+/** The request body of a resource's method called through a handle (docs/api.md §5.1.2): its parameters but `self`, which the handle is. */
+export function handleMethodRequestSchema(fn: WitFunction): JsonSchema {
+  return requestSchema({ ...fn, params: fn.params.slice(1) });
+}
+
+/** A constructor's 201 body: the new handle's id (docs/api.md §5.1.2). */
+export function createdHandleSchema(resource: string): JsonSchema {
+  return {
+    type: 'object',
+    properties: { handle: { type: 'string', description: `the id of the new ${resource}` } },
+    required: ['handle'],
+    additionalProperties: false,
+  };
+}

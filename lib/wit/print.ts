@@ -61,6 +61,22 @@ export function printSignature(fn: WitFunction): string {
   return `${fn.async ? 'async ' : ''}func(${printParams(fn)})${printResult(fn)}`;
 }
 
+/**
+ * A resource's constructor, method or static as its resource's body writes it
+ * (docs/api.md §5.1.2): `constructor(start: s64)`, `func(n: s64) -> s64`
+ * (without `self`: the handle is it), `static func(a: borrow<counter>) -> counter`;
+ * any other function as printSignature does.
+ */
+export function printMemberSignature(fn: WitFunction): string {
+  const m = resourceFunctionName(fn.name);
+  const async = fn.async ? 'async ' : '';
+  // A fallible constructor says so (`-> result<counter, e>`); an infallible one's own<counter> goes unsaid.
+  if (m?.kind === 'constructor') return `constructor(${printParams(fn)})${fn.result?.kind === 'result' ? printResult(fn) : ''}`;
+  if (m?.kind === 'method') return `${async}func(${printParams(fn, true)})${printResult(fn)}`;
+  if (m?.kind === 'static') return `static ${async}func(${printParams(fn)})${printResult(fn)}`;
+  return printSignature(fn);
+}
+
 const INDENT = '  ';
 
 /** A type definition as it appears inside an interface body. */
@@ -90,9 +106,7 @@ function printResource(name: string, functions: WitFunction[], indent: string): 
     const m = resourceFunctionName(fn.name);
     if (m?.resource !== name) continue;
     const inner = indent + INDENT;
-    if (m.kind === 'constructor') members.push(`${inner}constructor(${printParams(fn)});`);
-    else if (m.kind === 'method') members.push(`${inner}${m.member}: func(${printParams(fn, true)})${printResult(fn)};`);
-    else members.push(`${inner}${m.member}: static func(${printParams(fn)})${printResult(fn)};`);
+    members.push(m.kind === 'constructor' ? `${inner}${printMemberSignature(fn)};` : `${inner}${m.member}: ${printMemberSignature(fn)};`);
   }
   return members.length === 0 ? [`${indent}resource ${name};`] : [`${indent}resource ${name} {`, ...members, `${indent}}`];
 }

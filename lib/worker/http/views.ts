@@ -1,9 +1,10 @@
 // The JSON a worker answers about its services (docs/api.md §5): the listing
-// entry of each, and one service in full with its WIT and JSON Schemas.
+// entry of each, and one service in full with its WIT and JSON Schemas, its
+// resources (docs/api.md §5.1.2) among them.
 
-import { serviceKey, type MethodDescriptor, type Placement } from '../../service.js';
-import { errorValueSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
-import { printComponentWit, printSignature } from '../../wit/print.js';
+import { serviceKey, type MethodDescriptor, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
+import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, handleSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
+import { printComponentWit, printMemberSignature, printSignature } from '../../wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from '../../wit/streaming.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { WorkerState } from './worker-state.js';
@@ -12,6 +13,51 @@ import type { WorkerState } from './worker-state.js';
 function streaming(m: MethodDescriptor): { streaming: true; media_types: string[] } | Record<string, never> {
   if (!m.stream) return {};
   return { streaming: true, media_types: [streamMediaType(m.stream.encoding, m.mediaType), SSE_MEDIA_TYPE] };
+}
+
+/** What the invoke path reaches: functions and statics; a resource's constructor and methods answer to no method name (docs/api.md §5.1.2). */
+function invokable(d: ServiceDescriptor): MethodDescriptor[] {
+  return d.methods.filter((m) => m.aliases.length > 0);
+}
+
+/** A constructor or method of a resource, as the listing shows it: its signature as the resource's WIT body writes it (a method's without `self`). */
+function member(m: MethodDescriptor) {
+  return { signature: printMemberSignature(m.function), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}) };
+}
+
+/** A resource as the listing shows it: its constructor, its methods, and the names of its statics among the service's methods. */
+function resourceSummary(d: ServiceDescriptor, r: ResourceDescriptor) {
+  return {
+    name: r.name,
+    aliases: r.aliases,
+    interface: r.interface,
+    constructor: r.constructorMethod === null ? null : member(d.methods[r.constructorMethod]),
+    methods: r.methods.map((i) => ({ name: d.methods[i].name, ...member(d.methods[i]) })),
+    statics: r.statics.map((i) => d.methods[i].name),
+  };
+}
+
+/** The JSON Schemas of a constructor (its arguments; it answers the new handle) or of a method called through a handle (its arguments but `self`). */
+function memberSchemas(m: MethodDescriptor, resource: string) {
+  if (!m.invocable) return {};
+  const fn = m.function;
+  const error = errorValueSchema(fn);
+  return m.member?.kind === 'constructor'
+    ? { request_schema: requestSchema(fn), response_schema: createdHandleSchema(resource), ...(error ? { error_schema: error } : {}) }
+    : { request_schema: handleMethodRequestSchema(fn), response_schema: responseSchema(fn), ...(error ? { error_schema: error } : {}) };
+}
+
+/** A resource in full: the listing's entry, each member's JSON Schemas, and a handle's JSON form (what own<R> and borrow<R> values are). */
+function resourceDescription(d: ServiceDescriptor, r: ResourceDescriptor) {
+  const listed = resourceSummary(d, r);
+  const ctor = r.constructorMethod === null ? null : d.methods[r.constructorMethod];
+  return {
+    ...listed,
+    constructor: ctor && { ...listed.constructor, ...memberSchemas(ctor, r.name) },
+    methods: r.methods.map((i, n) => ({ ...listed.methods[n], ...memberSchemas(d.methods[i], r.name) })),
+    // As own<R> and borrow<R> are in the methods' schemas: named by the resource's WIT name.
+    handle: handleSchema(r.key.slice(r.key.indexOf('#') + 1)),
+  };
 }
 
 /** Where each worker runs the service, by worker id: the primary's table, with this worker's entry as it is now. */
@@ -33,13 +79,15 @@ export function summary(hosted: HostedService, state: WorkerState) {
     state: hosted.quiesced ? 'quiesced' : 'active',
     /** Where the configuration its instances got came from: a file's path or "restart body". */
     config: d.config ? { origin: d.config.origin, content_type: d.config.contentType, bytes: d.config.bytes.length } : null,
-    methods: d.methods.map((m) => ({
+    methods: invokable(d).map((m) => ({
       name: m.name,
       signature: printSignature(m.function),
       invocable: m.invocable,
       ...(m.reason ? { reason: m.reason } : {}),
       ...streaming(m),
     })),
+    /** Exported resources (docs/api.md §5.1.2): their constructors and methods are reached through /resources and /handles, their statics are methods. */
+    resources: d.resources.map((r) => resourceSummary(d, r)),
     unsatisfied_imports: d.unsatisfiedImports,
     instances: {
       pool_size: d.instances.poolSize,
@@ -53,17 +101,21 @@ export function summary(hosted: HostedService, state: WorkerState) {
       /** In every worker, by worker id (docs/architecture.md: a worker moves a service on its own evidence). */
       placements: placements(hosted, state),
       max_queue: d.instances.maxQueue,
+      /** In the worker that answered: live handles to the service's resources (at most max_handles). */
+      handles: hosted.liveHandles(),
+      max_handles: d.instances.maxHandles,
+      handle_idle_seconds: d.instances.handleIdleSeconds,
     },
   };
 }
 
-/** One service in full: the listing entry, its WIT, and each method's JSON Schemas. */
+/** One service in full: the listing entry, its WIT, and each method's and resource member's JSON Schemas. */
 export function description(hosted: HostedService, state: WorkerState) {
   const d = hosted.descriptor;
   return {
     ...summary(hosted, state),
     wit: printComponentWit(d.interface, d.id.service),
-    methods: d.methods.map((m) => {
+    methods: invokable(d).map((m) => {
       const fn = m.function;
       const schemas = !m.invocable
         ? {}
@@ -72,5 +124,6 @@ export function description(hosted: HostedService, state: WorkerState) {
           : { request_schema: requestSchema(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) };
       return { name: m.name, aliases: m.aliases, interface: m.interface, signature: printSignature(fn), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}), ...streaming(m), ...schemas };
     }),
+    resources: d.resources.map((r) => resourceDescription(d, r)),
   };
 }
