@@ -1,9 +1,11 @@
 // The OpenAPI 3.1 document of everything rt serves: one operation per
-// invocable method, with the request and response schemas of its WIT types.
+// invocable method, with the request and response schemas of its WIT types;
+// and per service with resources (docs/api.md §5.1.2) their constructors, the
+// methods called through handles, dropping and listing handles.
 
-import { serviceKey, serviceName, type MethodDescriptor, type ServiceDescriptor } from './service.js';
-import { errorValueSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
-import { printSignature } from './wit/print.js';
+import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
+import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
+import { printMemberSignature, printSignature } from './wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
 
 const ERROR_BODY: JsonSchema = {
@@ -16,6 +18,31 @@ const ERROR_BODY: JsonSchema = {
     value: { description: 'For a method returning result<T, E> that returned err: E as JSON' },
   },
   required: ['error', 'details'],
+};
+
+const instant = (what: string) => ({ type: 'string', format: 'date-time', description: `${what} (ISO 8601)` });
+
+/** GET .../handles (docs/api.md §5.1.2). */
+const HANDLES_BODY: JsonSchema = {
+  type: 'object',
+  properties: {
+    handles: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          handle: { type: 'string', description: 'Its id' },
+          resource: { type: 'string', description: 'The resource it is a handle to' },
+          worker: { type: ['integer', 'string'], description: 'The worker whose instance holds it (as X-Rt-Worker names workers)' },
+          created: instant('When it was made'),
+          last_used: instant('When a call last used it'),
+          expires: instant('When it is dropped unless used before (last use + handle_idle_seconds)'),
+        },
+        required: ['handle', 'resource', 'worker', 'created', 'last_used', 'expires'],
+      },
+    },
+  },
+  required: ['handles'],
 };
 
 const errorResponse = (description: string) => ({
@@ -47,13 +74,150 @@ function streamedAnswer(method: MethodDescriptor): Record<string, unknown> {
   };
 }
 
+/** A method's 500: a trap, or for a function returning result<T, E> the err case with E in `value`. */
+function failedAnswer(errValue: JsonSchema | undefined): Record<string, unknown> {
+  return errValue
+    ? {
+        description: 'A trap, or the err case of the result (its value in `value`)',
+        content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { value: errValue } }] } } },
+      }
+    : errorResponse('The component trapped');
+}
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } } };
+
+/** A path segment: a name with `/` (an interface's full name) escaped, as the routes take it. */
+const segment = (name: string) => name.replaceAll('/', '%2F');
+
+const HANDLE_PARAMETER = { name: 'handle', in: 'path', required: true, description: 'A handle\'s id, as its constructor or a {"$handle"} result gave it', schema: { type: 'string' } };
+
+/** The statuses of any call on a resource (a constructor or a handle's method), as invoke's but for the handles'. */
+function callAnswers(errValue: JsonSchema | undefined, notFound: string): Record<string, unknown> {
+  return {
+    '400': errorResponse('The body does not fit the signature'),
+    '404': errorResponse(notFound),
+    '413': errorResponse('The body is over http.max_body_bytes'),
+    '415': errorResponse('Unsupported content type'),
+    '500': failedAnswer(errValue),
+    '503': { ...errorResponse('Service quiesced, restarting or not ready; or max_handles live handles already (with Retry-After)'), headers: RETRY_AFTER },
+    '504': errorResponse('Cut off at http.request_timeout_seconds'),
+  };
+}
+
+/**
+ * The schema of a body that is one of several resources' (`whose`: the names
+ * of the resources each is of): the one, when they are all equal; else
+ * `anyOf` them, each titled by its resources. Not `oneOf`: two resources'
+ * bodies may overlap (`{"result": 5}` is both an s64's and a u32's), and a
+ * body that fits both must not fail for it.
+ */
+function eitherOf(schemas: { schema: JsonSchema; whose: string }[]): JsonSchema {
+  const distinct = new Map<string, { schema: JsonSchema; whose: string[] }>();
+  for (const { schema, whose } of schemas) {
+    const key = JSON.stringify(schema);
+    const seen = distinct.get(key);
+    if (seen) seen.whose.push(whose);
+    else distinct.set(key, { schema, whose: [whose] });
+  }
+  const cases = [...distinct.values()];
+  return cases.length === 1 ? cases[0].schema : { anyOf: cases.map(({ schema, whose }) => ({ title: whose.join(', '), ...schema })) };
+}
+
+/** The operations of a service's resources and handles (docs/api.md §5.1.2). */
+function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown>): void {
+  const base = `/api/services/${serviceKey(service.id)}`;
+  const tag = serviceName(service.id);
+  for (const resource of service.resources) {
+    const ctor = resource.constructorMethod === null ? undefined : service.methods[resource.constructorMethod];
+    if (!ctor?.invocable) continue;
+    const fn = ctor.function;
+    paths[`${base}/resources/${segment(resource.name)}`] = {
+      post: {
+        operationId: `${tag}#resources/${resource.name}`,
+        tags: [tag],
+        summary: `${resource.name}: ${printMemberSignature(fn)}`,
+        description: `Makes a ${resource.name} and answers its handle, which lives until dropped, unused for handle_idle_seconds (${service.instances.handleIdleSeconds}), or its instance ends.`,
+        requestBody: { required: fn.params.length > 0, content: { 'application/json': { schema: requestSchema(fn) } } },
+        responses: {
+          '201': {
+            description: 'The new handle',
+            headers: { Location: { description: 'The handle: /api/services/{domain}/{service}/handles/{handle}', schema: { type: 'string' } } },
+            content: { 'application/json': { schema: createdHandleSchema(resource.name) } },
+          },
+          '409': errorResponse('The service keeps no instance between calls (instance_per_call): it makes no handles'),
+          ...callAnswers(errorValueSchema(fn), 'Unknown service or resource'),
+        },
+      },
+    };
+  }
+  if (service.resources.length === 0) return;
+  // Method names may repeat across resources: one operation per name, its bodies those of any resource that has it (the handle's resource decides).
+  const byName = new Map<string, { resource: ResourceDescriptor; method: MethodDescriptor }[]>();
+  for (const resource of service.resources) {
+    for (const method of resource.methods.map((i) => service.methods[i]).filter((m) => m.invocable)) {
+      byName.set(method.name, [...(byName.get(method.name) ?? []), { resource, method }]);
+    }
+  }
+  for (const [name, members] of byName) {
+    const either = (schema: (fn: MethodDescriptor['function']) => JsonSchema | undefined) =>
+      eitherOf(members.flatMap(({ resource, method }) => {
+        const one = schema(method.function);
+        return one ? [{ schema: one, whose: `${resource.name}.${name}` }] : [];
+      }));
+    const fallible = members.some(({ method }) => errorValueSchema(method.function));
+    paths[`${base}/handles/{handle}/invoke/${segment(name)}`] = {
+      parameters: [HANDLE_PARAMETER],
+      post: {
+        operationId: `${tag}#handles/invoke/${name}`,
+        tags: [tag],
+        summary: `${name} of a handle: ${members.map(({ resource, method }) => `${resource.name}.${name}: ${printMemberSignature(method.function)}`).join('; ')}`,
+        description: `Calls ${name} with the handle as self, on a handle to ${members.map(({ resource }) => resource.name).join(' or ')}${members.length > 1 ? ': the body and result are those of the handle\'s resource' : ''}.`,
+        requestBody: {
+          required: members.some(({ method }) => method.function.params.length > 1),
+          content: { 'application/json': { schema: either(handleMethodRequestSchema) } },
+        },
+        responses: {
+          '200': { description: 'The result', content: { 'application/json': { schema: either(responseSchema) } } },
+          '410': errorResponse('The handle is gone (dropped, expired, moved into a call, or its instance ended): the reason in `details`'),
+          ...callAnswers(fallible ? either(errorValueSchema) : undefined, 'Unknown service or handle, or no such method of its resource'),
+        },
+      },
+    };
+  }
+  paths[`${base}/handles/{handle}`] = {
+    parameters: [HANDLE_PARAMETER],
+    delete: {
+      operationId: `${tag}#handles/drop`,
+      tags: [tag],
+      summary: 'Drop a handle: its resource\'s destructor runs',
+      responses: {
+        '204': { description: 'Dropped' },
+        '404': errorResponse('Unknown service or handle'),
+        '410': errorResponse('The handle is gone already: the reason in `details`'),
+      },
+    },
+  };
+  paths[`${base}/handles`] = {
+    get: {
+      operationId: `${tag}#handles/list`,
+      tags: [tag],
+      summary: 'The live handles',
+      responses: {
+        '200': { description: 'The live handles', content: { 'application/json': { schema: { $ref: '#/components/schemas/Handles' } } } },
+        '404': errorResponse('Unknown service'),
+      },
+    },
+  };
+}
+
 export function openApiDocument(services: ServiceDescriptor[], version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const service of services) {
-    for (const method of service.methods.filter((m) => m.invocable)) {
+    // What the invoke path reaches: functions and statics (a resource's constructor and methods answer to no method name).
+    for (const method of service.methods.filter((m) => m.invocable && m.aliases.length > 0)) {
       const fn = method.function;
       const errValue = errorValueSchema(fn);
-      const path = `/api/services/${serviceKey(service.id)}/invoke/${method.name.replaceAll('/', '%2F')}`;
+      const path = `/api/services/${serviceKey(service.id)}/invoke/${segment(method.name)}`;
       paths[path] = {
         post: {
           operationId: `${serviceName(service.id)}.${method.name}`,
@@ -70,23 +234,19 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
             '404': errorResponse('Unknown service or method'),
             '413': errorResponse('The body is over http.max_body_bytes'),
             '415': errorResponse('Unsupported content type'),
-            '500': errValue
-              ? {
-                  description: 'A trap, or the err case of the result (its value in `value`)',
-                  content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { value: errValue } }] } } },
-                }
-              : errorResponse('The component trapped'),
+            '500': failedAnswer(errValue),
             '503': errorResponse('Service quiesced, restarting or not ready'),
             '504': errorResponse('Cut off at http.request_timeout_seconds'),
           },
         },
       };
     }
+    resourcePaths(service, paths);
   }
   return {
     openapi: '3.1.0',
     info: { title: 'rt services', version, description: 'WebAssembly components served by rt' },
     paths,
-    components: { schemas: { Error: ERROR_BODY } },
+    components: { schemas: { Error: ERROR_BODY, Handles: HANDLES_BODY } },
   };
 }
