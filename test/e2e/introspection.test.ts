@@ -1,4 +1,4 @@
-// End to end: describing services (WIT, JSON Schemas) and the OpenAPI document.
+// End to end: describing services (WIT, JSON Schemas, resources) and the OpenAPI document.
 
 import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco';
@@ -7,17 +7,25 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { WatSource } from '../../examples/builder.js';
 import { examples as examples_ } from '../../examples/index.js';
 import { examplesRepository, repository } from '../support/fixtures.js';
+import { COUNTERS } from '../support/resource-fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
-/** A component with a resource: its methods are listed but not invocable. Its core module is a wasm-tools dummy. */
-async function withResource(): Promise<Uint8Array> {
+/**
+ * A component whose functions take and return a resource it imports (rt makes
+ * no handles to those): listed, but not invocable. Its core module is a
+ * wasm-tools dummy.
+ */
+async function withImportedResource(): Promise<Uint8Array> {
   const wit = `package acme:files@1.0.0;
+interface host {
+  resource file { size: func() -> u64; }
+}
 interface api {
-  resource file { constructor(name: string); size: func() -> u64; }
+  use host.{file};
   open: func(name: string) -> file;
   count: func() -> u32;
 }
-world files { export api; }`;
+world files { import host; export api; }`;
   return componentNew(await componentEmbed({ dummy: true, witSource: wit, world: 'files' }), []);
 }
 
@@ -38,7 +46,8 @@ describe('introspection (e2e)', function () {
     const examples = await examplesRepository();
     const calculator = (await examples_.find((e) => e.name === 'calculator')!.source()) as WatSource;
     const extra = await repository({
-      'files.wasm': { raw: await withResource() },
+      'files.wasm': { raw: await withImportedResource() },
+      counters: COUNTERS,
       // An older version of the calculator example's package: shadowed by 1.0.0.
       'calculator-old': { ...calculator, wit: calculator.wit.replace('@1.0.0', '@0.9.0'), wat: calculator.wat.replaceAll('@1.0.0', '@0.9.0') },
     });
@@ -76,21 +85,38 @@ describe('introspection (e2e)', function () {
     expect(response((await invoke(rt, 'example/greeter/invoke/greet-person', good)).body)).to.equal(true);
   });
 
-  it('lists methods that take or return resources as not invocable, and answers 400 for them', async () => {
+  it('lists methods that take or return resources the component imports as not invocable, and answers 400 for them', async () => {
     const res = await call(`${rt.url}/api/services/acme/files`, { method: 'GET' });
     const methods = res.body.methods as MethodDescription[];
     expect(methods.find((m) => m.name === 'count')).to.include({ invocable: true, signature: 'func() -> u32' });
     const open = methods.find((m) => m.name === 'open')!;
     expect(open).to.include({ invocable: false, signature: 'func(name: string) -> file' });
-    expect(open.reason).to.include('resource');
+    expect(open.reason).to.include('a resource the component imports');
     expect(open).not.to.have.property('request_schema');
-    expect(methods.find((m) => m.name === '[method]file.size')).to.include({ invocable: false });
+    expect(res.body.resources).to.deep.equal([]);
     const call400 = await invoke(rt, 'acme/files/invoke/open', { name: 'x' });
     expect(call400.status).to.equal(400);
     expect(call400.body).to.include({ error: 'method not invocable', code: 'RT_ERR_METHOD_NOT_INVOCABLE', service: 'acme.files', method: 'open' });
     // Refused before its body is decoded (docs/decisions.md): a body that is not JSON gets the same answer.
     const notJson = await call(`${rt.url}/api/services/acme/files/invoke/open`, { body: '{"name":', contentType: 'application/json' });
     expect([notJson.status, notJson.body.code]).to.deep.equal([400, 'RT_ERR_METHOD_NOT_INVOCABLE']);
+  });
+
+  it("lists a service's resources apart from its methods, and describes them with their schemas and a handle's form", async () => {
+    const listing = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const listed = (listing.body.services as { service: string; methods: MethodDescription[]; resources: { name: string; statics: string[] }[]; instances: object }[]).find((s) => s.service === 'counters')!;
+    expect(listed.methods.map((m) => m.name)).to.have.members(['counter.merge', 'total', 'consume', 'pair', 'both', 'live', 'dropped']);
+    expect(listed.resources.map((r) => [r.name, r.statics])).to.deep.equal([['counter', ['counter.merge']]]);
+    expect(listed.instances).to.include.keys('handles', 'max_handles', 'handle_idle_seconds');
+    const res = await call(`${rt.url}/api/services/acme/counters`, { method: 'GET' });
+    const [counter] = res.body.resources as { constructor: MethodDescription; methods: MethodDescription[]; handle: object }[];
+    expect(counter.constructor).to.include({ signature: 'constructor(start: s64)', invocable: true });
+    const add = counter.methods.find((m) => m.name === 'add')!;
+    expect(add.signature).to.equal('func(n: s64) -> s64');
+    const ajv = new Ajv2020({ strict: false });
+    expect(ajv.validate(add.request_schema!, { n: 1 })).to.equal(true);
+    expect(ajv.validate(counter.handle, { $handle: 'x' })).to.equal(true);
+    expect(res.body.wit).to.include('merge: static func(a: borrow<counter>, b: borrow<counter>) -> counter;');
   });
 
   it('serves the higher package version when two components claim one address, and lists the other as shadowed', async () => {
@@ -107,7 +133,7 @@ describe('introspection (e2e)', function () {
     expect(res.body).to.include({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', service: 'nope.none' });
   });
 
-  it('serves an OpenAPI 3.1 document that validates, with one operation per invocable method', async () => {
+  it('serves an OpenAPI 3.1 document that validates, with one operation per invocable method and the resources', async () => {
     const res = await call(`${rt.url}/api/openapi.json`, { method: 'GET' });
     expect(res.status).to.equal(200);
     const validator = new Validator();
@@ -119,6 +145,14 @@ describe('introspection (e2e)', function () {
     expect(paths).to.include('/api/services/example/calculator/invoke/divide');
     expect(paths).to.include('/api/services/acme/files/invoke/count');
     expect(paths).not.to.include('/api/services/acme/files/invoke/open');
+    expect(paths).to.include.members([
+      '/api/services/acme/counters/invoke/counter.merge',
+      '/api/services/acme/counters/resources/counter',
+      '/api/services/acme/counters/handles/{handle}/invoke/add',
+      '/api/services/acme/counters/handles/{handle}',
+      '/api/services/acme/counters/handles',
+    ]);
+    expect(paths).not.to.include('/api/services/acme/counters/invoke/add');
     const op = (res.body.paths as Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }>)['/api/services/example/greeter/invoke/greet'];
     const ajv = new Ajv2020({ strict: false });
     expect(ajv.validate(op.post.requestBody.content['application/json'].schema, { name: 'World' })).to.equal(true);
