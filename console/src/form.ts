@@ -1,11 +1,13 @@
-// A method's form, generated from its request schema by @json-editor/json-editor.
+// A method's form, generated from its request schema by @json-editor/json-editor,
+// and the editor of a call's body made of it (the form, and its JSON).
 // Bundled from its ES module sources rather than its prebuilt dist: half the
 // size (no polyfills for old browsers) and no `new Function`, which the page's
 // CSP would refuse.
 
 /*! @json-editor/json-editor 2.17.2 | MIT License | https://github.com/json-editor/json-editor */
 import { JSONEditor, type OptIn } from '@json-editor/json-editor/src/core.js';
-import { formSchema, type Schema } from './form-schema.js';
+import { h } from './dom.js';
+import { formSchema, parameterCount, type Schema } from './form-schema.js';
 
 const THEME = 'rt';
 
@@ -84,5 +86,38 @@ export function methodForm(host: HTMLElement, requestSchema: Schema): MethodForm
     value: () => editor.getValue(),
     show: (value) => editor.setValue(value),
     onChange: (callback) => editor.on('change', callback),
+  };
+}
+
+export interface RequestEditor {
+  /** The form and the JSON body under it; or, for a call without parameters, a line saying so. */
+  element: HTMLElement;
+  /** The body to send: the form's value, or the JSON typed under it since the form last changed; undefined without parameters. */
+  body(): string | undefined;
+}
+
+/** A call's body, edited through the form made from its request schema (invoke, a constructor, a handle's method). */
+export function requestEditor(requestSchema: Schema | undefined): RequestEditor {
+  if (!requestSchema || parameterCount(requestSchema) === 0) return { element: h('p', { class: 'muted' }, 'No parameters.'), body: () => undefined };
+  const formHost = h('div', { class: 'form' });
+  const bodyText = h('textarea', { class: 'request-body', rows: '4', spellcheck: 'false', 'aria-label': 'request body (JSON)' });
+  const form = methodForm(formHost, requestSchema);
+  let typed = false;
+  form.onChange(() => {
+    if (document.activeElement === bodyText) return;
+    typed = false;
+    bodyText.value = JSON.stringify(form.value(), null, 2);
+  });
+  bodyText.addEventListener('input', () => {
+    typed = true;
+    try {
+      form.show(JSON.parse(bodyText.value));
+    } catch {
+      // not JSON (yet): sent as typed, and rt answers 400 naming the problem
+    }
+  });
+  return {
+    element: h('div', { class: 'request' }, formHost, h('details', { class: 'raw-body' }, h('summary', {}, 'JSON body'), bodyText)),
+    body: () => (typed ? bodyText.value : JSON.stringify(form.value())),
   };
 }

@@ -16,8 +16,7 @@ import {
   type ServiceSummary,
 } from './api.js';
 import { fill, h } from './dom.js';
-import { methodForm } from './form.js';
-import { parameterCount } from './form-schema.js';
+import { requestEditor } from './form.js';
 import { parsePrometheus, serviceRates, servicePoll, type Poll, type ServiceRates } from './prometheus.js';
 
 const LISTING_EVERY_MS = 5_000;
@@ -252,31 +251,11 @@ function methodView(service: ServiceDescription, method: MethodDescription): HTM
 
 /** The form (and the JSON body it makes, which can be edited), an Invoke button, and the answer. */
 function invokePanel(service: ServiceDescription, method: MethodDescription): HTMLElement {
-  const formHost = h('div', { class: 'form' });
-  const bodyText = h('textarea', { class: 'request-body', rows: '4', spellcheck: 'false', 'aria-label': 'request body (JSON)' });
   const invoke = h('button', { type: 'button', class: 'invoke' }, 'Invoke');
   const stop = h('button', { type: 'button', class: 'stop', disabled: true }, 'Stop');
   const sse = h('input', { type: 'checkbox', class: 'sse' });
   const answer = answerView();
-  const schema = method.request_schema;
-  const form = schema && parameterCount(schema) > 0 ? methodForm(formHost, schema) : undefined;
-  // The body sent is the form's value, or the JSON typed under it since the form last changed.
-  let typed = false;
-  if (form) {
-    form.onChange(() => {
-      if (document.activeElement === bodyText) return;
-      typed = false;
-      bodyText.value = JSON.stringify(form.value(), null, 2);
-    });
-    bodyText.addEventListener('input', () => {
-      typed = true;
-      try {
-        form.show(JSON.parse(bodyText.value));
-      } catch {
-        // not JSON (yet): sent as typed, and rt answers 400 naming the problem
-      }
-    });
-  }
+  const editor = requestEditor(method.request_schema);
   let running: AbortController | undefined;
   stop.addEventListener('click', () => running?.abort());
   // The answer shows in the page; nothing awaits the handler.
@@ -284,8 +263,9 @@ function invokePanel(service: ServiceDescription, method: MethodDescription): HT
   async function send(): Promise<void> {
     running?.abort();
     const abort = (running = new AbortController());
+    const body = editor.body();
     const headers: Record<string, string> = {};
-    if (form) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = 'application/json';
     if (method.streaming && sse.checked) headers.accept = 'text/event-stream';
     const startedAt = performance.now();
     answer.clear();
@@ -295,7 +275,7 @@ function invokePanel(service: ServiceDescription, method: MethodDescription): HT
       const res = await fetch(`${servicePath(service)}/invoke/${encodeURIComponent(method.name)}`, {
         method: 'POST',
         headers,
-        ...(form ? { body: typed ? bodyText.value : JSON.stringify(form.value()) } : {}),
+        ...(body !== undefined ? { body } : {}),
         signal: abort.signal,
       });
       // A stream may run for minutes: Invoke again replaces it (the abort above hangs it up).
@@ -314,8 +294,7 @@ function invokePanel(service: ServiceDescription, method: MethodDescription): HT
   return h(
     'div',
     { class: 'invoke-panel' },
-    form ? formHost : h('p', { class: 'muted' }, 'No parameters.'),
-    form && h('details', { class: 'raw-body' }, h('summary', {}, 'JSON body'), bodyText),
+    editor.element,
     h('div', { class: 'invoke-buttons' }, invoke, method.streaming && stop, method.streaming && h('label', {}, sse, ' as Server-Sent Events')),
     answer.element,
   );
