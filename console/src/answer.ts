@@ -51,6 +51,8 @@ export function answerView(): AnswerView {
       clear();
       statusLine(res, startedAt);
       element.classList.toggle('failed', !res.ok);
+      // No content (a dropped handle): the status line says it all.
+      if (res.status === 204) return;
       const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (streamed && res.ok && res.body) return showStream(res, type, body, (summary) => statusLine(res, startedAt, ` · ${summary}`));
       if (type === 'application/json' || type.endsWith('+json')) {

@@ -13,6 +13,42 @@ export interface MethodSummary {
   media_types?: string[];
 }
 
+/** A resource's constructor or method (docs/api.md §5.1.2): its signature as WIT writes it in the resource (a method's without `self`). */
+export interface MemberSummary {
+  signature: string;
+  invocable: boolean;
+  reason?: string;
+}
+
+export interface ResourceSummary {
+  name: string;
+  aliases: string[];
+  interface: string | null;
+  constructor: MemberSummary | null;
+  methods: (MemberSummary & { name: string })[];
+  /** Its static functions, by their names among the service's methods. */
+  statics: string[];
+}
+
+export interface MemberDescription extends MemberSummary {
+  request_schema?: Record<string, unknown>;
+}
+
+export interface ResourceDescription extends ResourceSummary {
+  constructor: MemberDescription | null;
+  methods: (MemberDescription & { name: string })[];
+}
+
+/** A live handle, as GET .../handles lists it. */
+export interface HandleEntry {
+  handle: string;
+  resource: string;
+  worker: number | string;
+  created: string;
+  last_used: string;
+  expires: string;
+}
+
 export interface ServiceSummary {
   domain: string;
   service: string;
@@ -21,8 +57,19 @@ export interface ServiceSummary {
   state: 'active' | 'quiesced';
   config: { origin: string; content_type: string; bytes: number } | null;
   methods: MethodSummary[];
+  resources: ResourceSummary[];
   unsatisfied_imports: string[];
-  instances: { pool_size: number; max_invocations: number | null; live: number; waiting: number; placement: string | null; max_queue: number };
+  instances: {
+    pool_size: number;
+    max_invocations: number | null;
+    live: number;
+    waiting: number;
+    placement: string | null;
+    max_queue: number;
+    handles: number;
+    max_handles: number;
+    handle_idle_seconds: number;
+  };
 }
 
 export interface MethodDescription extends MethodSummary {
@@ -34,6 +81,7 @@ export interface MethodDescription extends MethodSummary {
 export interface ServiceDescription extends ServiceSummary {
   wit: string;
   methods: MethodDescription[];
+  resources: ResourceDescription[];
 }
 
 export interface Listing {

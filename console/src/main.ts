@@ -1,6 +1,7 @@
 // The console page: rt's services with their state, versions, instances and
-// load errors; per method its WIT signature and a form to invoke it; restart,
-// quiesce and reload; request rate and latency from /api/metrics.
+// load errors; per method its WIT signature and a form to invoke it; their
+// resources and handles (resources.ts); restart, quiesce and reload; request
+// rate and latency from /api/metrics.
 
 import { answerView } from './answer.js';
 import {
@@ -17,6 +18,7 @@ import {
 } from './api.js';
 import { fill, h } from './dom.js';
 import { requestEditor } from './form.js';
+import { resourcesView } from './resources.js';
 import { parsePrometheus, serviceRates, servicePoll, type Poll, type ServiceRates } from './prometheus.js';
 
 const LISTING_EVERY_MS = 5_000;
@@ -172,6 +174,12 @@ class ServiceView {
       h('div', {}, 'source: ', h('code', {}, summary.source)),
       h('div', {}, 'configuration: ', summary.config ? h('code', {}, `${summary.config.origin} (${summary.config.content_type}, ${summary.config.bytes} bytes)`) : 'none'),
       h('div', {}, `instances: pool ${instances.pool_size}, live ${instances.live} and ${instances.waiting} calls waiting (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
+      summary.resources.length > 0 &&
+        h(
+          'div',
+          { class: 'handle-facts' },
+          `resources: ${summary.resources.map((r) => r.name).join(', ')}; handles: ${instances.handles} live (in the worker that answered), ≤ ${instances.max_handles} per worker, dropped after ${instances.handle_idle_seconds} s unused`,
+        ),
       summary.unsatisfied_imports.length > 0 &&
         h('div', { class: 'unsatisfied' }, 'unsatisfied imports (calls reaching them fail): ', h('code', {}, summary.unsatisfied_imports.join(', '))),
     );
@@ -198,7 +206,13 @@ class ServiceView {
 
   #describe(): Promise<void> {
     this.#description ??= getJson<ServiceDescription>(servicePath(this.#summary)).then(
-      (d) => fill(this.#body, h('details', { class: 'wit' }, h('summary', {}, 'WIT'), h('pre', {}, d.wit)), h('div', { class: 'methods' }, ...d.methods.map((m) => methodView(d, m)))),
+      (d) =>
+        fill(
+          this.#body,
+          h('details', { class: 'wit' }, h('summary', {}, 'WIT'), h('pre', {}, d.wit)),
+          h('div', { class: 'methods' }, ...d.methods.map((m) => methodView(d, m))),
+          d.resources.length > 0 && resourcesView(d),
+        ),
       (e: Error) => {
         this.#description = undefined;
         fill(this.#body, h('div', { class: 'failed' }, `Cannot describe the service: ${e.message}`));

@@ -1,14 +1,16 @@
 // The web console (README "Console"), used in a real browser (Debian's
 // Chromium, driven by playwright-core) against rt serving the bundled
-// examples: invoke through a generated form, a PNG answer shown as an image, a
-// stream's items appearing as they come, a restart with a configuration body,
-// request rates from /api/metrics; and the switch that turns it off.
+// examples (and a component exporting a resource): invoke through a generated
+// form, a PNG answer shown as an image, a stream's items appearing as they
+// come, a handle made, called and dropped, a restart with a configuration
+// body, request rates from /api/metrics; and the switch that turns it off.
 
 import { expect } from 'chai';
 import { get } from 'node:http';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium.js';
-import { examplesRepository } from '../support/fixtures.js';
+import { examplesRepository, repository } from '../support/fixtures.js';
+import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 
 describe('console (e2e, Chromium)', function () {
@@ -21,7 +23,8 @@ describe('console (e2e, Chromium)', function () {
   before(async function () {
     this.timeout(300_000);
     browser = await launchChromium();
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}"]`, workers: 2 });
+    const counters = await repository({ counters: COUNTERS });
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}", "file://${counters}"]`, workers: 2 });
     await rt.ready();
     page = await browser.newPage();
     page.on('console', (m) => {
@@ -54,7 +57,7 @@ describe('console (e2e, Chromium)', function () {
     expect(new URL(page.url()).pathname).to.equal('/console/');
     await service('example/greeter').waitFor();
     const names = await page.locator('section.service').evaluateAll((sections) => sections.map((s) => s.getAttribute('data-service')));
-    expect(names).to.have.members(['example/calculator', 'example/digits', 'example/greeter', 'example/library', 'example/mandelbrot', 'example/ticker']);
+    expect(names).to.have.members(['acme/counters', 'example/calculator', 'example/digits', 'example/greeter', 'example/library', 'example/mandelbrot', 'example/ticker']);
     expect(await service('example/greeter').locator('summary').first().innerText()).to.match(/example\/greeter@1\.0\.0\s*active/);
   });
 
@@ -105,6 +108,45 @@ describe('console (e2e, Chromium)', function () {
     await start.locator('.stream-count').filter({ hasText: '· ended' }).waitFor();
     expect(await items.count()).to.equal(4);
     expect(JSON.parse(await items.last().innerText())).to.include({ seq: 3, message: 'tock' });
+  });
+
+  it("creates a counter through its constructor's form, calls its methods through the handle, and drops it", async function () {
+    this.timeout(30_000);
+    const s = service('acme/counters');
+    if (!(await s.locator('details').first().evaluate((d) => (d as HTMLDetailsElement).open))) await s.locator('summary').first().click();
+    const counter = s.locator('details.resource[data-resource="counter"]');
+    // Listed before it is opened (hidden text, hence textContent).
+    expect(await counter.locator('.members').textContent()).to.include('constructor(start: s64)').and.include('add: func(n: s64) -> s64');
+    // Statics stay methods: counter.merge is invoked by name.
+    await s.locator('details.method[data-method="counter.merge"]').waitFor();
+    await counter.locator('summary').click();
+
+    const create = counter.locator('.create-panel');
+    await create.locator('input[name="root[start]"]').fill('5');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await create.locator('.answer-status').filter({ hasText: /^201 Created/ }).waitFor();
+    const { handle } = JSON.parse(await create.locator('.answer-body pre').innerText()) as { handle: string };
+    expect(handle).to.be.a('string').and.not.equal('');
+    const row = s.locator(`.handles-table tr[data-handle="${handle}"]`);
+    await row.waitFor();
+    expect(await row.innerText()).to.include('counter');
+
+    const callPanel = counter.locator('.call-panel');
+    await callPanel.locator('select.handle-select').selectOption(handle);
+    await callPanel.locator('select.method-select').selectOption('add');
+    await callPanel.locator('input[name="root[n]"]').fill('3');
+    await callPanel.getByRole('button', { name: 'Call' }).click();
+    await callPanel.locator('.answer-body pre').filter({ hasText: '"result": 8' }).waitFor();
+    await callPanel.locator('select.method-select').selectOption('value');
+    expect(await callPanel.locator('.method-request').innerText()).to.include('No parameters.');
+    await callPanel.getByRole('button', { name: 'Call' }).click();
+    await callPanel.locator('.answer-body pre').filter({ hasText: '"result": 8' }).waitFor();
+    expect(await callPanel.locator('.answer-status').innerText()).to.match(/^200 OK/);
+
+    await row.getByRole('button', { name: 'Drop' }).click();
+    await s.locator('.handles .answer-status').filter({ hasText: /^204/ }).waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(await callPanel.locator('select.handle-select option').allInnerTexts()).not.to.include(handle);
   });
 
   it('restarts the greeter with a configuration body, and the next call greets with it', async function () {
