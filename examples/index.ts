@@ -65,6 +65,10 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
     name: 'digits',
     source: async () => ({ kind: 'wat', wit: await source('digits/digits.wit'), wat: await source('digits/digits.wat'), world: 'digits' }),
   },
+  {
+    name: 'cart',
+    source: async () => ({ kind: 'js', wit: await source('cart/cart.wit'), js: await source('cart/cart.js'), world: 'cart-world' }),
+  },
 ];
 
 /**
