@@ -69,6 +69,10 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
     name: 'cart',
     source: async () => ({ kind: 'js', wit: await source('cart/cart.wit'), js: await source('cart/cart.js'), world: 'cart-world' }),
   },
+  {
+    name: 'tally',
+    source: async () => ({ kind: 'wat', wit: await source('tally/tally.wit'), wat: await source('tally/tally.wat'), world: 'tally-world' }),
+  },
 ];
 
 /**
