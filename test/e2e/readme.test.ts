@@ -3,7 +3,10 @@
 // answer checked against the `# {...}` line after it where there is one (for
 // an NDJSON stream: its first line), or the `# > text` line that a text
 // answer starts with. A README that drifts from what rt does fails here.
+// A line `NAME=$(curl ... | filter)` keeps what the shell would: its answer
+// goes through the filter (run by sh), and later lines' `$NAME` is that.
 
+import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -26,16 +29,32 @@ interface CurlLine {
   expected?: string;
   /** The `# > text` line after the command: what the (text) answer starts with. */
   startsWith?: string;
+  /** `NAME=$(curl ... | filter)`: the variable that keeps the answer, put through the shell command `filter`. */
+  capture?: { name: string; filter: string };
 }
 
-/** The words of a shell command line: single-quoted strings and bare words (all the README uses). */
-function words(line: string): string[] {
-  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
+/** A README line as written: the curl command (its `$NAME`s expanded when it runs), and what follows it. */
+type ReadmeLine = Omit<CurlLine, 'method' | 'url' | 'headers'>;
+
+/** The shell variables the README's lines have set. */
+type Variables = Map<string, string>;
+
+const CAPTURE = /^([A-Za-z_]\w*)=\$\((curl .*?) \| (.+)\)$/;
+
+/** The words of a shell command line: single-quoted strings and bare words, whose `$NAME`s are expanded (all the README uses). */
+function words(line: string, variables: Variables): string[] {
+  const expand = (word: string) =>
+    word.replace(/\$(\w+)/g, (_, name: string) => {
+      const value = variables.get(name);
+      if (value === undefined) throw new Error(`the README's line uses $${name}, which no line before it set: ${line}`);
+      return value;
+    });
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? expand(m[2]));
 }
 
-function parseCurl(command: string): CurlLine {
-  const args = words(command).slice(1);
-  const curl: CurlLine = { command, method: '', url: '', headers: {} };
+function parseCurl({ command, ...line }: ReadmeLine, variables: Variables): CurlLine {
+  const args = words(command, variables).slice(1);
+  const curl: CurlLine = { ...line, command, method: '', url: '', headers: {} };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '-X') curl.method = args[++i]!;
@@ -46,6 +65,7 @@ function parseCurl(command: string): CurlLine {
     else if (arg === '-o') curl.output = args[++i]!;
     else if (arg.startsWith('localhost:')) curl.url = arg.slice(arg.indexOf('/'));
     else if (arg === '-N') curl.streamed = true;
+    else if (arg === '-s') continue; // silent: no progress meter, the same answer
     else throw new Error(`the README's curl line uses ${arg}, which this test does not know: ${command}`);
   }
   curl.method ||= curl.body === undefined ? 'GET' : 'POST';
@@ -54,19 +74,24 @@ function parseCurl(command: string): CurlLine {
   return curl;
 }
 
-async function curlLines(): Promise<CurlLine[]> {
+async function curlLines(): Promise<ReadmeLine[]> {
   const text = await readFile(README, 'utf8');
   const start = text.indexOf('## Calling components');
   const section = text.slice(start, text.indexOf('\n## ', start + 1));
   const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n'));
-  const found: CurlLine[] = [];
+  const found: ReadmeLine[] = [];
+  const variables: Variables = new Map();
   lines.forEach((line, i) => {
-    if (!line.startsWith('curl ')) return;
+    const captured = CAPTURE.exec(line);
+    if (!line.startsWith('curl ') && !captured) return;
     const next = lines[i + 1] ?? '';
-    const curl = parseCurl(line);
-    if (next.startsWith('# {')) curl.expected = next.slice(2);
-    if (next.startsWith('# > ')) curl.startsWith = next.slice(4);
-    found.push(curl);
+    const readme: ReadmeLine = captured ? { command: captured[2], capture: { name: captured[1], filter: captured[3] } } : { command: line };
+    if (next.startsWith('# {')) readme.expected = next.slice(2);
+    if (next.startsWith('# > ')) readme.startsWith = next.slice(4);
+    // Parsed now to fail early on an option the test does not know; expanded when it runs.
+    if (readme.capture) variables.set(readme.capture.name, 'x');
+    parseCurl(readme, variables);
+    found.push(readme);
   });
   return found;
 }
@@ -86,9 +111,11 @@ describe('README examples (e2e)', function () {
 
   it('answers every curl line of "Calling components" as the README says', async function () {
     this.timeout(120_000);
-    const lines = await curlLines();
-    expect(lines.length).to.be.at.least(20);
-    for (const line of lines) {
+    const readmeLines = await curlLines();
+    expect(readmeLines.length).to.be.at.least(20);
+    const variables: Variables = new Map();
+    for (const readme of readmeLines) {
+      const line = parseCurl(readme, variables);
       const started = performance.now();
       const res = await fetch(`${rt.url}${line.url}`, { method: line.method, headers: line.headers, body: line.body });
       const pieces: { at: number; bytes: Uint8Array }[] = [];
@@ -99,6 +126,15 @@ describe('README examples (e2e)', function () {
         expect(res.headers.get('transfer-encoding'), line.command).to.equal('chunked');
         expect(pieces.length, `${line.command}: pieces`).to.be.at.least(2);
         expect(pieces.at(-1)!.at - pieces[0].at, `${line.command}: the first piece came well before the last`).to.be.above(100);
+      }
+      if (line.capture) {
+        expect(res.status, `${line.command}\n${bytes.toString()}`).to.be.below(400);
+        const filtered = spawnSync('sh', ['-c', line.capture.filter], { input: bytes, encoding: 'utf8' });
+        expect(filtered.status, `${line.capture.filter}: ${filtered.stderr}`).to.equal(0);
+        const value = filtered.stdout.replace(/\n$/, '');
+        expect(value, `${line.capture.name} from ${bytes.toString()}`).to.match(/^\S+$/);
+        variables.set(line.capture.name, value);
+        continue;
       }
       if (line.output) {
         expect(res.status, line.command).to.equal(200);
