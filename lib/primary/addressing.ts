@@ -166,7 +166,7 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
     const aliases = member && member.kind !== 'static' ? [] : unique && qualified !== name ? [name, qualified] : [qualified];
     // A constructor or method that returns a stream's resource makes a handle to it; functions and statics stream (§5.1.1).
     const stream = member?.kind === 'constructor' || member?.kind === 'method' ? undefined : streamSignature(iface, fn);
-    const reason = notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
+    const reason = member && !resource ? `it belongs to ${member.resource}, a resource the component does not export` : notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
     const method: MethodDescriptor = {
       name: member?.kind === 'method' ? member.member! : member?.kind === 'constructor' ? (resource?.name ?? member.resource) : (aliases[0] ?? qualified),
       aliases,

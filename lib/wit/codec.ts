@@ -34,7 +34,7 @@ interface TypeCodec {
   encode(value: unknown): unknown;
 }
 
-/** The codec of one type. Throws an Error for types JSON cannot carry (resources, streams, futures, error-context). */
+/** The codec of one type. Throws an Error for types JSON cannot carry (streams, futures, error-context); handles go through the handle scope (handles.ts). */
 export function typeCodec(type: WitType): TypeCodec {
   const { decode, encode } = build(type);
   return {

@@ -3,7 +3,7 @@ import { AddressError, serviceAddress, serviceExports } from '../../lib/primary/
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
-import { own, prim } from '../support/wit-types.js';
+import { borrow as borrowOf, own, own as ownOf, prim } from '../support/wit-types.js';
 
 const u32 = prim('u32');
 const fn = (name: string, params: Param[] = [{ name: 'a', type: u32 }]): WitFunction => ({ name, params, result: u32 });
@@ -77,13 +77,37 @@ describe('addressing', () => {
       expect(serviceExports(c).methods.map((m) => m.name)).to.deep.equal(['test@0.1.0.x', 'test@0.2.0.x', 'acme:a/api.f', 'acme:b/api.f']);
     });
 
-    it('marks resource functions and functions taking handles as not invocable, with a reason', () => {
+    it('marks functions of, and taking handles to, a resource the component does not export as not invocable, with a reason', () => {
       const handle = own('blob');
       const c = component([iface('acme:r/api', [fn('[method]blob.read'), fn('open', [{ name: 'b', type: handle }])])]);
       const [method, open] = serviceExports(c).methods;
       expect(method).to.include({ invocable: false });
+      expect(method.reason).to.equal('it belongs to blob, a resource the component does not export');
       expect(open.invocable).to.equal(false);
       expect(open.reason).to.include('"b"');
+    });
+
+    it('makes an exported resource\'s constructor, methods and statics invocable, and gives them to the resource', () => {
+      const at = { interface: 'acme:r/api', name: 'blob' };
+      const own = (r: string) => ({ ...ownOf(r), origin: at });
+      const borrow = (r: string) => ({ ...borrowOf(r), origin: at });
+      const api = iface('acme:r/api', [
+        { name: '[constructor]blob', params: [], result: own('blob') },
+        { name: '[method]blob.read', params: [{ name: 'self', type: borrow('blob') }], result: { kind: 'primitive', name: 'u32' } },
+        { name: '[static]blob.join', params: [{ name: 'a', type: borrow('blob') }, { name: 'b', type: own('blob') }], result: own('blob') },
+      ]);
+      api.types = [{ name: 'blob', type: { kind: 'resource', origin: at } }];
+      const { methods, resources } = serviceExports(component([api]));
+      expect(methods.map((m) => [m.name, m.aliases, m.invocable])).to.deep.equal([
+        ['blob', [], true],
+        ['read', [], true],
+        ['blob.join', ['blob.join', 'api.blob.join'], true],
+      ]);
+      expect(resources).to.have.length(1);
+      expect(resources[0]).to.include({ name: 'blob', constructorMethod: 0 });
+      expect(resources[0]).to.deep.include({ methods: [1], statics: [2] });
+      expect(methods[2].handles).to.deep.equal({ params: true, result: true });
+      expect(methods[1].member).to.deep.equal({ kind: 'method', resource: 'blob', className: 'Blob' });
     });
   });
 

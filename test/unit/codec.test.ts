@@ -4,6 +4,7 @@
 
 import { expect } from 'chai';
 import { CodecError, functionCodec, typeCodec } from '../../lib/wit/codec.js';
+import { HandleMismatch, handleExpected, withHandleScope, type HandleScope, type HandleType } from '../../lib/wit/handles.js';
 import { printType } from '../../lib/wit/print.js';
 import type { WitFunction, WitType } from '../../lib/wit/types.js';
 import { borrow, enumOf, fixedList, flags, func, future, list, named, option, originIn, own, prim, record, result, stream, tuple, variant } from '../support/wit-types.js';
@@ -418,12 +419,10 @@ describe('WIT ⇄ JSON codec', () => {
 
   describe('types JSON cannot carry', () => {
     const cases: [string, WitType, RegExp][] = [
-      ['own', own('blob'), /blob: a resource handle cannot be carried in JSON/],
-      ['borrow', borrow('blob'), /borrow<blob>: a resource handle/],
       ['stream', stream(u8), /stream<u8>: a stream cannot be carried in JSON/],
       ['future', future(null), /future: a future cannot be carried in JSON/],
       ['error-context', prim('error-context'), /error-context/],
-      ['a resource deep inside', list(named(origin('holder'), record({ h: own('blob') }))), /blob: a resource handle/],
+      ['a stream deep inside', list(named(origin('holder'), record({ h: stream(u8) }))), /stream<u8>: a stream/],
     ];
     for (const [what, type, message] of cases) {
       it(what, () => {
@@ -433,6 +432,85 @@ describe('WIT ⇄ JSON codec', () => {
         expect(() => functionCodec(func('f', {}, type))).to.throw(Error, message);
       });
     }
+  });
+
+  describe('handles', () => {
+    // A scope as a handle table would be: ids it issued resolve to their objects, others are unknown, `gone` ended.
+    class Scope implements HandleScope {
+      readonly objects = new Map<string, unknown>([['h1', { n: 1 }]]);
+      readonly resolved: [string, string][] = [];
+      resolve(id: string, t: HandleType): unknown {
+        this.resolved.push([id, t.kind]);
+        if (id === 'gone') throw new HandleMismatch('ended', handleExpected(t), `handle ${id} was dropped`);
+        if (!this.objects.has(id)) throw new HandleMismatch('unknown', handleExpected(t), `no handle ${id}`);
+        return this.objects.get(id);
+      }
+      issue(value: unknown): string {
+        const id = `h${this.objects.size + 1}`;
+        this.objects.set(id, value);
+        return id;
+      }
+    }
+    const blob = own('blob');
+    const holder = named(origin('holder'), record({ h: borrow('blob'), more: option(own('blob')) }));
+
+    it('decodes {"$handle": id} at any depth to what the scope resolves, own and borrow alike', () => {
+      const scope = new Scope();
+      const decoded = withHandleScope(scope, () => typeCodec(list(holder)).decode([{ h: { $handle: 'h1' }, more: { $handle: 'h1' } }], ''));
+      expect(decoded).to.deep.equal([{ h: { n: 1 }, more: { n: 1 } }]);
+      expect(scope.resolved).to.deep.equal([
+        ['h1', 'borrow'],
+        ['h1', 'own'],
+      ]);
+    });
+
+    it('encodes a returned resource as a new handle the scope issues', () => {
+      const scope = new Scope();
+      const encoded = withHandleScope(scope, () => typeCodec(tuple(blob, option(blob))).encode([{ n: 2 }, { n: 3 }]));
+      expect(encoded).to.deep.equal([{ $handle: 'h2' }, { $handle: 'h3' }]);
+      expect(scope.objects.get('h3')).to.deep.equal({ n: 3 });
+    });
+
+    const shapes: [string, unknown][] = [
+      ['a bare id', 'h1'],
+      ['null', null],
+      ['an array', ['h1']],
+      ['a number id', { $handle: 1 }],
+      ['another key beside', { $handle: 'h1', x: 1 }],
+      ['another key alone', { handle: 'h1' }],
+    ];
+    for (const [what, json] of shapes) {
+      it(`refuses ${what} where a handle goes, with the path (400, not a handle problem)`, () => {
+        try {
+          withHandleScope(new Scope(), () => functionCodec(func('f', { carts: list(blob) }, null)).decodeArgs([[json]]));
+          expect.fail('decoded');
+        } catch (e) {
+          expect(e).to.be.instanceOf(CodecError);
+          expect((e as CodecError).path).to.equal('carts[0]');
+          expect((e as CodecError).message).to.include('a handle {"$handle": "<id>"} to a blob');
+          expect((e as CodecError).handle).to.equal(undefined);
+        }
+      });
+    }
+
+    it('marks an unknown or ended handle, with its path, for a 404 or a 410', () => {
+      const codec = functionCodec(func('f', { a: blob, b: holder }, null));
+      const fail = (args: unknown[]) => {
+        try {
+          withHandleScope(new Scope(), () => codec.decodeArgs(args));
+        } catch (e) {
+          return e as CodecError;
+        }
+        throw new Error('decoded');
+      };
+      expect(fail([{ $handle: 'nope' }, { h: { $handle: 'h1' } }])).to.include({ path: 'a', handle: 'unknown' });
+      expect(fail([{ $handle: 'h1' }, { h: { $handle: 'gone' } }])).to.include({ path: 'b.h', handle: 'ended' });
+    });
+
+    it('needs a scope: a handle met outside one is a programming error, not a client\'s', () => {
+      expect(() => typeCodec(blob).decode({ $handle: 'h1' }, '')).to.throw(Error, /outside a handle scope/);
+      expect(() => typeCodec(blob).encode({})).to.throw(Error, /outside a handle scope/);
+    });
   });
 
   describe('printType', () => {

@@ -82,17 +82,18 @@ describe('component type reader', () => {
       expect(shape.cases.map((c) => c.name)).to.deep.equal(['circle', 'square', 'none']);
       expect(shape.cases[1].type).to.include({ kind: 'record' });
       expect(shape.cases[2].type).to.equal(null);
-      expect(types.types[5].type).to.deep.equal({ kind: 'resource' });
+      expect(types.types[5].type).to.deep.equal({ kind: 'resource', origin: origin('canvas') });
     });
 
     it('keeps resource functions with their decorated names and handle types', () => {
       const names = types.functions.map((f) => f.name);
       expect(names).to.deep.equal(['[constructor]canvas', '[method]canvas.draw', '[static]canvas.open']);
       const [ctor, draw, open] = types.functions;
-      expect(ctor.result).to.deep.equal(own('canvas'));
-      expect(draw.params[0]).to.deep.equal({ name: 'self', type: borrow('canvas') });
+      const canvas = originIn('acme:shapes/types@2.1.0')('canvas');
+      expect(ctor.result).to.deep.equal(named(canvas, own('canvas')));
+      expect(draw.params[0]).to.deep.equal({ name: 'self', type: named(canvas, borrow('canvas')) });
       expect(draw.result).to.deep.equal(result(null, prim('string')));
-      expect(open.result).to.deep.equal(option(own('canvas')));
+      expect(open.result).to.deep.equal(option(named(canvas, own('canvas'))));
     });
 
     it('gives types used from another interface the origin of the interface that defines them', () => {
@@ -147,7 +148,7 @@ describe('component type reader', () => {
         world w { import wasi:cli/stdout@0.2.3; export hello: func() -> string; }`;
       const c = readComponentInterface(await fromWit(wit, 'w'));
       const stdout = c.imports.find((i) => i.name === 'wasi:cli/stdout@0.2.3')!;
-      expect(stdout.functions).to.deep.equal([func('get-stdout', {}, own('output-stream'))]);
+      expect(stdout.functions).to.deep.equal([func('get-stdout', {}, named({ interface: 'wasi:io/streams@0.2.3', name: 'output-stream' }, own('output-stream')))]);
       const streams = c.imports.find((i) => i.name === 'wasi:io/streams@0.2.3')!;
       expect(streams.types!.map((t) => t.name)).to.include('output-stream');
     });
@@ -182,7 +183,7 @@ describe('component type reader', () => {
       const c = readComponentInterface(bytes);
       expect(c.imports).to.have.length(1);
       expect(c.imports[0]).to.deep.include({ name: 'acme:host/log@0.1.0', kind: 'instance' });
-      expect(c.imports[0].types).to.deep.equal([{ name: 'level', type: { kind: 'resource' } }]);
+      expect(c.imports[0].types).to.deep.equal([{ name: 'level', type: { kind: 'resource', origin: { interface: 'acme:host/log@0.1.0', name: 'level' } } }]);
       expect(c.functions).to.deep.equal([func('double', { n: prim('u32') }, prim('u32'))]);
       expect(c.types).to.deep.equal([{ name: 'count', type: named({ interface: '', name: 'count' }, record({ n: prim('u32') })) }]);
     });

@@ -38,7 +38,7 @@ describe('sidecar', () => {
 
   it('reads every key', async () => {
     const sidecar = await read(
-      'domain = "acme"\nservice = "svc"\nconfig = "conf/svc.json"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\nmax_queue = 0\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
+      'domain = "acme"\nservice = "svc"\nconfig = "conf/svc.json"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\nmax_queue = 0\nhandle_idle_seconds = 60\nmax_handles = 5\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
     );
     expect(sidecar).to.deep.equal({
       domain: 'acme',
@@ -48,6 +48,8 @@ describe('sidecar', () => {
       max_invocations: 10,
       instance_per_call: false,
       max_queue: 0,
+      handle_idle_seconds: 60,
+      max_handles: 5,
       env: { GREETING: 'hi' },
       media_types: { render: 'image/png' },
     });
@@ -103,6 +105,12 @@ describe('sidecar', () => {
     ['max_queue = -1', /max_queue: expected an integer between 0 and 100000, got -1$/],
     ['max_queue = 100001', /max_queue: expected an integer between 0 and 100000, got 100001$/],
     ['max_queue = "64"', /max_queue: expected an integer between 0 and 100000, got "64"$/],
+    ['handle_idle_seconds = 0', /handle_idle_seconds: expected an integer between 1 and 86400, got 0$/],
+    ['handle_idle_seconds = 86401', /handle_idle_seconds: expected an integer between 1 and 86400, got 86401$/],
+    ['handle_idle_seconds = "5m"', /handle_idle_seconds: expected an integer between 1 and 86400, got "5m"$/],
+    ['max_handles = 0', /max_handles: expected an integer between 1 and 100000, got 0$/],
+    ['max_handles = 100001', /max_handles: expected an integer between 1 and 100000, got 100001$/],
+    ['max_handles = 2.5', /max_handles: expected an integer between 1 and 100000, got 2.5$/],
     ['instance_per_call = "yes"', /instance_per_call: expected true or false, got "yes"$/],
     ['env = "A=1"', /env: expected a table of NAME = "value", got "A=1"$/],
     ['[env]\n"1BAD" = "x"', /env: "1BAD" is not a variable name$/],
@@ -112,7 +120,7 @@ describe('sidecar', () => {
     ['domain = "a b"', /domain: expected a name of letters, digits and dashes, got "a b"$/],
     ['config = 1', /config: expected the path of the configuration file, got 1$/],
     ['config = ""', /config: expected the path of the configuration file, got ""$/],
-    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, env, allowed_paths, allowed_outbound_hosts\)$/],
+    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, handle_idle_seconds, max_handles, env, allowed_paths, allowed_outbound_hosts\)$/],
     ['allowed_paths = "data"', /allowed_paths: expected an array of tables \(\[\[allowed_paths\]\] with host, guest and optional writable\), got "data"$/],
     ['[allowed_paths]\n"/data" = "data"', /allowed_paths: expected an array of tables .*, got \{"\/data":"data"\}$/],
     ['allowed_paths = ["data"]', /allowed_paths\[0\]: expected a table with host, guest and optional writable, got "data"$/],

@@ -5,20 +5,30 @@ import { expect } from 'chai';
 import { serviceExports } from '../../lib/primary/addressing.js';
 import { framer, framingFor, sseError } from '../../lib/worker/execution/stream-framing.js';
 import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
-import type { ComponentInterface, Param, WitFunction, WitType } from '../../lib/wit/types.js';
-import { borrow, func, list, option, own, prim, record, result } from '../support/wit-types.js';
+import type { ComponentInterface, Param, TypeDefinition, WitFunction, WitType } from '../../lib/wit/types.js';
+import { borrow as borrowOf, func, list, named, option, own as ownOf, prim, record, result } from '../support/wit-types.js';
 
 const bytes = list(prim('u8'));
+const LOGS = 'acme:logs/logs@1.0.0';
+// Handles to resources of the interface below, as the component reader gives them: with the resource's origin.
+const own = (resource: string) => named({ interface: LOGS, name: resource }, ownOf(resource));
+const borrow = (resource: string) => named({ interface: LOGS, name: resource }, borrowOf(resource));
 const self = (resource: string): Param => ({ name: 'self', type: borrow(resource) });
 const next = (resource: string, result: WitType | null, params = [self(resource)]): WitFunction => ({ name: `[method]${resource}.next`, params, result });
 const returning = (name: string, resource: string): WitFunction => func(name, { n: prim('u32') }, own(resource));
+
+/** `resource x;` for every resource the functions return, as an interface exporting them declares it. */
+function resourcesOf(functions: WitFunction[]): TypeDefinition[] {
+  const names = new Set(functions.flatMap((f) => (f.result?.kind === 'own' ? [f.result.resource] : [])));
+  return [...names].map((name) => ({ name, type: { kind: 'resource' } }));
+}
 
 function component(functions: WitFunction[]): ComponentInterface {
   return {
     imports: [],
     functions: [],
     types: [],
-    interfaces: [{ name: 'acme:logs/logs@1.0.0', interfaceName: 'logs', package: { namespace: 'acme', name: 'logs', version: '1.0.0' }, types: [], functions }],
+    interfaces: [{ name: LOGS, interfaceName: 'logs', package: { namespace: 'acme', name: 'logs', version: '1.0.0' }, types: resourcesOf(functions), functions }],
   };
 }
 
@@ -58,13 +68,15 @@ describe('streaming methods', () => {
       expect(signature(func('f', {}, null), [])).to.equal(undefined);
     });
 
-    it('makes streaming methods invocable and explains the rest', () => {
+    it('makes streaming methods invocable, and a function returning another resource one that returns a handle (§5.1.2)', () => {
       const methods = serviceExports(component([returning('tail', 'lines'), next('lines', option(prim('string'))), returning('open', 'blob')])).methods;
       const byName = new Map(methods.map((m) => [m.name, m]));
       expect(byName.get('tail')).to.include({ invocable: true }).and.to.have.nested.property('stream.resource', 'lines');
-      expect(byName.get('open')).to.include({ invocable: false });
-      expect(byName.get('open')!.reason).to.match(/it is not a stream: .*no exported next method/);
-      expect(byName.get('[method]lines.next')).to.include({ invocable: false });
+      expect(byName.get('tail')).to.not.have.property('handles');
+      expect(byName.get('open')).to.include({ invocable: true }).and.to.not.have.property('stream');
+      expect(byName.get('open')!.handles).to.deep.equal({ params: false, result: true });
+      // next is a method of the stream's resource: reached through a handle, never by a method name.
+      expect(byName.get('next')).to.deep.include({ aliases: [], member: { kind: 'method', resource: 'lines', className: 'Lines' } });
     });
   });
 
