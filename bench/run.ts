@@ -16,6 +16,9 @@
 // reload   memory over many reloads of a changed component (reload.ts)
 // workers  req/s of one rt with 1 and 2 workers (a WAT and a componentize-js
 //          call), and RSS per process after the load (workers.ts)
+// handles  a call on a handle when the connection reached the worker that
+//          holds it vs when that worker is the other one (forwarded over its
+//          peer socket), 1 and 8 connections, a plain invoke beside (handles.ts)
 // https-client  rt's HTTPS client for https: repositories vs undici: 200
 //          small files, 20 of 4 MiB, and a 304 revalidation of all of them,
 //          over loopback HTTPS with the bench's own CA (https-client.ts)
@@ -41,6 +44,7 @@ const run: Record<Section, () => Promise<void>> = {
   startup: async () => (await import('./startup.js')).startupAndMemory(),
   reload: async () => (await import('./reload.js')).reloadMemory(),
   workers: async () => (await import('./workers.js')).workersScaling(),
+  handles: async () => (await import('./handles.js')).handles(),
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
   drift: async () => (await import('./drift.js')).drift(),
 };

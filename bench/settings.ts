@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'https-client', 'drift'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'https-client', 'drift'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, so it runs only when named. */

@@ -2,6 +2,7 @@
 // correlation of requests with their replies. Every message is a tagged union
 // member; requests carry an `id` that their reply echoes.
 
+import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from './config/index.js';
 import type { ControlOutcome, ControlRequest } from './control.js';
@@ -77,9 +78,16 @@ export interface WorkerBootstrap {
   tls?: { cert: string; key: string };
   /** The run's handle key (hex), shared by every worker: any of them can tell an id rt issued (execution/handle-ids.ts). */
   handleKey: string;
+  /** The run's directory of worker sockets (0700), where workers forward requests for each other's handles (worker/http/peers.ts). */
+  peerDir: string;
 }
 
 export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';
+
+/** The socket worker `workerId` listens on for other workers' forwards, in the run's `peerDir`. */
+export function peerSocketPath(peerDir: string, workerId: number): string {
+  return join(peerDir, `${workerId}.sock`);
+}
 
 /** How often a worker says it is alive. */
 export const HEARTBEAT_INTERVAL_MS = 500;

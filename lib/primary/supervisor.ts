@@ -3,6 +3,8 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import type { ControlOutcome } from '../control.js';
 import {
   HEARTBEAT_INTERVAL_MS,
   isWorkerMessage,
+  peerSocketPath,
   WORKER_BOOTSTRAP_ENV,
   type PrimaryMessage,
   type ReplyTo,
@@ -50,6 +53,8 @@ export class Supervisor implements Fleet<Worker> {
   readonly #opts: PrimaryOptions;
   /** Made once per run: handles issued by a worker of this run verify in every other, replacements included. */
   readonly #handleKey = randomBytes(32).toString('hex');
+  /** Where workers listen for each other (worker/http/peers.ts): made for this run, 0700, removed with it. */
+  readonly #peerDir = mkdtempSync(join(tmpdir(), 'rt-peers-'));
   readonly #log: Logger;
   readonly #control: ControlPlane<Worker>;
   #loaded = false;
@@ -89,6 +94,7 @@ export class Supervisor implements Fleet<Worker> {
       // Structured clone keeps service descriptors intact without a JSON round trip.
       serialization: 'advanced',
     });
+    process.on('exit', () => rmSync(this.#peerDir, { recursive: true, force: true }));
     process.on('SIGTERM', () => void this.stop(0, 'SIGTERM'));
     process.on('SIGINT', () => void this.stop(0, 'SIGINT'));
 
@@ -118,7 +124,7 @@ export class Supervisor implements Fleet<Worker> {
   }
 
   #fork(): Worker {
-    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose, handleKey: this.#handleKey };
+    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose, handleKey: this.#handleKey, peerDir: this.#peerDir };
     if (this.#tls) bootstrap.tls = this.#tls;
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
     const forkedAt = Date.now();
@@ -131,6 +137,8 @@ export class Supervisor implements Fleet<Worker> {
     });
     worker.on('exit', (code, signal) => {
       link.exited();
+      // A socket left by a worker killed outright would refuse connections; none at all says as much, sooner.
+      rmSync(peerSocketPath(this.#peerDir, worker.id), { force: true });
       this.#onExit(worker, forkedAt, code, signal);
     });
     return worker;

@@ -9,6 +9,7 @@ import {
   Correlator,
   HEARTBEAT_INTERVAL_MS,
   isPrimaryMessage,
+  peerSocketPath,
   WORKER_BOOTSTRAP_ENV,
   type PrimaryMessage,
   type WorkerBootstrap,
@@ -19,6 +20,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createApp } from './http/app.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
+import { Peers } from './http/peers.js';
 import { WorkerMetrics } from './metrics.js';
 import { ServiceRegistry } from './execution/registry.js';
 import type { WorkerState } from './http/worker-state.js';
@@ -74,10 +76,13 @@ async function main(): Promise<void> {
     workerId: String(workerId),
     timeoutMs: config.http.request_timeout_seconds * 1000,
   };
-  const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange };
+  const peers = new Peers(bootstrap.peerDir, workerId, log);
+  const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange, peers };
   // Plain JSON invokes are answered ahead of Koa (invoke-lane.ts); everything else by the app.
   const handler = invokeLane(deps, createApp(deps).callback());
   const servers = [listen(createServer(config.http, handler), config.http.port)];
+  // Other workers forward requests for this worker's handles here.
+  servers.push(listenForPeers(peers.listen(createServer(config.http, handler))));
   if (bootstrap.tls) {
     const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];
     servers.push(listen(createHttpsServer(config.http, { cert, key }, handler), config.http.tls_port));
@@ -90,6 +95,14 @@ async function main(): Promise<void> {
       setTimeout(() => process.exit(1), 100);
     });
     return server.listen(port, config.http.host, () => log.debug(`listening on ${config.http.host}:${port}`));
+  }
+
+  function listenForPeers(server: Server): Server {
+    server.on('error', (e: NodeJS.ErrnoException) => {
+      send({ type: 'fatal', error: `cannot listen for the other workers on ${peerSocketPath(bootstrap!.peerDir, workerId)}: ${e.message}` });
+      setTimeout(() => process.exit(1), 100);
+    });
+    return server;
   }
 
   let stopping = false;

@@ -1,6 +1,6 @@
 // Handle ids (docs/api.md §5.1.2): `<worker>.<random>.<tag>`. The worker id
 // says where the handle lives, so a request that reaches another worker is
-// forwarded there (http/handle-forward.ts). 128 random bits make it
+// forwarded there (http/peers.ts). 128 random bits make it
 // unguessable: a handle is a capability. The tag, an HMAC of the rest with a
 // key the primary makes for each run of rt, lets any worker tell an id rt
 // issued (and has since ended: 410) from one it never issued (404) without
@@ -41,6 +41,13 @@ export function handleOwner(id: string, key: Uint8Array): number | undefined {
 export function redactHandleId(id: string): string {
   const dot = id.indexOf('.');
   return dot === -1 ? '…' : `${id.slice(0, dot + 7)}…`;
+}
+
+const IN_PATH = /(\/handles\/)([^/?#]+)/g;
+
+/** `url` as a log line may show it: a handle id in its path (`.../handles/<id>`) redacted. */
+export function redactHandleIds(url: string): string {
+  return url.includes('/handles/') ? url.replace(IN_PATH, (_, prefix: string, id: string) => prefix + redactHandleId(id)) : url;
 }
 
 /** A fresh key, for a run of rt (the primary's) or a test's. */

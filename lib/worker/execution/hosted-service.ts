@@ -210,14 +210,15 @@ export class HostedService {
     }
     const execution = this.#quiescing ? undefined : this.#execution;
     if (!execution) return { kind: 'quiesced' };
+    const checked = where.check(codec, input);
+    if (checked) return checked;
+    // The worker that holds the handles decides the rest (its limits, its instances).
+    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere };
     const creates = method.descriptor.handles?.result === true;
     if (creates && this.descriptor.instances.recycleAfter === 1) {
       return { kind: 'handles-refused', details: `${this.name} runs each call on a fresh instance (instance_per_call), so a handle would outlive its instance` };
     }
     if (creates && this.#handles.full) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles };
-    const checked = where.check(codec, input);
-    if (checked) return checked;
-    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere };
     const { result, holder } = await execution.callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder);
     if (result.kind !== 'called') return result;
     if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used);

@@ -10,6 +10,8 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { connectionError } from './connection-errors.js';
+import { redactHandleIds } from '../execution/handle-ids.js';
+import { cameFromPeer } from './peers.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
@@ -87,10 +89,12 @@ export function departure(res: ServerResponse): AbortSignal {
  * began keeps the status its headers carried (its outcome says how it ended).
  */
 export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
+  // The worker the client reached logs and counts a forwarded request (peers.ts): once, as the client saw it.
+  if (cameFromPeer(res.req)) return;
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
-  const { requestId: reqId, service, method, stream } = state;
-  settings.requestLog?.info({ reqId, req, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream }, 'request');
+  const { requestId: reqId, service, method, stream, forwardedTo: forwarded } = state;
+  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream, forwarded }, 'request');
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 

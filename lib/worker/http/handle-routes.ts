@@ -1,7 +1,9 @@
 // The routes of resources and their handles (docs/api.md §5.1.2): make one
 // (a resource's constructor), call a method on one, drop one, list them.
 // Each answers as invoke does (its statuses, errors, request ids): a handle
-// call is an invocation with its handle as `self`.
+// call is an invocation with its handle as `self`. A request for a handle
+// another worker holds is answered by that worker (peers.ts): before its
+// body is read when the path names the handle, after when the body does.
 
 import type Router from '@koa/router';
 import { ApiError } from '../../errors.js';
@@ -13,12 +15,14 @@ import { departure } from './exchange.js';
 import { failureError } from './failures.js';
 import { Invoker, readInput, succeeded, type InvokeDeps } from './invoke.js';
 import { findService } from './lookup.js';
+import { cameFromPeer } from './peers.js';
 import type { RequestState, RtContext } from './request-state.js';
 import type { WorkerState } from './worker-state.js';
 
 type Params = Record<string, string>;
 
 export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): void {
+  const { peers } = deps;
   const invoker = new Invoker(deps);
   const serviceOf = (ctx: RtContext & { params: Params }): HostedService => {
     const hosted = findService(deps.registry, deps.state, ctx.params.domain, ctx.params.service);
@@ -32,7 +36,12 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     const input = await readInput(ctx.req, method, invoker.maxBytes, ctx.state);
     const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
     const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}) };
-    return succeeded(hosted, invocation, await hosted.invoke(invocation));
+    const result = await hosted.invoke(invocation);
+    if (result.kind === 'elsewhere') {
+      await peers.forward(ctx, result.worker, input);
+      return undefined;
+    }
+    return succeeded(hosted, invocation, result);
   };
 
   router.post('/services/:domain/:service/resources/:resource', async (ctx) => {
@@ -44,7 +53,9 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     const constructor = hosted.resourceMethod(resource, null);
     if (!constructor) throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no constructor: its handles come from the functions that return one`, where);
     const result = await invoke(ctx, hosted, constructor);
-    const id = (result.kind === 'json' ? (result.value as HandleJson | null)?.$handle : undefined) ?? '';
+    // A constructor names no handle, so its call is never forwarded.
+    const id = result?.kind === 'json' ? (result.value as HandleJson | null)?.$handle : undefined;
+    if (typeof id !== 'string') throw new ApiError('RT_ERR_INTERNAL', `the constructor of ${resource.name} returned no handle`, where);
     ctx.status = 201;
     ctx.set('Location', `/api/services/${ctx.params.domain}/${ctx.params.service}/handles/${id}`);
     ctx.body = { handle: id };
@@ -55,13 +66,18 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     const id = ctx.params.handle;
     const resource = hosted.handleResource(id);
     const where = { service: hosted.name, method: ctx.params.method };
-    if ('kind' in resource) throw handleFailure(resource, where);
+    ctx.state.method = ctx.params.method;
+    if ('kind' in resource) {
+      if (resource.kind === 'elsewhere') return peers.forward(ctx, resource.worker);
+      throw failureError(resource, where);
+    }
     const method = hosted.resourceMethod(resource, ctx.params.method);
     if (!method) {
       const known = resource.methods.map((i) => hosted.descriptor.methods[i].name).join(', ');
       throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no method "${ctx.params.method}" (methods: ${known || 'none'})`, where);
     }
     const result = await invoke(ctx, hosted, method, id);
+    if (!result) return;
     if (result.kind === 'bytes') {
       ctx.type = result.mediaType;
       ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
@@ -75,23 +91,22 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     const id = ctx.params.handle;
     const where = { service: hosted.name };
     const resource = hosted.handleResource(id);
-    if ('kind' in resource) throw handleFailure(resource, where);
+    if ('kind' in resource) {
+      if (resource.kind === 'elsewhere') return peers.forward(ctx, resource.worker);
+      throw failureError(resource, where);
+    }
     const dropped = await hosted.dropHandle(id);
     if (dropped.kind !== 'dropped') throw failureError(dropped, where);
     ctx.status = 204;
   });
 
-  router.get('/services/:domain/:service/handles', (ctx) => {
+  // Every worker's live handles; a request another worker forwarded asks for this worker's alone.
+  router.get('/services/:domain/:service/handles', async (ctx) => {
     const hosted = serviceOf(ctx);
-    ctx.body = { handles: listedHandles(hosted, deps.state) };
+    const here = listedHandles(hosted, deps.state);
+    const others = cameFromPeer(ctx.req) ? [] : (await peers.gather<{ handles: typeof here }>(ctx.path)).flatMap((answer) => answer.handles);
+    ctx.body = { handles: [...here, ...others].sort((a, b) => a.created.localeCompare(b.created)) };
   });
-}
-
-/** Why a handle cannot be used, as the error it answers with. */
-function handleFailure(failure: Exclude<ReturnType<HostedService['handleResource']>, { key: string }>, where: { service: string; method?: string }): ApiError {
-  // TODO(issue 23): forward to the worker that holds it (next step).
-  if (failure.kind === 'elsewhere') return new ApiError('RT_ERR_INTERNAL', `the handle lives in worker ${failure.worker}; forwarding between workers is not built yet`, where);
-  return failureError(failure, where);
 }
 
 /** This worker's live handles of `hosted`, as GET .../handles lists them. */

@@ -6,7 +6,7 @@
 // Koa at about the lean route's rate at best. This lane takes the requests
 // that need nothing of Koa's: `POST /api/services/{domain}/{service}/invoke/{method}`
 // to a method that exists, answers JSON (no stream, no list<u8> result to
-// negotiate) and without an Origin header while CORS is on (a browser's
+// negotiate, no handles) and without an Origin header while CORS is on (a browser's
 // request goes through Koa, where one middleware decides CORS). Every other
 // request goes to Koa as before, including any path with escapes, which
 // @koa/router decodes.
@@ -73,10 +73,11 @@ export function invokeLane(deps: InvokeDeps & { exchange: ExchangeSettings }, ko
 /**
  * A method whose answers the lane gives: JSON, not a stream, not raw bytes
  * (which depend on Accept, and are the component's content, with its headers:
- * exchange.ts). So the lane's answers are all rt's own JSON.
+ * exchange.ts), no handles (which another worker may hold: peers.ts). So the
+ * lane's answers are all rt's own JSON, made in this worker.
  */
 function takes(method: Method): boolean {
-  return method.codec !== undefined && !method.descriptor.stream && !method.bytesResult;
+  return method.codec !== undefined && !method.descriptor.stream && !method.bytesResult && !method.descriptor.handles;
 }
 
 /** The names in an invoke path the lane takes, or undefined for a request that goes to Koa. */

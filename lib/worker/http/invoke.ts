@@ -22,6 +22,7 @@ import { findMethod, findService } from './lookup.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
+import type { Peers } from './peers.js';
 import { answerWithStream } from './stream-response.js';
 import type { WorkerState } from './worker-state.js';
 
@@ -31,6 +32,8 @@ export interface InvokeDeps {
   state: WorkerState;
   requests: RequestStats;
   log: Logger;
+  /** The other workers, which answer for the handles they hold. */
+  peers: Peers;
 }
 
 /** What an invoke path names. */
@@ -103,7 +106,10 @@ export function invokeRoute(deps: InvokeDeps) {
         },
       });
     }
-    const result = succeeded(hosted, invocation, await hosted.invoke(invocation));
+    const called = await hosted.invoke(invocation);
+    // The handles its body names live in another worker: the call is made there.
+    if (called.kind === 'elsewhere') return deps.peers.forward(ctx, called.worker, input);
+    const result = succeeded(hosted, invocation, called);
     if (result.kind === 'bytes') {
       ctx.set(COMPONENT_CONTENT_HEADERS);
       ctx.type = result.mediaType;
@@ -118,8 +124,8 @@ export function invokeRoute(deps: InvokeDeps) {
 export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Extract<InvokeResult, { kind: 'json' | 'bytes' }> {
   if (result.kind === 'json' || result.kind === 'bytes') return result;
   const where = { service: hosted.name, method: invocation.method.descriptor.name };
-  // TODO(issue 23): forward to the worker that holds the handles (next step).
-  if (result.kind === 'elsewhere') throw new ApiError('RT_ERR_INTERNAL', `the handles it names live in worker ${result.worker}; forwarding between workers is not built yet`, where);
+  // Koa's routes forward those calls before they get here; the invoke lane takes no method that involves handles.
+  if (result.kind === 'elsewhere') throw new ApiError('RT_ERR_INTERNAL', `a call for worker ${result.worker}'s handles was not forwarded`, where);
   throw failureError(result, where);
 }
 

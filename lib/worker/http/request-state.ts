@@ -18,6 +18,8 @@ export interface RequestState {
   series?: Series;
   /** A streamed answer, once it has ended: what it carried and how it ended (for the log line). */
   stream?: { items: number; bytes: number; outcome: StreamOutcome };
+  /** The worker the request was forwarded to, holding the handles it names (peers.ts). */
+  forwardedTo?: number;
 }
 
 export type RtContext = ParameterizedContext<RequestState>;

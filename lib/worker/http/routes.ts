@@ -16,6 +16,7 @@ import type { WorkerState } from './worker-state.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestState } from './request-state.js';
 import type { RequestStats } from './request-stats.js';
+import type { Peers } from './peers.js';
 import { description, summary } from './views.js';
 
 export interface RouteDeps {
@@ -29,9 +30,10 @@ export interface RouteDeps {
   /** Has the primary carry out a control operation on every worker. */
   control: (request: ControlRequest) => Promise<ControlOutcome>;
   log: Logger;
+  peers: Peers;
 }
 
-export function apiRouter({ version, config, registry, state, control, requests, log }: RouteDeps, policy: ControlPolicy): Router {
+export function apiRouter({ version, config, registry, state, control, requests, log, peers }: RouteDeps, policy: ControlPolicy): Router {
   const router = new Router<RequestState>({ prefix: '/api' });
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -59,8 +61,8 @@ export function apiRouter({ version, config, registry, state, control, requests,
     ctx.body = openapi.document;
   });
 
-  router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log }));
-  handleRoutes(router, { config, registry, state, requests, log });
+  router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log, peers }));
+  handleRoutes(router, { config, registry, state, requests, log, peers });
 
   // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
   const guard = controlGuard(policy);

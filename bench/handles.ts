@@ -1,0 +1,146 @@
+// Handles: what a call on a handle costs when the connection reached the
+// worker that holds it (local), and when it reached the other worker, which
+// forwards it over its peer socket (docs/api.md §5.1.2, lib/worker/http/peers.ts).
+// One rt with 2 workers serves the tally example (WAT: the call itself costs
+// next to nothing, so the difference is the forward). Connections are kept
+// alive and sorted by the worker that accepted them (X-Rt-Worker): a handle
+// made on worker A is local on A's connections and forwarded on B's. Two
+// loads, in interleaved rounds: one connection at a time (latency), and
+// `CONCURRENT` connections at once (throughput); a plain JSON invoke of the
+// calculator on the same connections is the reference.
+
+import { Agent, request } from 'node:http';
+import { examples } from '../examples/index.js';
+import { repository } from '../test/support/fixtures.js';
+import { roundOrder } from './order.js';
+import { Cleanup, startRt, stopRt } from './servers.js';
+import { settings } from './settings.js';
+import { median, ratio } from './stats.js';
+import { printTable } from './table.js';
+
+const CONCURRENT = 8;
+
+interface Answer {
+  status: number;
+  worker: string;
+  body: string;
+}
+
+/** A request on `agent` (one kept-alive connection). */
+function send(agent: Agent, url: string, method: string, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, method, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-rt-worker']), body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** `count` connections accepted by each of the two workers, found by opening connections until each has its share. */
+async function connectionsByWorker(base: string, count: number): Promise<Map<string, Agent[]>> {
+  const byWorker = new Map<string, Agent[]>();
+  for (let tries = 0; tries < 200 && [...byWorker.values()].filter((a) => a.length >= count).length < 2; tries++) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const { worker } = await send(agent, `${base}/api/health`, 'GET');
+    const agents = byWorker.get(worker) ?? [];
+    if (agents.length < count) {
+      agents.push(agent);
+      byWorker.set(worker, agents);
+    } else {
+      agent.destroy();
+    }
+  }
+  if ([...byWorker.values()].filter((a) => a.length >= count).length < 2) throw new Error('handles: could not get connections to both workers');
+  return byWorker;
+}
+
+interface Variant {
+  label: string;
+  agents: Agent[];
+  url: string;
+  body: string;
+}
+
+/** Sends `requests` requests spread over the variant's connections, each connection one at a time; req/s and per-request ms. */
+async function run(v: Variant, requests: number): Promise<{ reqPerSec: number; ms: number[] }> {
+  const ms: number[] = [];
+  const started = performance.now();
+  let left = requests;
+  await Promise.all(
+    v.agents.map(async (agent) => {
+      while (left-- > 0) {
+        const t = performance.now();
+        const answer = await send(agent, v.url, 'POST', v.body);
+        ms.push(performance.now() - t);
+        if (answer.status !== 200) throw new Error(`${v.label}: ${answer.status} ${answer.body}`);
+      }
+    }),
+  );
+  return { reqPerSec: requests / ((performance.now() - started) / 1000), ms };
+}
+
+const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
+
+export async function handles(): Promise<void> {
+  const cleanup = new Cleanup();
+  try {
+    const tally = examples.find((e) => e.name === 'tally')!;
+    const calculator = examples.find((e) => e.name === 'calculator')!;
+    const repo = await repository({ tally: await tally.source(), calculator: await calculator.source() });
+    const rt = await startRt({ configToml: `repo_urls = ["file://${repo}"]\n[log]\nlevel = "warn"\n`, workers: 2, quiet: true });
+    cleanup.add(() => stopRt(rt));
+    const byWorker = await connectionsByWorker(rt.url, CONCURRENT);
+    const [a, b] = [...byWorker.keys()];
+    const services = `${rt.url}/api/services/example`;
+    const made = await send(byWorker.get(a)![0], `${services}/tally/resources/tally`, 'POST', '{"start":0}');
+    const handle = (JSON.parse(made.body) as { handle: string }).handle;
+    if (made.status !== 201 || !handle.startsWith(`${a}.`)) throw new Error(`handles: the tally was not made on worker ${a}: ${made.status} ${made.body}`);
+    const mark = { url: `${services}/tally/handles/${handle}/invoke/mark`, body: '{"n":1}' };
+    const add = { url: `${services}/calculator/invoke/add`, body: '{"a":20,"b":22}' };
+    const variants = (n: number): Variant[] => [
+      { label: `mark, local (${n} conn.)`, agents: byWorker.get(a)!.slice(0, n), ...mark },
+      { label: `mark, forwarded (${n} conn.)`, agents: byWorker.get(b)!.slice(0, n), ...mark },
+      { label: `calculator.add, no handle (${n} conn.)`, agents: byWorker.get(b)!.slice(0, n), ...add },
+    ];
+    const targets = [...variants(1), ...variants(CONCURRENT)];
+    const requests = (v: Variant) => (v.agents.length === 1 ? 2_000 : 8_000);
+    for (const t of targets) await run(t, requests(t) / 4); // warm-up, not counted
+    const results = new Map<string, { reqPerSec: number; ms: number[] }[]>(targets.map((t) => [t.label, []]));
+    const rounds = settings.streamRounds;
+    for (let round = 0; round < rounds; round++) {
+      process.stderr.write(`handles: round ${round + 1}/${rounds}\n`);
+      for (const t of roundOrder(targets, round)) results.get(t.label)!.push(await run(t, requests(t)));
+    }
+    const check = await send(byWorker.get(b)![0], `${services}/tally/handles/${handle}/invoke/count`, 'POST', '{}');
+    const expected = targets.filter((t) => t.url === mark.url).reduce((n, t) => n + (requests(t) * (rounds + 0.25)), 0);
+    if ((JSON.parse(check.body) as { result: number }).result !== expected) throw new Error(`handles: the tally counts ${check.body}, expected ${expected}: calls were lost`);
+
+    console.log(`\nhandles: a call on a handle, local vs forwarded to the worker that holds it (2 workers, keep-alive, ${rounds} interleaved rounds, medians)`);
+    const reqPerSec = (label: string) => median(results.get(label)!.map((r) => r.reqPerSec));
+    printTable(
+      Object.fromEntries(
+        targets.map((t) => {
+          const runs = results.get(t.label)!;
+          return [
+            t.label,
+            {
+              'req/s': Math.round(reqPerSec(t.label)),
+              'p50 ms': median(runs.map((r) => quantile(r.ms, 0.5))).toFixed(3),
+              'p99 ms': median(runs.map((r) => quantile(r.ms, 0.99))).toFixed(3),
+              'req/s per round': runs.map((r) => Math.round(r.reqPerSec)).join(' / '),
+            },
+          ];
+        }),
+      ),
+    );
+    console.log('\nforwarded / local, req/s');
+    printTable(Object.fromEntries([1, CONCURRENT].map((n) => [`${n} conn.`, { ratio: ratio(reqPerSec(`mark, forwarded (${n} conn.)`), reqPerSec(`mark, local (${n} conn.)`)) }])));
+    for (const agents of byWorker.values()) for (const agent of agents) agent.destroy();
+  } finally {
+    await cleanup.run();
+  }
+}

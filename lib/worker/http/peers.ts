@@ -1,0 +1,149 @@
+// Requests between the workers of one run (docs/api.md §5.1.2, docs/architecture.md).
+//
+// A handle lives in one instance of one worker, but node:cluster gives a
+// connection to whichever worker accepts it. So each worker also listens on
+// a unix socket of its own, in a directory the primary made for the run
+// (0700: only rt's user can connect), named by its worker id, which every
+// handle id carries. A request for a handle another worker holds is proxied
+// to that worker's socket and answered as the owner answers it: the client
+// sees one request, logged and counted once, by the worker it reached.
+//
+// A request that arrived through the socket is never forwarded again,
+// whatever it says (the server it came in by decides, not a header): a
+// forward reaches its owner or fails, and cannot loop. An owner that is gone
+// (its socket removed or refusing, or the connection cut before it answered)
+// took its handles with it: 410.
+
+import { readdir } from 'node:fs/promises';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { ApiError } from '../../errors.js';
+import { peerSocketPath } from '../../ipc.js';
+import type { Logger } from '../../log.js';
+import type { Input } from '../execution/invocation.js';
+import type { RtContext } from './request-state.js';
+
+/** Requests that came from another worker's forward. */
+const fromPeers = new WeakSet<IncomingMessage>();
+
+/** Whether `req` reached this worker through its peer socket (forwarded by another worker). */
+export function cameFromPeer(req: IncomingMessage): boolean {
+  return fromPeers.has(req);
+}
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1), and those each side sets for itself. */
+const NOT_PASSED_ON = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
+/** Headers of the owner's answer the worker the client reached sets itself (exchange.ts, app.ts: request id, worker, CORS). */
+const SET_HERE = new Set([...NOT_PASSED_ON, 'date', 'x-request-id', 'x-rt-worker', 'vary']);
+
+/** How long the owner may take past the request's own deadline before the forward gives up (it answers 504 by its deadline itself). */
+const BACKSTOP_MS = 1_000;
+/** How long a listing waits for each other worker's part. */
+const GATHER_TIMEOUT_MS = 2_000;
+
+export class Peers {
+  constructor(
+    private readonly dir: string,
+    private readonly workerId: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Serves `server` (the worker's request handler behind it) on this worker's peer socket; what arrives there is marked as forwarded. */
+  listen(server: Server): Server {
+    server.prependListener('request', (req: IncomingMessage) => fromPeers.add(req));
+    return server.listen({ path: peerSocketPath(this.dir, this.workerId), exclusive: true });
+  }
+
+  /**
+   * Answers ctx's request as worker `owner` answers it: the request as it
+   * came (its body streamed on, or `input` when it was read here already).
+   */
+  async forward(ctx: RtContext, owner: number, input?: Input): Promise<void> {
+    if (cameFromPeer(ctx.req)) {
+      // The worker that forwarded it read the id the same way: a run's ids name one worker each.
+      throw new ApiError('RT_ERR_INTERNAL', `a request forwarded to worker ${this.workerId} names a handle of worker ${owner}`);
+    }
+    ctx.state.forwardedTo = owner;
+    const headers = passedOn(ctx.req.headers);
+    headers['x-request-id'] = ctx.state.requestId;
+    const body = input === undefined ? undefined : input.kind === 'none' ? new Uint8Array() : input.bytes;
+    if (body !== undefined) headers['content-length'] = String(body.byteLength);
+    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers });
+    // A client that leaves takes the forward with it: the owner sees it leave too (its call, if still waiting, is never made).
+    const leave = () => upstream.destroy();
+    ctx.res.once('close', leave);
+    const backstop = setTimeout(() => upstream.destroy(new ForwardTimeout()), Math.max(0, ctx.state.deadline - performance.now()) + BACKSTOP_MS);
+    try {
+      const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+        upstream.once('response', resolve);
+        upstream.once('error', reject);
+        if (body !== undefined) upstream.end(body);
+        else ctx.req.pipe(upstream);
+      });
+      ctx.status = answer.statusCode ?? 502;
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
+      if (ctx.status === 204 || ctx.status === 304) answer.resume();
+      else ctx.body = answer;
+    } catch (e) {
+      ctx.res.off('close', leave);
+      throw forwardError(e, owner);
+    } finally {
+      clearTimeout(backstop);
+    }
+  }
+
+  /** Every other worker's answer to GET `path` (a JSON body each); a worker that does not answer in time, or is gone, is left out. */
+  async gather<T>(path: string): Promise<T[]> {
+    const others = (await readdir(this.dir).catch(() => [] as string[]))
+      .map((name) => /^(\d+)\.sock$/.exec(name)?.[1])
+      .filter((id): id is string => id !== undefined && Number(id) !== this.workerId)
+      .map(Number);
+    const answers = await Promise.all(others.map((worker) => this.#get<T>(worker, path)));
+    return answers.flatMap((a) => (a === undefined ? [] : [a]));
+  }
+
+  #get<T>(worker: number, path: string): Promise<T | undefined> {
+    return new Promise((resolve) => {
+      const req = httpRequest({ socketPath: peerSocketPath(this.dir, worker), path, headers: { host: 'rt-peer', accept: 'application/json' }, timeout: GATHER_TIMEOUT_MS }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return resolve(undefined);
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as T);
+          } catch {
+            resolve(undefined);
+          }
+        });
+        res.on('error', () => resolve(undefined));
+      });
+      req.on('timeout', () => req.destroy(new ForwardTimeout()));
+      req.on('error', (e) => {
+        this.log.debug({ err: e, peer: worker }, 'a worker left out of a listing');
+        resolve(undefined);
+      });
+      req.end();
+    });
+  }
+}
+
+class ForwardTimeout extends Error {
+  constructor() {
+    super('the worker holding the handle did not answer in time');
+  }
+}
+
+function passedOn(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !NOT_PASSED_ON.has(name)) out[name] = value;
+  return out;
+}
+
+/** Why a forward failed, as its answer: an owner that is gone took its handles with it. */
+function forwardError(e: unknown, owner: number): ApiError {
+  if (e instanceof ForwardTimeout) return new ApiError('RT_ERR_CALL_TIMEOUT', `worker ${owner}, which holds the handle, did not answer by the request's deadline`);
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') {
+    return new ApiError('RT_ERR_HANDLE_GONE', `the handle has ended: worker ${owner}, which held it, has ended`);
+  }
+  return new ApiError('RT_ERR_INTERNAL', `forwarding to worker ${owner} failed: ${e instanceof Error ? e.message : String(e)}`);
+}
