@@ -9,9 +9,10 @@
 // `CONCURRENT` connections at once (throughput); a plain JSON invoke of the
 // calculator on the same connections is the reference.
 
-import { Agent, request } from 'node:http';
+import type { Agent } from 'node:http';
 import { examples } from '../examples/index.js';
 import { repository } from '../test/support/fixtures.js';
+import { closeConnections, connectionsByWorker, sendOn as send } from '../test/support/worker-connections.js';
 import { roundOrder } from './order.js';
 import { Cleanup, startRt, stopRt } from './servers.js';
 import { settings } from './settings.js';
@@ -19,44 +20,6 @@ import { median, ratio } from './stats.js';
 import { printTable } from './table.js';
 
 const CONCURRENT = 8;
-
-interface Answer {
-  status: number;
-  worker: string;
-  body: string;
-}
-
-/** A request on `agent` (one kept-alive connection). */
-function send(agent: Agent, url: string, method: string, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, method, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-rt-worker']), body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** `count` connections accepted by each of the two workers, found by opening connections until each has its share. */
-async function connectionsByWorker(base: string, count: number): Promise<Map<string, Agent[]>> {
-  const byWorker = new Map<string, Agent[]>();
-  for (let tries = 0; tries < 200 && [...byWorker.values()].filter((a) => a.length >= count).length < 2; tries++) {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const { worker } = await send(agent, `${base}/api/health`, 'GET');
-    const agents = byWorker.get(worker) ?? [];
-    if (agents.length < count) {
-      agents.push(agent);
-      byWorker.set(worker, agents);
-    } else {
-      agent.destroy();
-    }
-  }
-  if ([...byWorker.values()].filter((a) => a.length >= count).length < 2) throw new Error('handles: could not get connections to both workers');
-  return byWorker;
-}
 
 interface Variant {
   label: string;
@@ -139,7 +102,7 @@ export async function handles(): Promise<void> {
     );
     console.log('\nforwarded / local, req/s');
     printTable(Object.fromEntries([1, CONCURRENT].map((n) => [`${n} conn.`, { ratio: ratio(reqPerSec(`mark, forwarded (${n} conn.)`), reqPerSec(`mark, local (${n} conn.)`)) }])));
-    for (const agents of byWorker.values()) for (const agent of agents) agent.destroy();
+    closeConnections(byWorker);
   } finally {
     await cleanup.run();
   }

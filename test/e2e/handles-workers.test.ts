@@ -1,0 +1,159 @@
+// End to end: handles with two workers (docs/api.md §5.1.2). A handle lives
+// in the worker whose instance made it; a request that reaches the other
+// worker is forwarded to it over its peer socket (lib/worker/http/peers.ts),
+// logged once by the worker the client reached. A worker that dies takes its
+// handles with it: 410, promptly. Connections are steered to a worker by
+// opening them until they land there (test/support/worker-connections.ts).
+
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { eventually } from '../support/eventually.js';
+import { repository } from '../support/fixtures.js';
+import { COUNTERS } from '../support/resource-fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+import { closeConnections, connectionsByWorker, sendOn, type WorkerAnswer } from '../support/worker-connections.js';
+
+
+describe('handles across workers (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+  let byWorker: Map<string, Agent[]>;
+  /** The two workers' ids, and a connection to each. */
+  let a: string;
+  let b: string;
+  const on = (worker: string) => byWorker.get(worker)![0];
+  const base = () => `${rt.url}/api/services/acme/counters`;
+  const post = (worker: string, path: string, json?: unknown) => sendOn(on(worker), `${base()}${path}`, 'POST', json === undefined ? undefined : JSON.stringify(json));
+  const json = (answer: WorkerAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
+  /** A counter made by worker `worker`'s instance: its id names that worker. */
+  const counter = async (worker: string, start: number): Promise<string> => {
+    const made = await post(worker, '/resources/counter', { start });
+    expect(made.status, made.body).to.equal(201);
+    const id = json(made).handle as string;
+    expect(id.startsWith(`${worker}.`)).to.equal(true);
+    return id;
+  };
+  const handleRef = (id: string) => ({ $handle: id });
+
+  before(async function () {
+    this.timeout(300_000);
+    const repo = await repository({ counters: COUNTERS });
+    rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]` });
+    await rt.ready();
+    byWorker = await connectionsByWorker(rt.url, 1);
+    [a, b] = [...byWorker.keys()];
+  });
+
+  after(async () => {
+    if (byWorker) closeConnections(byWorker);
+    await rt?.stop();
+  });
+
+  it('keeps a handle\'s state across 20 calls, each on a fresh connection, whichever worker each reaches', async () => {
+    const made = await sendOn(new Agent({ keepAlive: false }), `${base()}/resources/counter`, 'POST', '{"start":100}');
+    const id = json(made).handle as string;
+    const reached = new Set<string>();
+    for (let i = 1; i <= 20; i++) {
+      const answer = await sendOn(new Agent({ keepAlive: false }), `${base()}/handles/${id}/invoke/add`, 'POST', '{"n":1}');
+      expect(answer.status, answer.body).to.equal(200);
+      expect(json(answer)).to.deep.equal({ result: 100 + i });
+      reached.add(answer.worker);
+    }
+    expect([...reached].every((w) => w === a || w === b)).to.equal(true);
+  });
+
+  it('forwards a call on a handle to the worker that holds it, and logs it once, where the client\'s connection landed', async () => {
+    const id = await counter(a, 7);
+    const answer = await post(b, `/handles/${id}/invoke/add`, { n: 5 });
+    expect(answer.status, answer.body).to.equal(200);
+    expect(json(answer)).to.deep.equal({ result: 12 });
+    expect(answer.worker).to.equal(b);
+    expect(json(await post(a, `/handles/${id}/invoke/value`))).to.deep.equal({ result: 12 });
+    const reqId = String(answer.headers['x-request-id']);
+    expect(await rt.logged((l) => l.reqId === reqId)).to.equal(true);
+    // The owner logs nothing of its own: a line would come with the first one.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lines = rt.logLines().filter((l) => l.reqId === reqId);
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include({ worker: Number(b), forwarded: Number(a), status: 200, method: 'add', service: 'acme.counters' });
+    // Never whole in a log line.
+    expect(JSON.stringify(lines[0])).to.not.include(id);
+  });
+
+  it('forwards calls whose body names the handles: borrows, an own that moves, handles in a record', async () => {
+    const [x, y] = [await counter(a, 2), await counter(a, 3)];
+    expect(json(await post(b, '/invoke/total', { all: [handleRef(x), handleRef(y)] }))).to.deep.equal({ result: 5 });
+    const merged = await post(b, '/invoke/counter.merge', { a: handleRef(x), b: handleRef(y) });
+    expect(merged.status, merged.body).to.equal(200);
+    const sum = (json(merged).result as { $handle: string }).$handle;
+    expect(sum.startsWith(`${a}.`), 'a handle made where its arguments live').to.equal(true);
+    expect(json(await post(b, `/handles/${sum}/invoke/value`))).to.deep.equal({ result: 5 });
+    expect(json(await post(b, '/invoke/consume', { c: handleRef(x) }))).to.deep.equal({ result: 2 });
+    const moved = await post(a, `/handles/${x}/invoke/value`);
+    expect(moved.status).to.equal(410);
+    expect(json(moved)).to.include({ code: 'RT_ERR_HANDLE_GONE' });
+    expect(json(moved).details).to.match(/moved/);
+    const both = await post(b, '/invoke/both', { d: { left: handleRef(y), right: handleRef(sum) } });
+    expect(json(both)).to.deep.equal({ result: 8 });
+  });
+
+  it('refuses a call naming handles of two workers (409): a call runs in one instance', async () => {
+    const [x, y] = [await counter(a, 1), await counter(b, 1)];
+    for (const worker of [a, b]) {
+      const answer = await post(worker, '/invoke/total', { all: [handleRef(x), handleRef(y)] });
+      expect(answer.status, answer.body).to.equal(409);
+      expect(json(answer)).to.include({ code: 'RT_ERR_HANDLES_REFUSED' });
+    }
+  });
+
+  it('drops a handle through the other worker (204), which then answers 410 from either', async () => {
+    const id = await counter(a, 1);
+    const dropped = await sendOn(on(b), `${base()}/handles/${id}`, 'DELETE');
+    expect(dropped.status, dropped.body).to.equal(204);
+    for (const worker of [a, b]) {
+      const answer = await post(worker, `/handles/${id}/invoke/value`);
+      expect(answer.status).to.equal(410);
+      expect(json(answer).details).to.match(/dropped/);
+    }
+  });
+
+  it('lists every worker\'s live handles from either worker', async () => {
+    const [x, y] = [await counter(a, 1), await counter(b, 1)];
+    for (const worker of [a, b]) {
+      const listed = await sendOn(on(worker), `${base()}/handles`, 'GET');
+      expect(listed.status).to.equal(200);
+      const handles = json(listed).handles as { handle: string; worker: number; resource: string }[];
+      expect(handles.find((h) => h.handle === x)).to.include({ worker: Number(a), resource: 'counter' });
+      expect(handles.find((h) => h.handle === y)).to.include({ worker: Number(b), resource: 'counter' });
+      expect(new Set(handles.map((h) => h.handle)).size).to.equal(handles.length);
+    }
+  });
+
+  it('answers 410 for the handles of a worker that was killed, at once, and lists them no more', async () => {
+    const id = await counter(a, 9);
+    const pid = rt.workerPids().find((p) => workerIdOf(p) === a);
+    expect(pid, `the pid of worker ${a}`).to.be.a('number');
+    process.kill(pid!, 'SIGKILL');
+    await eventually(() => !rt.workerPids().includes(pid!), { what: `worker ${a} to exit` });
+    const started = performance.now();
+    const answer = await post(b, `/handles/${id}/invoke/value`);
+    expect(performance.now() - started).to.be.below(2_000);
+    expect(answer.status, answer.body).to.equal(410);
+    expect(json(answer)).to.include({ code: 'RT_ERR_HANDLE_GONE' });
+    expect(json(answer).details).to.include(`worker ${a}`);
+    const listed = json(await sendOn(on(b), `${base()}/handles`, 'GET')).handles as { worker: number }[];
+    expect(listed.some((h) => h.worker === Number(a))).to.equal(false);
+    // The replacement is a new worker: the id still names the one that is gone.
+    await eventually(() => rt.workerPids().length === 2, { what: 'a replacement worker' });
+    await rt.ready();
+    const fresh = await sendOn(new Agent({ keepAlive: false }), `${base()}/handles/${id}/invoke/value`, 'POST');
+    expect(fresh.status).to.equal(410);
+  });
+});
+
+/** The cluster worker id of process `pid` (node:cluster gives each worker NODE_UNIQUE_ID). */
+function workerIdOf(pid: number): string | undefined {
+  const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  return environ.find((e) => e.startsWith('NODE_UNIQUE_ID='))?.slice('NODE_UNIQUE_ID='.length);
+}
