@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     log,
     issuer: { workerId, key: Buffer.from(bootstrap.handleKey, 'hex') },
     endedHandles: new EndedHandles(),
+    handlesChanged: (hosted, change, count) => metrics.handlesChanged(hosted.name, change, count),
     moved: (hosted, move) => {
       metrics.placementChanged(hosted.name, move);
       reportPlacements();

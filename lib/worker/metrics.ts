@@ -6,6 +6,7 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../ipc.js';
+import type { HandleChange } from './execution/handle-directory.js';
 import type { Move } from './execution/placement.js';
 import type { ServiceRegistry } from './execution/registry.js';
 import { RequestStats } from './http/request-stats.js';
@@ -14,6 +15,7 @@ export class WorkerMetrics {
   readonly #registry = new Registry();
   readonly requests = new RequestStats();
   readonly #placementChanges: Counter<'service' | 'to' | 'reason'>;
+  readonly #handleEvents: Counter<'service' | 'event'>;
 
   constructor(services: ServiceRegistry) {
     const registers = [this.#registry];
@@ -33,6 +35,22 @@ export class WorkerMetrics {
         for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.liveInstances());
       },
     });
+    this.#handleEvents = new Counter({
+      name: 'rt_handle_events_total',
+      help: 'Handles made and ended (docs/api.md §5.1.2), by service and event: created, dropped (DELETE), moved (passed as own), expired (idle), instance-ended (a trap, timeout, restart, quiesce or reload).',
+      labelNames: ['service', 'event'],
+      registers,
+    });
+    new Gauge({
+      name: 'rt_handles_live',
+      help: 'Live handles, by service (at most max_handles per service and worker).',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.liveHandles());
+      },
+    });
     new Gauge({
       name: 'rt_calls_waiting',
       help: 'Calls waiting for an instance thread, by service (at most max_queue per worker; beyond it calls are refused with 503).',
@@ -44,6 +62,10 @@ export class WorkerMetrics {
       },
     });
     collectDefaultMetrics({ register: this.#registry, prefix: 'rt_worker_' });
+  }
+
+  handlesChanged(service: string, event: HandleChange, count: number): void {
+    this.#handleEvents.inc({ service, event }, count);
   }
 
   placementChanged(service: string, move: Move): void {

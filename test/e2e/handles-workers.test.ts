@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { eventually } from '../support/eventually.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
@@ -72,8 +72,7 @@ describe('handles across workers (e2e)', function () {
     expect(json(await post(a, `/handles/${id}/invoke/value`))).to.deep.equal({ result: 12 });
     const reqId = String(answer.headers['x-request-id']);
     expect(await rt.logged((l) => l.reqId === reqId)).to.equal(true);
-    // The owner logs nothing of its own: a line would come with the first one.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await letTimePass(300, 'the owner logs nothing of its own: a line of its would come with the first');
     const lines = rt.logLines().filter((l) => l.reqId === reqId);
     expect(lines).to.have.length(1);
     expect(lines[0]).to.include({ worker: Number(b), forwarded: Number(a), status: 200, method: 'add', service: 'acme.counters' });
@@ -128,6 +127,22 @@ describe('handles across workers (e2e)', function () {
       expect(handles.find((h) => h.handle === y)).to.include({ worker: Number(b), resource: 'counter' });
       expect(new Set(handles.map((h) => h.handle)).size).to.equal(handles.length);
     }
+  });
+
+  it('counts live handles and how they ended in /api/metrics, summed over the workers', async () => {
+    const metric = async (line: string) => {
+      const text = (await sendOn(on(a), `${rt.url}/api/metrics`, 'GET')).body;
+      const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+      return found === undefined ? 0 : Number(found.slice(found.lastIndexOf(' ') + 1));
+    };
+    const listed = async () => (json(await sendOn(on(a), `${base()}/handles`, 'GET')).handles as unknown[]).length;
+    const [created, dropped] = [await metric('rt_handle_events_total{service="acme.counters",event="created"}'), await metric('rt_handle_events_total{service="acme.counters",event="dropped"}')];
+    const [x, y] = [await counter(a, 1), await counter(b, 1)];
+    expect(await metric('rt_handles_live{service="acme.counters"}')).to.equal(await listed());
+    expect(await metric('rt_handle_events_total{service="acme.counters",event="created"}')).to.equal(created + 2);
+    for (const id of [x, y]) expect((await sendOn(on(a), `${base()}/handles/${id}`, 'DELETE')).status).to.equal(204);
+    expect(await metric('rt_handle_events_total{service="acme.counters",event="dropped"}')).to.equal(dropped + 2);
+    expect(await metric('rt_handles_live{service="acme.counters"}')).to.equal(await listed());
   });
 
   it('answers 410 for the handles of a worker that was killed, at once, and lists them no more', async () => {
