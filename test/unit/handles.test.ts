@@ -1,0 +1,163 @@
+// Handle ids and a worker's directory of live handles (docs/api.md §5.1.2):
+// the pure bookkeeping under the routes, apart from any component.
+
+import { expect } from 'chai';
+import { EndedHandles, HandleDirectory, HandleHolder, type HandleChange } from '../../lib/worker/execution/handle-directory.js';
+import { handleKey, handleOwner, mintHandleId, redactHandleId, redactHandleIds } from '../../lib/worker/execution/handle-ids.js';
+import { eventually } from '../support/eventually.js';
+
+describe('handles', () => {
+  describe('ids', () => {
+    const key = handleKey();
+    const issuer = { workerId: 3, key };
+
+    it('name the worker that issued them, and carry 128 random bits', () => {
+      const id = mintHandleId(issuer);
+      const [worker, random, tag] = id.split('.');
+      expect(worker).to.equal('3');
+      expect(Buffer.from(random, 'base64url')).to.have.length(16);
+      expect(tag).to.have.length(11);
+      expect(handleOwner(id, key)).to.equal(3);
+      expect(new Set(Array.from({ length: 1000 }, () => mintHandleId(issuer))).size).to.equal(1000);
+    });
+
+    it('are told from ids rt never issued without any state: another run\'s key, a changed worker or random part, garbage', () => {
+      const id = mintHandleId(issuer);
+      const [worker, random, tag] = id.split('.');
+      expect(handleOwner(id, handleKey())).to.equal(undefined);
+      expect(handleOwner(`4.${random}.${tag}`, key)).to.equal(undefined);
+      const flipped = random.slice(0, -1) + (random.endsWith('A') ? 'B' : 'A');
+      expect(handleOwner(`${worker}.${flipped}.${tag}`, key)).to.equal(undefined);
+      for (const garbage of ['', 'x', `${id}.`, `${id}x`, id.replace(/\./g, '-'), '../../etc/passwd']) expect(handleOwner(garbage, key), garbage).to.equal(undefined);
+    });
+
+    it('are shown in logs only in part, in paths too', () => {
+      const id = mintHandleId(issuer);
+      expect(redactHandleId(id)).to.equal(`${id.slice(0, 8)}…`);
+      expect(redactHandleId('nodots')).to.equal('…');
+      const url = `/api/services/acme/counters/handles/${id}/invoke/add?x=1`;
+      expect(redactHandleIds(url)).to.equal(`/api/services/acme/counters/handles/${redactHandleId(id)}/invoke/add?x=1`);
+      expect(redactHandleIds(url)).to.not.include(id);
+      expect(redactHandleIds('/api/services/acme/counters/invoke/add')).to.equal('/api/services/acme/counters/invoke/add');
+    });
+  });
+
+  describe('directory', () => {
+    let now: number;
+    let changes: [HandleChange, number][];
+    let dropped: string[];
+    let ended: EndedHandles;
+    const holder = () =>
+      new HandleHolder(
+        () => Promise.reject(new Error('not called here')),
+        (id) => {
+          dropped.push(id);
+          return Promise.resolve();
+        },
+      );
+    const directory = (options: { idleMs?: number; max?: number } = {}) =>
+      new HandleDirectory({ idleMs: options.idleMs ?? 60_000, max: options.max ?? 10, ended, onChange: (change, n) => changes.push([change, n]), now: () => now });
+    const issued = (...ids: string[]) => ids.map((id) => ({ id, key: 'acme:c/c#counter' }));
+
+    beforeEach(() => {
+      now = 1_000_000;
+      changes = [];
+      dropped = [];
+      ended = new EndedHandles();
+    });
+
+    it('records the handles a call made, where they live, and when each was last used', () => {
+      const d = directory();
+      const h = holder();
+      d.record(h, issued('a', 'b'), [], []);
+      now += 500;
+      d.record(h, [], [], ['a']);
+      expect(d.size).to.equal(2);
+      expect(d.find('a')).to.include({ holder: h, created: 1_000_000, lastUsed: 1_000_500, key: 'acme:c/c#counter' });
+      expect(d.expires(d.find('b') as never)).to.equal(1_060_000);
+      expect(d.find('nope')).to.equal(undefined);
+      expect(changes).to.deep.equal([['created', 2]]);
+      d.endAll('test over');
+    });
+
+    it('ends a handle moved into a call (own), and one dropped (its destructor asked for), each with its reason', async () => {
+      const d = directory();
+      const h = holder();
+      d.record(h, issued('a', 'b'), [], []);
+      d.record(h, [], ['a'], []);
+      expect(d.find('a')).to.deep.equal({ ended: 'it was passed as an own<T> parameter, which moved it into that call' });
+      expect(await d.drop('b')).to.equal(true);
+      expect(dropped).to.deep.equal(['b']);
+      expect(d.find('b')).to.deep.equal({ ended: 'it was dropped' });
+      expect(await d.drop('b')).to.equal(false);
+      expect(changes).to.deep.equal([
+        ['created', 2],
+        ['moved', 1],
+        ['dropped', 1],
+      ]);
+    });
+
+    it('says it is full at max handles', () => {
+      const d = directory({ max: 2 });
+      d.record(holder(), issued('a'), [], []);
+      expect(d.full).to.equal(false);
+      d.record(holder(), issued('b'), [], []);
+      expect(d.full).to.equal(true);
+      d.endAll('test over');
+    });
+
+    it('ends every handle of an instance that ended, with its reason, and only those', () => {
+      const d = directory();
+      const [h1, h2] = [holder(), holder()];
+      d.record(h1, issued('a', 'b'), [], []);
+      d.record(h2, issued('c'), [], []);
+      h1.end('the component trapped: unreachable');
+      expect(d.find('a')).to.deep.equal({ ended: 'its instance ended: the component trapped: unreachable' });
+      expect(d.find('c')).to.include({ holder: h2 });
+      d.endAll('the service was quiesced');
+      expect(d.find('c')).to.deep.equal({ ended: 'its instance ended: the service was quiesced' });
+      expect(changes.slice(2)).to.deep.equal([
+        ['instance-ended', 2],
+        ['instance-ended', 1],
+      ]);
+      expect(dropped, 'an ended instance has no destructors to run').to.deep.equal([]);
+    });
+
+    it('never makes live the handles of an instance that ended while its answer came back', () => {
+      const d = directory();
+      const h = holder();
+      h.end('timed out');
+      d.record(h, issued('a'), [], []);
+      expect(d.size).to.equal(0);
+      expect(d.find('a')).to.deep.equal({ ended: 'its instance ended: timed out' });
+    });
+
+    it('expires handles unused for the idle time, and runs their destructors', async () => {
+      const d = directory({ idleMs: 1_000 });
+      const h = holder();
+      d.record(h, issued('old', 'used'), [], []);
+      now += 900;
+      d.record(h, [], [], ['used']);
+      now += 200;
+      await eventually(() => d.size === 1, { what: 'the sweeper to expire the unused handle' });
+      expect(d.find('old')).to.deep.equal({ ended: 'it expired: unused for handle_idle_seconds (1 s)' });
+      expect(dropped).to.deep.equal(['old']);
+      now += 1_000;
+      await eventually(() => d.size === 0, { what: 'the other to expire in turn' });
+      expect(changes).to.deep.equal([
+        ['created', 2],
+        ['expired', 1],
+        ['expired', 1],
+      ]);
+    });
+
+    it('remembers why handles ended for the last 10,000 of them, per worker, and then says only that they ended', () => {
+      for (let i = 0; i < 10_001; i++) ended.remember(`h${i}`, `reason ${i}`);
+      expect(ended.knows('h0')).to.equal(undefined);
+      expect(ended.why('h0')).to.match(/dropped, moved, expired, or its instance ended/);
+      expect(ended.why('h10000')).to.equal('reason 10000');
+      // A new service (after a restart) shares the worker's memory of ended handles.
+      expect(directory().find('h5000')).to.deep.equal({ ended: 'reason 5000' });
+    });
+  });
+});
