@@ -2,7 +2,7 @@
 // the pure bookkeeping under the routes, apart from any component.
 
 import { expect } from 'chai';
-import { EndedHandles, HandleDirectory, HandleHolder, type HandleChange } from '../../lib/worker/execution/handle-directory.js';
+import { EndedHandles, HandleDirectory, HandleHolder, type HandleChange, type LiveHandle } from '../../lib/worker/execution/handle-directory.js';
 import { handleKey, handleOwner, mintHandleId, redactHandleId, redactHandleIds } from '../../lib/worker/execution/handle-ids.js';
 import { eventually } from '../support/eventually.js';
 
@@ -55,9 +55,18 @@ describe('handles', () => {
           return Promise.resolve();
         },
       );
+    const issuer = { workerId: 1, key: handleKey() };
+    const named = new Map<string, string>();
+    /** The id minted for the handle a test calls `name`. */
+    const id = (name: string) => named.get(name) ?? named.set(name, mintHandleId(issuer)).get(name)!;
+    /** The live handle `name`, or why it ended. */
+    const find = (d: HandleDirectory, name: string): LiveHandle | { ended: string } | undefined => {
+      const where = d.locate(id(name));
+      return where.kind === 'live' ? where.handle : where.kind === 'ended' ? { ended: where.why } : undefined;
+    };
     const directory = (options: { idleMs?: number; max?: number } = {}) =>
-      new HandleDirectory({ idleMs: options.idleMs ?? 60_000, max: options.max ?? 10, ended, onChange: (change, n) => changes.push([change, n]), now: () => now });
-    const issued = (...ids: string[]) => ids.map((id) => ({ id, key: 'acme:c/c#counter' }));
+      new HandleDirectory({ issuer, idleMs: options.idleMs ?? 60_000, max: options.max ?? 10, ended, onChange: (change, n) => changes.push([change, n]), now: () => now });
+    const issued = (...names: string[]) => names.map((name) => ({ id: id(name), key: 'acme:c/c#counter' }));
 
     beforeEach(() => {
       now = 1_000_000;
@@ -71,11 +80,13 @@ describe('handles', () => {
       const h = holder();
       d.record(h, issued('a', 'b'), [], []);
       now += 500;
-      d.record(h, [], [], ['a']);
+      d.record(h, [], [], [id('a')]);
       expect(d.size).to.equal(2);
-      expect(d.find('a')).to.include({ holder: h, created: 1_000_000, lastUsed: 1_000_500, key: 'acme:c/c#counter' });
-      expect(d.expires(d.find('b') as never)).to.equal(1_060_000);
-      expect(d.find('nope')).to.equal(undefined);
+      expect(find(d, 'a')).to.include({ holder: h, created: 1_000_000, lastUsed: 1_000_500, key: 'acme:c/c#counter' });
+      expect(d.expires(find(d, 'b') as LiveHandle)).to.equal(1_060_000);
+      expect(d.locate(mintHandleId({ ...issuer, workerId: 2 }))).to.deep.include({ kind: 'elsewhere', worker: 2 });
+      expect(d.locate(mintHandleId({ workerId: 1, key: handleKey() }))).to.deep.equal({ kind: 'unknown' });
+      expect(find(d, 'never made')).to.deep.equal({ ended: ended.why('?') }, 'an id this worker issued but never recorded has ended');
       expect(changes).to.deep.equal([['created', 2]]);
       d.endAll('test over');
     });
@@ -84,12 +95,12 @@ describe('handles', () => {
       const d = directory();
       const h = holder();
       d.record(h, issued('a', 'b'), [], []);
-      d.record(h, [], ['a'], []);
-      expect(d.find('a')).to.deep.equal({ ended: 'it was passed as an own<T> parameter, which moved it into that call' });
-      expect(await d.drop('b')).to.equal(true);
-      expect(dropped).to.deep.equal(['b']);
-      expect(d.find('b')).to.deep.equal({ ended: 'it was dropped' });
-      expect(await d.drop('b')).to.equal(false);
+      d.record(h, [], [id('a')], []);
+      expect(find(d, 'a')).to.deep.equal({ ended: 'it was passed as an own<T> parameter, which moved it into that call' });
+      expect(await d.drop(id('b'))).to.equal(true);
+      expect(dropped).to.deep.equal([id('b')]);
+      expect(find(d, 'b')).to.deep.equal({ ended: 'it was dropped' });
+      expect(await d.drop(id('b'))).to.equal(false);
       expect(changes).to.deep.equal([
         ['created', 2],
         ['moved', 1],
@@ -112,10 +123,10 @@ describe('handles', () => {
       d.record(h1, issued('a', 'b'), [], []);
       d.record(h2, issued('c'), [], []);
       h1.end('the component trapped: unreachable');
-      expect(d.find('a')).to.deep.equal({ ended: 'its instance ended: the component trapped: unreachable' });
-      expect(d.find('c')).to.include({ holder: h2 });
+      expect(find(d, 'a')).to.deep.equal({ ended: 'its instance ended: the component trapped: unreachable' });
+      expect(find(d, 'c')).to.include({ holder: h2 });
       d.endAll('the service was quiesced');
-      expect(d.find('c')).to.deep.equal({ ended: 'its instance ended: the service was quiesced' });
+      expect(find(d, 'c')).to.deep.equal({ ended: 'its instance ended: the service was quiesced' });
       expect(changes.slice(2)).to.deep.equal([
         ['instance-ended', 2],
         ['instance-ended', 1],
@@ -129,7 +140,7 @@ describe('handles', () => {
       h.end('timed out');
       d.record(h, issued('a'), [], []);
       expect(d.size).to.equal(0);
-      expect(d.find('a')).to.deep.equal({ ended: 'its instance ended: timed out' });
+      expect(find(d, 'a')).to.deep.equal({ ended: 'its instance ended: timed out' });
     });
 
     it('expires handles unused for the idle time, and runs their destructors', async () => {
@@ -137,11 +148,11 @@ describe('handles', () => {
       const h = holder();
       d.record(h, issued('old', 'used'), [], []);
       now += 900;
-      d.record(h, [], [], ['used']);
+      d.record(h, [], [], [id('used')]);
       now += 200;
       await eventually(() => d.size === 1, { what: 'the sweeper to expire the unused handle' });
-      expect(d.find('old')).to.deep.equal({ ended: 'it expired: unused for handle_idle_seconds (1 s)' });
-      expect(dropped).to.deep.equal(['old']);
+      expect(find(d, 'old')).to.deep.equal({ ended: 'it expired: unused for handle_idle_seconds (1 s)' });
+      expect(dropped).to.deep.equal([id('old')]);
       now += 1_000;
       await eventually(() => d.size === 0, { what: 'the other to expire in turn' });
       expect(changes).to.deep.equal([
@@ -152,12 +163,12 @@ describe('handles', () => {
     });
 
     it('remembers why handles ended for the last 10,000 of them, per worker, and then says only that they ended', () => {
-      for (let i = 0; i < 10_001; i++) ended.remember(`h${i}`, `reason ${i}`);
+      for (let i = 0; i < 10_001; i++) ended.remember(i === 5000 ? id('h5000') : `h${i}`, `reason ${i}`);
       expect(ended.knows('h0')).to.equal(undefined);
       expect(ended.why('h0')).to.match(/dropped, moved, expired, or its instance ended/);
       expect(ended.why('h10000')).to.equal('reason 10000');
       // A new service (after a restart) shares the worker's memory of ended handles.
-      expect(directory().find('h5000')).to.deep.equal({ ended: 'reason 5000' });
+      expect(find(directory(), 'h5000')).to.deep.equal({ ended: 'reason 5000' });
     });
   });
 });

@@ -11,6 +11,7 @@
 // worker, so that the service a restart makes still knows) for the last
 // ENDED_REMEMBERED of them: using one answers 410 with the reason.
 
+import { handleOwner, type HandleIssuer } from './handle-ids.js';
 import type { HandleCall, HandleCallResult } from './handle-table.js';
 import type { Failure } from './invocation.js';
 
@@ -81,7 +82,16 @@ export interface LiveHandle {
 /** How a handle's life began or ended, for the metric. */
 export type HandleChange = 'created' | 'dropped' | 'moved' | 'expired' | 'instance-ended';
 
+/** Where a handle is, as its id says and this worker knows. */
+export type HandleLocation =
+  | { kind: 'live'; handle: LiveHandle }
+  | { kind: 'elsewhere'; worker: number }
+  | { kind: 'ended'; why: string }
+  | { kind: 'unknown' };
+
 export interface DirectoryOptions {
+  /** This worker, and the run's key: what tells this worker's ids from others' and from ids never issued. */
+  issuer: HandleIssuer;
   idleMs: number;
   max: number;
   ended: EndedHandles;
@@ -108,12 +118,13 @@ export class HandleDirectory {
     return this.#live.size >= this.options.max;
   }
 
-  /** The live handle `id`, or why it ended; undefined when this directory never knew it (or has forgotten why it ended). */
-  find(id: string): LiveHandle | { ended: string } | undefined {
+  /** Where handle `id` is: live here, in another worker, ended (and why), or never issued by rt. */
+  locate(id: string): HandleLocation {
+    const owner = handleOwner(id, this.options.issuer.key);
+    if (owner === undefined) return { kind: 'unknown' };
+    if (owner !== this.options.issuer.workerId) return { kind: 'elsewhere', worker: owner };
     const live = this.#live.get(id);
-    if (live) return live;
-    const why = this.options.ended.knows(id);
-    return why === undefined ? undefined : { ended: why };
+    return live ? { kind: 'live', handle: live } : { kind: 'ended', why: this.options.ended.why(id) };
   }
 
   list(): LiveHandle[] {

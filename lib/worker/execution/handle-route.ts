@@ -11,7 +11,7 @@ import type { FunctionCodec } from '../../wit/codec.js';
 import { HandleMismatch, handleExpected, resourceKey, withHandleScope, type HandleType } from '../../wit/handles.js';
 import { callArguments } from './arguments.js';
 import type { HandleDirectory, HandleHolder } from './handle-directory.js';
-import { handleOwner, redactHandleId, type HandleIssuer } from './handle-ids.js';
+import { redactHandleId } from './handle-ids.js';
 import type { Failure, Input } from './invocation.js';
 import type { Method } from './method.js';
 
@@ -26,7 +26,6 @@ export class HandleRoute {
 
   constructor(
     private readonly directory: HandleDirectory,
-    private readonly options: { issuer: HandleIssuer; endedHandles: { why(id: string): string } },
     private readonly descriptor: ServiceDescriptor,
   ) {}
 
@@ -57,16 +56,20 @@ export class HandleRoute {
   }
 
   #find(id: string, t: HandleType): string {
-    const owner = handleOwner(id, this.options.issuer.key);
-    if (owner === undefined) throw new HandleMismatch('unknown', handleExpected(t), `no handle ${JSON.stringify(redactHandleId(id))} was ever issued`);
-    if (owner !== this.options.issuer.workerId) {
-      if (this.elsewhere !== undefined && this.elsewhere !== owner) this.#apart = true;
-      this.elsewhere = owner;
-      return id;
+    const where = this.directory.locate(id);
+    switch (where.kind) {
+      case 'unknown':
+        throw new HandleMismatch('unknown', handleExpected(t), neverIssued(id));
+      case 'ended':
+        throw new HandleMismatch('ended', handleExpected(t), endedBecause(where.why));
+      case 'elsewhere':
+        if (this.elsewhere !== undefined && this.elsewhere !== where.worker) this.#apart = true;
+        this.elsewhere = where.worker;
+        return id;
+      case 'live':
+        break;
     }
-    const found = this.directory.find(id);
-    if (!found) throw new HandleMismatch('ended', handleExpected(t), `the handle has ended: ${this.options.endedHandles.why(id)}`);
-    if ('ended' in found) throw new HandleMismatch('ended', handleExpected(t), `the handle has ended: ${found.ended}`);
+    const found = where.handle;
     if (found.key !== resourceKey(t)) {
       const actual = this.descriptor.resources.find((r) => r.key === found.key)?.name ?? found.key;
       throw new HandleMismatch('wrong-resource', handleExpected(t), `the handle is a ${actual}, not a ${t.resource}`);
@@ -76,4 +79,14 @@ export class HandleRoute {
     this.used.push(id);
     return id;
   }
+}
+
+/** Why an id cannot be used: rt never issued it (404). Only part of it is shown: a guess at a live one must not be echoed whole. */
+export function neverIssued(id: string): string {
+  return `no handle ${JSON.stringify(redactHandleId(id))} was ever issued`;
+}
+
+/** Why a handle rt issued cannot be used any more (410). */
+export function endedBecause(why: string): string {
+  return `the handle has ended: ${why}`;
 }

@@ -9,8 +9,8 @@
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
 import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
-import { handleKey, handleOwner, redactHandleId, type HandleIssuer } from './handle-ids.js';
-import { HandleRoute } from './handle-route.js';
+import { handleKey, type HandleIssuer } from './handle-ids.js';
+import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
@@ -58,6 +58,7 @@ export class HostedService {
     this.#resources = new Map(descriptor.resources.flatMap((r) => r.aliases.map((alias) => [alias, r] as const)));
     const changed = options.handlesChanged;
     this.#handles = new HandleDirectory({
+      issuer: this.#issuer,
       idleMs: descriptor.instances.handleIdleSeconds * 1000,
       max: descriptor.instances.maxHandles,
       ended: this.#ended,
@@ -98,13 +99,18 @@ export class HostedService {
 
   /** The resource live handle `id` is a handle to; or why there is none here (elsewhere: in another worker). */
   handleResource(id: string): ResourceDescriptor | Failure | { kind: 'elsewhere'; worker: number } {
-    const owner = handleOwner(id, this.#issuer.key);
-    if (owner === undefined) return { kind: 'unknown-handle', details: `no handle ${JSON.stringify(redactHandleId(id))} was ever issued` };
-    if (owner !== this.#issuer.workerId) return { kind: 'elsewhere', worker: owner };
-    const found = this.#handles.find(id);
-    if (!found || 'ended' in found) return { kind: 'handle-ended', details: `the handle has ended: ${found?.ended ?? this.#ended.why(id)}` };
-    const resource = this.descriptor.resources.find((r) => r.key === found.key);
-    return resource ?? { kind: 'handle-ended', details: 'the handle has ended: its resource is no longer exported' };
+    const where = this.#handles.locate(id);
+    switch (where.kind) {
+      case 'unknown':
+        return { kind: 'unknown-handle', details: neverIssued(id) };
+      case 'ended':
+        return { kind: 'handle-ended', details: endedBecause(where.why) };
+      case 'elsewhere':
+        return where;
+      case 'live':
+        // A restart's new service keeps no handles of the old one's, so a live handle's resource is this service's.
+        return this.descriptor.resources.find((r) => r.key === where.handle.key)!;
+    }
   }
 
   /** Live handles in this worker. */
@@ -120,12 +126,9 @@ export class HostedService {
 
   /** Drops handle `id` (its destructor runs): done, or why not. */
   async dropHandle(id: string): Promise<{ kind: 'dropped' } | Failure> {
-    const found = this.#handles.find(id);
-    if (found && !('ended' in found)) {
-      await this.#handles.drop(id);
-      return { kind: 'dropped' };
-    }
-    return { kind: 'handle-ended', details: `the handle has ended: ${found?.ended ?? this.#ended.why(id)}` };
+    const where = this.#handles.locate(id);
+    if (where.kind === 'live' && (await this.#handles.drop(id))) return { kind: 'dropped' };
+    return { kind: 'handle-ended', details: endedBecause(where.kind === 'ended' ? where.why : this.#ended.why(id)) };
   }
 
   liveInstances(): number {
@@ -203,7 +206,7 @@ export class HostedService {
   async #invokeWithHandles({ method, input, deadline, answer, signal, self }: Invocation): Promise<InvokeResult> {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
-    const where = new HandleRoute(this.#handles, { issuer: this.#issuer, endedHandles: this.#ended }, this.descriptor);
+    const where = new HandleRoute(this.#handles, this.descriptor);
     if (self !== undefined) {
       const failure = where.self(self, method);
       if (failure) return failure;
