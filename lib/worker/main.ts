@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     workerId: String(workerId),
     timeoutMs: config.http.request_timeout_seconds * 1000,
   };
-  const peers = new Peers(bootstrap.peerDir, workerId, log);
+  const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
   const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange, peers };
   // Plain JSON invokes are answered ahead of Koa (invoke-lane.ts); everything else by the app.
   const handler = invokeLane(deps, createApp(deps).callback());

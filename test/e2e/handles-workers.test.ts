@@ -7,13 +7,16 @@
 
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { Agent } from 'node:http';
+import { Agent, request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 import { closeConnections, connectionsByWorker, sendOn, type WorkerAnswer } from '../support/worker-connections.js';
 
+
+const MAX_BODY = 4096;
 
 describe('handles across workers (e2e)', function () {
   this.timeout(120_000);
@@ -39,9 +42,10 @@ describe('handles across workers (e2e)', function () {
   before(async function () {
     this.timeout(300_000);
     const repo = await repository({ counters: COUNTERS });
-    rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]` });
+    rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]\n[http]\nmax_body_bytes = ${MAX_BODY}` });
     await rt.ready();
-    byWorker = await connectionsByWorker(rt.url, 1);
+    // A second connection to each, for a request whose answer closes its connection.
+    byWorker = await connectionsByWorker(rt.url, 2);
     [a, b] = [...byWorker.keys()];
   });
 
@@ -95,6 +99,31 @@ describe('handles across workers (e2e)', function () {
     expect(json(moved).details).to.match(/moved/);
     const both = await post(b, '/invoke/both', { d: { left: handleRef(y), right: handleRef(sum) } });
     expect(json(both)).to.deep.equal({ result: 8 });
+  });
+
+  it('reads a forwarded body as any other: decoded from gzip, refused past http.max_body_bytes (413), checked against the method (400)', async () => {
+    const id = await counter(a, 0);
+    const gzipped = gzipSync(Buffer.from('{"n":4}'));
+    const answer = await new Promise<WorkerAnswer>((resolve, reject) => {
+      const req = request(`${base()}/handles/${id}/invoke/add`, { agent: on(b), method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-rt-worker']), headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end(gzipped);
+    });
+    expect(answer.status, answer.body).to.equal(200);
+    expect(json(answer)).to.deep.equal({ result: 4 });
+    // A 413 closes its connection (the rest of the body is not read): the spare one to b, then.
+    const large = await sendOn(byWorker.get(b)![1], `${base()}/handles/${id}/invoke/add`, 'POST', JSON.stringify({ n: 1, pad: 'x'.repeat(MAX_BODY) }));
+    expect(large.worker).to.equal(b);
+    expect(large.status).to.equal(413);
+    expect(json(large)).to.include({ code: 'RT_ERR_BODY_TOO_LARGE' });
+    const wrong = await post(b, `/handles/${id}/invoke/add`, { n: 'one' });
+    expect(wrong.status).to.equal(400);
+    expect(json(wrong).details).to.match(/^n: /);
+    expect(json(await post(a, `/handles/${id}/invoke/value`))).to.deep.equal({ result: 4 });
   });
 
   it('refuses a call naming handles of two workers (409): a call runs in one instance', async () => {

@@ -20,6 +20,7 @@ import { ApiError } from '../../errors.js';
 import { peerSocketPath } from '../../ipc.js';
 import type { Logger } from '../../log.js';
 import type { Input } from '../execution/invocation.js';
+import { bodyLength, readBody } from './body.js';
 import type { RtContext } from './request-state.js';
 
 /** Requests that came from another worker's forward. */
@@ -30,10 +31,12 @@ export function cameFromPeer(req: IncomingMessage): boolean {
   return fromPeers.has(req);
 }
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1), and those each side sets for itself. */
-const NOT_PASSED_ON = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
+/** Hop-by-hop headers (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+/** Request headers not sent on: hop-by-hop ones, and those of a body that goes on decoded and whole. */
+const NOT_PASSED_ON = new Set([...HOP_BY_HOP, 'expect', 'content-length', 'content-encoding']);
 /** Headers of the owner's answer the worker the client reached sets itself (exchange.ts, app.ts: request id, worker, CORS). */
-const SET_HERE = new Set([...NOT_PASSED_ON, 'date', 'x-request-id', 'x-rt-worker', 'vary']);
+const SET_HERE = new Set([...HOP_BY_HOP, 'date', 'x-request-id', 'x-rt-worker', 'vary']);
 
 /** How long the owner may take past the request's own deadline before the forward gives up (it answers 504 by its deadline itself). */
 const BACKSTOP_MS = 1_000;
@@ -44,6 +47,8 @@ export class Peers {
   constructor(
     private readonly dir: string,
     private readonly workerId: number,
+    /** http.max_body_bytes: a body is read here before it goes on, as the owner would read it. */
+    private readonly maxBodyBytes: number,
     private readonly log: Logger,
   ) {}
 
@@ -54,8 +59,11 @@ export class Peers {
   }
 
   /**
-   * Answers ctx's request as worker `owner` answers it: the request as it
-   * came (its body streamed on, or `input` when it was read here already).
+   * Answers ctx's request as worker `owner` answers it. Its body is read
+   * here first (decoded, within http.max_body_bytes and the request's
+   * deadline), unless `input` is that body read already, and sent on whole:
+   * bodies of calls are bounded and small, and a request sent whole either
+   * reaches the owner or fails before the owner has it.
    */
   async forward(ctx: RtContext, owner: number, input?: Input): Promise<void> {
     if (cameFromPeer(ctx.req)) {
@@ -63,11 +71,14 @@ export class Peers {
       throw new ApiError('RT_ERR_INTERNAL', `a request forwarded to worker ${this.workerId} names a handle of worker ${owner}`);
     }
     ctx.state.forwardedTo = owner;
+    const read = input ?? (bodyLength(ctx.req).present ? { kind: 'bytes' as const, bytes: await readBody(ctx.req, this.maxBodyBytes, ctx.state.deadline) } : undefined);
+    const body = read === undefined || read.kind === 'none' ? new Uint8Array() : read.bytes;
     const headers = passedOn(ctx.req.headers);
     headers['x-request-id'] = ctx.state.requestId;
-    const body = input === undefined ? undefined : input.kind === 'none' ? new Uint8Array() : input.bytes;
-    if (body !== undefined) headers['content-length'] = String(body.byteLength);
-    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers });
+    headers['content-length'] = String(body.byteLength);
+    // A connection per forward (a unix socket's costs little): a kept-alive one the owner closed while idle would fail
+    // its next request like an owner that is gone.
+    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers, agent: false });
     // A client that leaves takes the forward with it: the owner sees it leave too (its call, if still waiting, is never made).
     const leave = () => upstream.destroy();
     ctx.res.once('close', leave);
@@ -76,9 +87,9 @@ export class Peers {
       const answer = await new Promise<IncomingMessage>((resolve, reject) => {
         upstream.once('response', resolve);
         upstream.once('error', reject);
-        if (body !== undefined) upstream.end(body);
-        else ctx.req.pipe(upstream);
+        upstream.end(body);
       });
+      answer.once('close', () => ctx.res.off('close', leave));
       ctx.status = answer.statusCode ?? 502;
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
       if (ctx.status === 204 || ctx.status === 304) answer.resume();
@@ -103,7 +114,7 @@ export class Peers {
 
   #get<T>(worker: number, path: string): Promise<T | undefined> {
     return new Promise((resolve) => {
-      const req = httpRequest({ socketPath: peerSocketPath(this.dir, worker), path, headers: { host: 'rt-peer', accept: 'application/json' }, timeout: GATHER_TIMEOUT_MS }, (res) => {
+      const req = httpRequest({ socketPath: peerSocketPath(this.dir, worker), path, headers: { host: 'rt-peer', accept: 'application/json' }, timeout: GATHER_TIMEOUT_MS, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
