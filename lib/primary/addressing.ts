@@ -166,7 +166,12 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
     const aliases = member && member.kind !== 'static' ? [] : unique && qualified !== name ? [name, qualified] : [qualified];
     // A constructor or method that returns a stream's resource makes a handle to it; functions and statics stream (§5.1.1).
     const stream = member?.kind === 'constructor' || member?.kind === 'method' ? undefined : streamSignature(iface, fn);
-    const reason = member && !resource ? `it belongs to ${member.resource}, a resource the component does not export` : notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
+    const reason =
+      member && !resource
+        ? `it belongs to ${member.resource}, a resource the component does not export`
+        : typeof stream === 'object' && fn.params.some((p) => containsResource(p.type))
+          ? 'a streaming method that takes handles is not supported yet (a stream runs on an instance of its own, and handles live in the instance that made them)'
+          : notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
     const method: MethodDescriptor = {
       name: member?.kind === 'method' ? member.member! : member?.kind === 'constructor' ? (resource?.name ?? member.resource) : (aliases[0] ?? qualified),
       aliases,

@@ -75,6 +75,9 @@ describe('streaming methods', () => {
       expect(byName.get('tail')).to.not.have.property('handles');
       expect(byName.get('open')).to.include({ invocable: true }).and.to.not.have.property('stream');
       expect(byName.get('open')!.handles).to.deep.equal({ params: false, result: true });
+      // A stream runs on an instance of its own: it cannot take handles, which live in the instance that made them.
+      const taking = serviceExports(component([func('tail-of', { from: borrow('blob') }, own('lines')), next('lines', option(prim('string'))), returning('open', 'blob')])).methods;
+      expect(taking.find((m) => m.name === 'tail-of')).to.include({ invocable: false, reason: 'a streaming method that takes handles is not supported yet (a stream runs on an instance of its own, and handles live in the instance that made them)' });
       // next is a method of the stream's resource: reached through a handle, never by a method name.
       expect(byName.get('next')).to.deep.include({ aliases: [], member: { kind: 'method', resource: 'lines', className: 'Lines' } });
     });
