@@ -26,6 +26,14 @@ const counters = (service: string, keys = '') => ({
 /** COUNTERS with other bytes (a global nothing reads): a changed component for a reload. */
 const COUNTERS_CHANGED: WatSource = { ...(COUNTERS as WatSource), wat: (COUNTERS as WatSource).wat.replace('(memory (export "memory") 1)', '(memory (export "memory") 1)\n  (global i32 (i32.const 7))') };
 
+/** COUNTERS whose constructor traps for a start of -1, and whose destructor traps for a counter at -13: traps in calls that name no handle. */
+const BRITTLE: WatSource = {
+  ...(COUNTERS as WatSource),
+  wat: (COUNTERS as WatSource).wat
+    .replace('#[constructor]counter") (param i64) (result i32)\n', '#[constructor]counter") (param i64) (result i32)\n    (if (i64.eq (local.get 0) (i64.const -1)) (then unreachable))\n')
+    .replace('#[dtor]counter") (param $rep i32)\n', '#[dtor]counter") (param $rep i32)\n    (if (i64.eq (i64.load (local.get $rep)) (i64.const -13)) (then unreachable))\n'),
+};
+
 describe('resources through handles (e2e)', function () {
   this.timeout(60_000);
   let rt: RtProcess;
@@ -99,6 +107,10 @@ describe('resources through handles (e2e)', function () {
       ...counters('quieted'),
       ...counters('restarted'),
       ...counters('reloaded'),
+      'brittle.wasm': BRITTLE,
+      'brittle.toml': { raw: 'service = "brittle"\n' },
+      'brittle-threads.wasm': BRITTLE,
+      'brittle-threads.toml': { raw: 'service = "brittle-threads"\npool_size = 2\n' },
     });
     // Built now, so the reload test only copies it in.
     await buildComponent(COUNTERS_CHANGED);
@@ -336,6 +348,26 @@ describe('resources through handles (e2e)', function () {
       expect(await dropped('acme/trapped')).to.equal(0);
       expect((await listed('acme/trapped')).map((l) => l.handle)).to.deep.equal([next]);
     });
+
+    for (const service of ['brittle', 'brittle-threads']) {
+      it(`a trap in a constructor or a destructor ends the instance's handles too (${service})`, async () => {
+        expect(BRITTLE.wat).to.not.equal((COUNTERS as WatSource).wat);
+        const h = await create(`acme/${service}`, { start: 1 });
+        failed(await construct(`acme/${service}`, 'counter', { start: -1 }), 500, 'RT_ERR_COMPONENT_TRAPPED', /unreachable/);
+        await gone(method(`acme/${service}`, h, 'value'), /its instance ended: a call on it trapped: unreachable/);
+        expect(await listed(`acme/${service}`)).to.deep.equal([]);
+
+        const a = await create(`acme/${service}`, { start: 5 });
+        const b = await create(`acme/${service}`, { start: 0 });
+        expect(await result(method(`acme/${service}`, b, 'add', { n: -13 }))).to.equal(-13);
+        expect((await drop(`acme/${service}`, b)).status, 'b is gone, whatever its destructor did').to.equal(204);
+        await gone(method(`acme/${service}`, a, 'value'), /its instance ended: a call on it trapped: unreachable/);
+        expect(await listed(`acme/${service}`)).to.deep.equal([]);
+        const next = await create(`acme/${service}`, { start: 2 });
+        expect(await value(`acme/${service}`, next)).to.equal(2);
+        expect(await live(`acme/${service}`), 'a fresh instance').to.equal(1);
+      });
+    }
 
     it('quiesce ends the handles: 410 "quiesced"; the constructor answers 503', async () => {
       const h = await create('acme/quieted', { start: 1 });
