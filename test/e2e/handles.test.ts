@@ -103,6 +103,7 @@ describe('resources through handles (e2e)', function () {
       ...counters('bounded', 'max_handles = 2\n'),
       ...counters('per-call', 'instance_per_call = true\n'),
       ...counters('pooled', 'pool_size = 2\nmax_invocations = 3\n'),
+      ...counters('recycled', 'max_invocations = 3\n'),
       ...counters('trapped'),
       ...counters('quieted'),
       ...counters('restarted'),
@@ -414,7 +415,7 @@ describe('resources through handles (e2e)', function () {
     });
   });
 
-  describe('instance threads (pool_size = 2, max_invocations = 3)', () => {
+  describe('instances: threads (pool_size = 2), max_invocations = 3', () => {
     it('a handle keeps its state while calls run on both threads: each call runs where its handle lives', async () => {
       const described = await call(url('acme/pooled'), { method: 'GET' });
       expect(described.body.instances).to.include({ placement: 'threads', live: 2, pool_size: 2, max_invocations: 3 });
@@ -424,20 +425,33 @@ describe('resources through handles (e2e)', function () {
       for (const res of answers) expect(res.status, res.text).to.equal(200);
       expect(await Promise.all(ids.map((id) => value('acme/pooled', id)))).to.deep.equal(starts.map((s) => s + 5));
       expect((await call(url('acme/pooled'), { method: 'GET' })).body.instances).to.include({ handles: 4, live: 2 });
-      for (const id of ids) expect((await drop('acme/pooled', id)).status).to.equal(204);
+      // Moved into a call on its thread.
+      expect(await result(invoke('acme/pooled', 'consume', { c: { $handle: ids[0] } }))).to.equal(15);
+      await gone(method('acme/pooled', ids[0], 'value'), /moved/);
+      for (const id of ids.slice(1)) expect((await drop('acme/pooled', id)).status).to.equal(204);
+      expect(await listed('acme/pooled')).to.deep.equal([]);
     });
 
-    it('an instance holding a live handle is not recycled at max_invocations; once it holds none, it is', async () => {
-      // Calls one after another go to the first thread.
-      const h = await create('acme/pooled', { start: 0 });
-      for (let i = 1; i <= 6; i++) expect(await result(method('acme/pooled', h, 'add', { n: 1 })), `call ${i + 1} on the instance`).to.equal(i);
-      expect(await value('acme/pooled', h)).to.equal(6);
-      const res = await drop('acme/pooled', h);
-      expect(res.status, res.text).to.equal(204);
-      // Past its count and holding nothing: this call is its last.
-      expect(await dropped('acme/pooled'), 'its destructor ran on the instance that held it').to.be.at.least(1);
-      expect(await dropped('acme/pooled'), 'a fresh instance').to.equal(0);
-    });
+    for (const [service, placement] of [
+      ['pooled', 'threads'],
+      ['recycled', 'inline'],
+    ] as const) {
+      it(`an instance holding a live handle is not recycled at max_invocations; once it holds none, it is (${placement})`, async () => {
+        expect((await call(url(`acme/${service}`), { method: 'GET' })).body.instances).to.include({ placement, max_invocations: 3 });
+        // Calls one after another go to the first thread.
+        const h = await create(`acme/${service}`, { start: 0 });
+        for (let i = 1; i <= 6; i++) expect(await result(method(`acme/${service}`, h, 'add', { n: 1 })), `call ${i + 1} on the instance`).to.equal(i);
+        expect(await value(`acme/${service}`, h)).to.equal(6);
+        const res = await drop(`acme/${service}`, h);
+        expect(res.status, res.text).to.equal(204);
+        if (placement === 'threads') {
+          // Past its count and holding nothing: this call is its last.
+          expect(await dropped(`acme/${service}`), 'its destructor ran on the instance that held it').to.be.at.least(1);
+        }
+        // Inline, the drop was its last call.
+        expect(await dropped(`acme/${service}`), 'a fresh instance').to.equal(0);
+      });
+    }
   });
 
   describe('the cart example (componentize-js)', () => {
