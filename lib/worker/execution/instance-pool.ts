@@ -216,8 +216,9 @@ class PoolThread {
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
     call.ranOn?.(this.holder);
-    // The thread replaces an instance that trapped: its handles are gone.
-    const trap = answer[1] === TRAP ? answer[3] : answer[1] === OK && call.pinned !== undefined ? trappedIn(answer[2]) : undefined;
+    // The thread replaces an instance that trapped: its handles are gone. Handle work answers OK with what came of it, a
+    // trap among it: a call pinned to its handles' thread, and as much one that names none (a constructor, a static).
+    const trap = answer[1] === TRAP ? answer[3] : answer[1] === OK && isHandleWork(call.request[2]) ? trappedIn(answer[2]) : undefined;
     if (trap !== undefined) {
       this.holder.end(`a call on it trapped: ${trap}`);
       this.holder = this.#newHolder();
@@ -506,6 +507,11 @@ export class InstancePool {
     // Expires waiting calls, and moves them to overflow threads when the others are stuck.
     this.dispatch();
   }
+}
+
+/** Whether a request's body is handle work (handle-table.ts), not a call's arguments. */
+function isHandleWork(body: CallRequest[2]): body is HandleWork {
+  return !Array.isArray(body) && !(body instanceof Uint8Array);
 }
 
 /** The trap message inside a handle call's result, if it trapped. */

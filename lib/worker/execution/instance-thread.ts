@@ -17,7 +17,7 @@ import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
-import { HandleTable } from './handle-table.js';
+import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
 import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
@@ -97,10 +97,15 @@ function argumentsOf(method: number, body: unknown[] | Uint8Array): DecodedJson 
 function handleWork(id: number, work: HandleWork): boolean {
   const began = performance.now();
   if (work.kind === 'handle-drop') {
-    table.drop(instance!, work.id);
+    const dropped = table.drop(instance!, work.id);
     flushOutput();
-    post([id, OK, null]);
-    return false;
+    if (dropped?.kind !== 'trap') {
+      post([id, OK, null]);
+      return false;
+    }
+    // A destructor that trapped ends the instance as any trap does: the main thread learns it (and ends its handles) from the answer.
+    post([id, OK, { kind: 'called', outcome: dropped, issued: [], consumed: [] } satisfies HandleCallResult]);
+    return afterCall(dropped);
   }
   const result = table.call(instance!, work.call);
   const ranMs = performance.now() - began;
