@@ -236,8 +236,7 @@ describe('resources through handles (e2e)', function () {
       expect(after).to.include(mine[1]);
     });
 
-    // Pending: the request log lines show the whole id in `req.url` (lib/worker/http/exchange.ts, reported).
-    it.skip('is never logged whole: its id is a capability', async () => {
+    it('is never logged whole: its id is a capability', async () => {
       const h = await create('acme/counters', { start: 0 });
       await result(method('acme/counters', h, 'add', { n: 1 }));
       await gone(invoke('acme/counters', 'consume', { c: { $handle: h } }).then(() => method('acme/counters', h, 'value')), /moved/);
@@ -263,6 +262,14 @@ describe('resources through handles (e2e)', function () {
       failed(await invoke('acme/counters', 'total', { all: [{ $handle: h }, { $handle: forged }] }), 404, 'RT_ERR_UNKNOWN_HANDLE', /was ever issued/);
       failed(await invoke('acme/counters', 'consume', { c: { $handle: 'nope' } }), 404, 'RT_ERR_UNKNOWN_HANDLE', /was ever issued/);
       expect(await value('acme/counters', h), 'the real one is untouched').to.equal(0);
+    });
+
+    it('answers 404 for a live handle of another service: ids are issued per service', async () => {
+      const other = await create('acme/bounded', { start: 5 });
+      failed(await method('acme/counters', other, 'value'), 404, 'RT_ERR_UNKNOWN_HANDLE', /was ever issued/);
+      failed(await invoke('acme/counters', 'total', { all: [{ $handle: other }] }), 404, 'RT_ERR_UNKNOWN_HANDLE', /^all\[0\]: .*was ever issued/);
+      expect(await value('acme/bounded', other), 'where it was made, it lives on').to.equal(5);
+      expect((await drop('acme/bounded', other)).status).to.equal(204);
     });
 
     it('answers 404 for an unknown resource, and for a method the handle\'s resource does not have', async () => {

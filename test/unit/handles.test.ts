@@ -9,7 +9,8 @@ import { eventually } from '../support/eventually.js';
 describe('handles', () => {
   describe('ids', () => {
     const key = handleKey();
-    const issuer = { workerId: 3, key };
+    const issuer = { workerId: 3, key, scope: 'acme.counters' };
+    const scope = { key, scope: 'acme.counters' };
 
     it('name the worker that issued them, and carry 128 random bits', () => {
       const id = mintHandleId(issuer);
@@ -17,18 +18,19 @@ describe('handles', () => {
       expect(worker).to.equal('3');
       expect(Buffer.from(random, 'base64url')).to.have.length(16);
       expect(tag).to.have.length(11);
-      expect(handleOwner(id, key)).to.equal(3);
+      expect(handleOwner(id, scope)).to.equal(3);
       expect(new Set(Array.from({ length: 1000 }, () => mintHandleId(issuer))).size).to.equal(1000);
     });
 
-    it('are told from ids rt never issued without any state: another run\'s key, a changed worker or random part, garbage', () => {
+    it('are told from ids rt never issued without any state: another run\'s key, another service\'s, a changed worker or random part, garbage', () => {
       const id = mintHandleId(issuer);
       const [worker, random, tag] = id.split('.');
-      expect(handleOwner(id, handleKey())).to.equal(undefined);
-      expect(handleOwner(`4.${random}.${tag}`, key)).to.equal(undefined);
+      expect(handleOwner(id, { ...scope, key: handleKey() })).to.equal(undefined);
+      expect(handleOwner(id, { ...scope, scope: 'acme.other' })).to.equal(undefined);
+      expect(handleOwner(`4.${random}.${tag}`, scope)).to.equal(undefined);
       const flipped = random.slice(0, -1) + (random.endsWith('A') ? 'B' : 'A');
-      expect(handleOwner(`${worker}.${flipped}.${tag}`, key)).to.equal(undefined);
-      for (const garbage of ['', 'x', `${id}.`, `${id}x`, id.replace(/\./g, '-'), '../../etc/passwd']) expect(handleOwner(garbage, key), garbage).to.equal(undefined);
+      expect(handleOwner(`${worker}.${flipped}.${tag}`, scope)).to.equal(undefined);
+      for (const garbage of ['', 'x', `${id}.`, `${id}x`, id.replace(/\./g, '-'), '../../etc/passwd']) expect(handleOwner(garbage, scope), garbage).to.equal(undefined);
     });
 
     it('are shown in logs only in part, in paths too', () => {
@@ -55,7 +57,7 @@ describe('handles', () => {
           return Promise.resolve();
         },
       );
-    const issuer = { workerId: 1, key: handleKey() };
+    const issuer = { workerId: 1, key: handleKey(), scope: 'acme.counters' };
     const named = new Map<string, string>();
     /** The id minted for the handle a test calls `name`. */
     const id = (name: string) => named.get(name) ?? named.set(name, mintHandleId(issuer)).get(name)!;
@@ -85,7 +87,8 @@ describe('handles', () => {
       expect(find(d, 'a')).to.include({ holder: h, created: 1_000_000, lastUsed: 1_000_500, key: 'acme:c/c#counter' });
       expect(d.expires(find(d, 'b') as LiveHandle)).to.equal(1_060_000);
       expect(d.locate(mintHandleId({ ...issuer, workerId: 2 }))).to.deep.include({ kind: 'elsewhere', worker: 2 });
-      expect(d.locate(mintHandleId({ workerId: 1, key: handleKey() }))).to.deep.equal({ kind: 'unknown' });
+      expect(d.locate(mintHandleId({ ...issuer, key: handleKey() }))).to.deep.equal({ kind: 'unknown' });
+      expect(d.locate(mintHandleId({ ...issuer, scope: 'acme.other' })), 'another service\'s').to.deep.equal({ kind: 'unknown' });
       expect(find(d, 'never made')).to.deep.equal({ ended: ended.why('?') }, 'an id this worker issued but never recorded has ended');
       expect(changes).to.deep.equal([['created', 2]]);
       d.endAll('test over');

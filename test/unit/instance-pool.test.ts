@@ -85,7 +85,7 @@ describe('instance pool (in process, real threads)', function () {
   it("tells how long a call ran by the thread's clock, not counting the time its answer waited for the main thread", async () => {
     const d = (await catalog({ slow: SLOW })).services[0];
     const modules = await compileCoreModules(d.artifact, 16 << 20, 'plain');
-    const pool = new InstancePool({ descriptor: d, modules, memoryCapBytes: 16 << 20, issuer: { workerId: 1, key: handleKey() } }, { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
+    const pool = new InstancePool({ descriptor: d, modules, memoryCapBytes: 16 << 20, issuer: { workerId: 1, key: handleKey(), scope: 'test.slow' } }, { size: 1, maxQueue: 4, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB, onOutput: () => {} });
     try {
       await pool.start();
       const spin = d.methods.findIndex((m) => m.name === 'spin');

@@ -120,7 +120,7 @@ export class HandleDirectory {
 
   /** Where handle `id` is: live here, in another worker, ended (and why), or never issued by rt. */
   locate(id: string): HandleLocation {
-    const owner = handleOwner(id, this.options.issuer.key);
+    const owner = handleOwner(id, this.options.issuer);
     if (owner === undefined) return { kind: 'unknown' };
     if (owner !== this.options.issuer.workerId) return { kind: 'elsewhere', worker: owner };
     const live = this.#live.get(id);

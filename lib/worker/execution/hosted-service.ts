@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
 import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
-import { handleKey, type HandleIssuer } from './handle-ids.js';
+import { handleKey, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
 import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
@@ -22,7 +22,7 @@ import type { Move, PlacementSettings } from './placement.js';
 export interface HostingOptions extends InstanceLimits {
   log: Logger;
   /** Issues the handles of every service in the worker (the worker's id and the run's key); tests may leave it out. */
-  issuer?: HandleIssuer;
+  issuer?: WorkerIssuer;
   /** Why handles ended, for the worker's services old and new: a restart's new service still answers 410 with the reason. */
   endedHandles?: EndedHandles;
   /** Handles made and ended, for the metric. */
@@ -50,9 +50,9 @@ export class HostedService {
     readonly descriptor: ServiceDescriptor,
     options: HostingOptions,
   ) {
-    this.#issuer = options.issuer ?? { workerId: 0, key: handleKey() };
-    this.#ended = options.endedHandles ?? new EndedHandles();
     this.name = serviceName(descriptor.id);
+    this.#issuer = { ...(options.issuer ?? { workerId: 0, key: handleKey() }), scope: this.name };
+    this.#ended = options.endedHandles ?? new EndedHandles();
     this.#all = methodList(descriptor.methods);
     this.#methods = methodTable(this.#all);
     this.#resources = new Map(descriptor.resources.flatMap((r) => r.aliases.map((alias) => [alias, r] as const)));
