@@ -2,7 +2,7 @@
 // instances the primary tells it to.
 
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { EndedHandles } from './execution/handle-directory.js';
 import type { Server } from 'node:http';
 import {
@@ -111,7 +111,16 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     const graceMs = config.http.request_timeout_seconds * 1000;
-    void Promise.all(servers.map((server) => drain(server, graceMs, log))).then(() => process.exit(0));
+    void Promise.all(servers.map((server) => drain(server, graceMs, log))).then(() => {
+      // The primary removes the run's peer directory as it stops; a primary killed outright cannot, so the last worker out does.
+      rmSync(peerSocketPath(bootstrap.peerDir, workerId), { force: true });
+      try {
+        rmdirSync(bootstrap.peerDir);
+      } catch {
+        // other workers' sockets are still there, or it is gone already
+      }
+      process.exit(0);
+    });
   };
 
   // Requests that change the services are handled in the order sent, one at
