@@ -2,10 +2,10 @@
 // and method names.
 
 import type { MethodDescriptor, ResourceDescriptor, ServiceId } from '../service.js';
-import { resourceKey } from '../wit/handles.js';
+import { resourceKey, type HandleType } from '../wit/handles.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
-import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
+import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type TypeOrigin, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
 
 /** A service address cannot be used: a file name that is no service name. */
 export class AddressError extends Error {}
@@ -57,28 +57,63 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
   return address;
 }
 
-/** The resources the component exports, by resourceKey(): handles to them can be made and passed (docs/api.md §5.1.2). */
-function exportedResources(iface: ComponentInterface): Set<string> {
-  const keys = new Set<string>();
-  const add = (interfaceName: string, types: TypeDefinition[]) => {
-    for (const t of types) {
-      if (t.type.kind !== 'resource') continue;
-      const origin = t.type.origin ?? { interface: interfaceName, name: t.name };
-      // An exported interface lists the resources it `use`s too: one an import defines is the host's, not the component's.
-      if (origin.interface === interfaceName) keys.add(resourceKey({ resource: t.name, origin }));
+/**
+ * The resources the component exports, by resourceKey(): handles to them can be made and passed (docs/api.md §5.1.2).
+ *
+ * A component may import an interface and export one of the same name (wit-bindgen's tests do:
+ * `import test; export test; export toplevel-export: func(a: thing) -> thing`, where the world's
+ * `thing` is the imported one). Then both resources have the same key, and only the declaration
+ * tells them apart: the reader gives a handle the origin of the very type it refers to, so a handle
+ * to the exported resource carries the origin the export declares, and one to the imported
+ * resource the import's.
+ */
+class ExportedResources {
+  readonly #keys = new Set<string>();
+  /** The origins the exported interfaces (and the world) declare their resources with. */
+  readonly #declared = new Set<TypeOrigin>();
+  /** Keys an import defines a resource under too. */
+  readonly #contested = new Set<string>();
+
+  constructor(iface: ComponentInterface) {
+    const add = (interfaceName: string, types: TypeDefinition[]) => {
+      for (const t of types) {
+        if (t.type.kind !== 'resource') continue;
+        const origin = t.type.origin ?? { interface: interfaceName, name: t.name };
+        // An exported interface lists the resources it `use`s too: one an import defines is the host's, not the component's.
+        if (origin.interface === interfaceName) this.#keys.add(resourceKey({ resource: t.name, origin }));
+        if (t.type.origin) this.#declared.add(t.type.origin);
+      }
+    };
+    add('', iface.types);
+    for (const i of iface.interfaces) add(i.name, i.types);
+    for (const i of iface.imports) {
+      for (const t of i.types ?? []) {
+        if (t.type.kind !== 'resource' || !t.type.origin) continue;
+        const key = resourceKey({ resource: t.name, origin: t.type.origin });
+        if (this.#keys.has(key)) this.#contested.add(key);
+      }
     }
-  };
-  add('', iface.types);
-  for (const i of iface.interfaces) add(i.name, i.types);
-  return keys;
+  }
+
+  /** Whether the component exports the resource of this key (`interface#name`). */
+  has(key: string): boolean {
+    return this.#keys.has(key);
+  }
+
+  /** Whether `t` is a handle to a resource the component exports. */
+  holds(t: HandleType): boolean {
+    const key = resourceKey(t);
+    if (!this.#keys.has(key)) return false;
+    return !this.#contested.has(key) || (t.origin !== undefined && this.#declared.has(t.origin));
+  }
 }
 
 /** What in `t` JSON cannot carry: a handle to a resource the component does not export, a stream, a future; undefined when nothing. */
-function uncarried(t: WitType, exported: Set<string>): string | undefined {
+function uncarried(t: WitType, exported: ExportedResources): string | undefined {
   switch (t.kind) {
     case 'own':
     case 'borrow':
-      return exported.has(resourceKey(t)) ? undefined : `a handle to ${t.resource}, a resource the component imports (rt makes no such handles)`;
+      return exported.holds(t) ? undefined : `a handle to ${t.resource}, a resource the component imports (rt makes no such handles)`;
     case 'stream':
     case 'future':
       return `a ${t.kind}, which JSON cannot carry`;
@@ -112,7 +147,7 @@ function firstOf<T>(items: T[], f: (item: T) => string | undefined): string | un
 }
 
 /** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
-function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: Set<string>): string | undefined {
+function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: ExportedResources): string | undefined {
   if (fn.async) return 'async (component model async ABI) functions are not supported yet';
   for (const p of fn.params) {
     const what = uncarried(p.type, exported);
@@ -140,7 +175,7 @@ export interface ServiceExports {
  */
 export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFunction) => boolean = () => false): ServiceExports {
   const qualifiers = interfaceQualifiers(iface.interfaces);
-  const exported = exportedResources(iface);
+  const exported = new ExportedResources(iface);
   const entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[] = [
     ...iface.functions.map((fn) => ({ fn, interfaceName: null, shortInterface: null })),
     ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: qualifiers.get(i)! }))),
@@ -206,7 +241,7 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
  * The exported resources that have functions: named by their WIT name when
  * it is unique in the service, else `interface.resource` (as methods are).
  */
-function resourceDescriptors(entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[], exported: Set<string>): { list: ResourceDescriptor[]; byWitName: Map<string, ResourceDescriptor> } {
+function resourceDescriptors(entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[], exported: ExportedResources): { list: ResourceDescriptor[]; byWitName: Map<string, ResourceDescriptor> } {
   const found = new Map<string, { witName: string; interfaceName: string | null; shortInterface: string | null }>();
   for (const { fn, interfaceName, shortInterface } of entries) {
     const member = resourceFunctionName(fn.name);

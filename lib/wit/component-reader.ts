@@ -100,7 +100,7 @@ function evaluate(r: Bytes, env: Env, args: Map<string, Item> | undefined): Body
           const s = sort(section);
           const actual = env.item(s, section.u32(), section);
           const ascribed = section.optional(() => externtype(section, env));
-          const item = named(ascribed ?? actual, name, env.scope);
+          const item = named(ascribed ? keepAsyncLift(ascribed, actual) : actual, name, env.scope);
           env.push(item);
           body.exports.set(name, item);
         });
@@ -112,6 +112,12 @@ function evaluate(r: Bytes, env: Env, args: Map<string, Item> | undefined): Body
     r.pos = end;
   }
   return body;
+}
+
+/** An export's ascribed function type does not say how the function was lifted: an async lift stays async. */
+function keepAsyncLift(ascribed: Item, actual: Item): Item {
+  if (ascribed.sort === 'func' && actual.sort === 'func' && actual.fn.async && !ascribed.fn.async) return { sort: 'func', fn: { ...ascribed.fn, async: true } };
+  return ascribed;
 }
 
 function nestedPreamble(r: Bytes): void {
@@ -156,12 +162,20 @@ function instantiate(component: Extract<Item, { sort: 'component' }>, args: Map<
   return { exports: component.type?.exports ?? new Map<string, Item>() };
 }
 
-function skipOpts(r: Bytes): void {
+/** Reads a vector of canonical options; true when `async` is among them. */
+function readOpts(r: Bytes): boolean {
+  let async = false;
   r.vec(() => {
     const opt = r.byte();
     if (opt === CANON_OPTIONS.memory || opt === CANON_OPTIONS.realloc || opt === CANON_OPTIONS.postReturn || opt === CANON_OPTIONS.callback) r.u32();
+    else if (opt === CANON_OPTIONS.async) async = true;
     else if (opt > CANON_OPTIONS.callback) r.fail(`unknown canonical option 0x${opt.toString(16)}`);
   });
+  return async;
+}
+
+function skipOpts(r: Bytes): void {
+  readOpts(r);
 }
 
 /** A canonical definition: `lift` makes a component function; the others make core functions, stepped over. */
@@ -172,10 +186,12 @@ function canon(r: Bytes, env: Env): void {
   if (known.name === 'lift') {
     r.byte(); // 0x00: core func sort
     r.u32();
-    skipOpts(r);
+    // A function lifted with the `async` option is async (component model async ABI) whatever its type says:
+    // toolchains before async function types (wit-bindgen's `[async]` names, jco's p3 tests) mark it so.
+    const asyncLift = readOpts(r);
     const entry = env.type(r.u32(), r);
     if (entry.kind !== 'func') return r.fail('canon lift with a type that is not a function type');
-    env.funcs.push(entry.fn);
+    env.funcs.push(asyncLift && !entry.fn.async ? { ...entry.fn, async: true } : entry.fn);
     return;
   }
   if (known.name === 'task.return') {

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco';
 import { AddressError, serviceAddress, serviceExports } from '../../lib/primary/addressing.js';
+import { readComponentInterface } from '../../lib/wit/component-reader.js';
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';
 import type { ComponentInterface, Param, WitFunction, WitInterface } from '../../lib/wit/types.js';
 import { parseInterfaceName } from '../../lib/wit/types.js';
@@ -120,6 +122,42 @@ describe('addressing', () => {
     expect(methods.find((m) => m.name === 'open')).to.include({ invocable: false });
     expect(methods.find((m) => m.name === 'open')!.reason).to.include('a resource the component imports');
     expect(methods.find((m) => m.name === 'count')).to.include({ invocable: true });
+  });
+
+  it('tells an exported resource from an imported one of the same interface and name by the type each function declares', async () => {
+    // wit-bindgen's resource-import-and-export and resource_alias_redux: the world imports and exports
+    // `test`; a world-level function's `thing` is the imported one (a world's `use` imports), the
+    // exported interface's is the component's own. Both are `test#thing` by name.
+    const wit = `package acme:both;
+      interface test {
+        resource thing {
+          constructor(v: u32);
+          foo: func() -> u32;
+          baz: static func(a: thing, b: thing) -> thing;
+        }
+        all: func(things: list<thing>) -> u32;
+      }
+      world w {
+        import test;
+        export test;
+        use test.{thing};
+        export toplevel-export: func(a: thing) -> thing;
+        export toplevel-count: func(things: list<borrow<thing>>) -> u32;
+        export plain: func() -> u32;
+      }`;
+    const c = readComponentInterface(await componentNew(await componentEmbed({ dummy: true, witSource: wit, world: 'w' }), []));
+    const { methods, resources } = serviceExports(c);
+    const verdicts = Object.fromEntries(methods.map((m) => [m.function.name, m.reason ?? 'invocable']));
+    expect(verdicts).to.deep.equal({
+      'toplevel-export': 'parameter "a" holds a handle to thing, a resource the component imports (rt makes no such handles)',
+      'toplevel-count': 'parameter "things" holds a handle to thing, a resource the component imports (rt makes no such handles)',
+      plain: 'invocable',
+      '[constructor]thing': 'invocable',
+      '[method]thing.foo': 'invocable',
+      '[static]thing.baz': 'invocable',
+      all: 'invocable',
+    });
+    expect(resources.map((r) => r.name)).to.deep.equal(['thing']);
   });
 
   it('jsIdentifier lower-camel-cases kebab-case names as jco does', () => {

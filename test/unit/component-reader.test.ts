@@ -8,7 +8,8 @@ import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
 import { buildComponent } from '../../examples/builder.js';
 import { ComponentFormatError, readComponentInterface } from '../../lib/wit/component-reader.js';
 import { printComponentWit } from '../../lib/wit/print.js';
-import { resourceFunctionName, type ComponentInterface, type WitInterface, type WitType } from '../../lib/wit/types.js';
+import { serviceExports } from '../../lib/primary/addressing.js';
+import { resourceFunctionName, type ComponentInterface, type WitFunction, type WitInterface, type WitType } from '../../lib/wit/types.js';
 import { examples } from '../../examples/index.js';
 import { borrow, enumOf, flags, func, list, named, option, originIn, own, prim, record, result, tuple } from '../support/wit-types.js';
 
@@ -186,6 +187,42 @@ describe('component type reader', () => {
       expect(c.imports[0].types).to.deep.equal([{ name: 'level', type: { kind: 'resource', origin: { interface: 'acme:host/log@0.1.0', name: 'level' } } }]);
       expect(c.functions).to.deep.equal([func('double', { n: prim('u32') }, prim('u32'))]);
       expect(c.types).to.deep.equal([{ name: 'count', type: named({ interface: '', name: 'count' }, record({ n: prim('u32') })) }]);
+    });
+
+    it('marks a function lifted with the async option as async, through a shim and its ascribed type too, and rt does not call it', async () => {
+      // The shape of jco's p3 test components (p3-context-async) and of wit-bindgen's `[async]` exports
+      // (async-error-context): the function type is a plain one; only `canon lift ... async` says the
+      // callee follows the async ABI (task.return and a callback).
+      const bytes = await parse(`(component
+        (core module $m
+          (import "" "task.return" (func $return (param i32)))
+          (func (export "pull") (result i32) i32.const 1)
+          (func (export "pull-cb") (param i32 i32 i32) (result i32) i32.const 7 call $return i32.const 0)
+          (func (export "plain") (result i32) i32.const 2))
+        (core func $return (canon task.return (result u32)))
+        (core instance $host (export "task.return" (func $return)))
+        (core instance $i (instantiate $m (with "" (instance $host))))
+        (type $t (func (result u32)))
+        (func $pull (type $t) (canon lift (core func $i "pull") async (callback (func $i "pull-cb"))))
+        (func $plain (type $t) (canon lift (core func $i "plain")))
+        (component $shim
+          (import "f" (func $f (type $t)))
+          (export "[async]pull" (func $f) (func (type $t))))
+        (instance $run (instantiate $shim (with "f" (func $pull))))
+        (export "acme:p3/run@0.1.0" (instance $run))
+        (export "pull" (func $pull))
+        (export "plain" (func $plain) (func (type $t))))`);
+      const c = readComponentInterface(bytes);
+      const asyncFn = (name: string): WitFunction => ({ ...func(name, {}, prim('u32')), async: true });
+      expect(c.functions).to.deep.equal([asyncFn('pull'), func('plain', {}, prim('u32'))]);
+      expect(c.interfaces[0].functions).to.deep.equal([asyncFn('[async]pull')]);
+      expect(printComponentWit(c, 'p3')).to.include('export pull: async func() -> u32;');
+      const methods = serviceExports(c).methods;
+      const verdict = (name: string) => methods.find((m) => m.function.name === name)!;
+      expect(verdict('plain')).to.include({ invocable: true });
+      for (const name of ['pull', '[async]pull']) {
+        expect(verdict(name)).to.include({ invocable: false, reason: 'async (component model async ABI) functions are not supported yet' });
+      }
     });
   });
 
