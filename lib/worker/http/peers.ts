@@ -15,7 +15,7 @@
 // took its handles with it: 410.
 
 import { readdir } from 'node:fs/promises';
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { ApiError } from '../../errors.js';
 import { peerSocketPath } from '../../ipc.js';
 import type { Logger } from '../../log.js';
@@ -44,6 +44,9 @@ const BACKSTOP_MS = 1_000;
 const GATHER_TIMEOUT_MS = 2_000;
 
 export class Peers {
+  /** Connections to the other workers, kept open between forwards. */
+  readonly #agent = new Agent({ keepAlive: true });
+
   constructor(
     private readonly dir: string,
     private readonly workerId: number,
@@ -76,30 +79,43 @@ export class Peers {
     const headers = passedOn(ctx.req.headers);
     headers['x-request-id'] = ctx.state.requestId;
     headers['content-length'] = String(body.byteLength);
-    // A connection per forward (a unix socket's costs little): a kept-alive one the owner closed while idle would fail
-    // its next request like an owner that is gone.
-    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers, agent: false });
+    const answer = await this.#send(ctx, owner, headers, body).catch((e: unknown) => {
+      throw forwardError(e, owner);
+    });
+    ctx.status = answer.statusCode ?? 502;
+    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
+    if (ctx.status === 204 || ctx.status === 304) answer.resume();
+    else ctx.body = answer;
+  }
+
+  /**
+   * The owner's answer to ctx's request with `body`, once its headers are in.
+   * A kept-alive connection the owner closed while idle fails the request
+   * sent on it before the owner reads it: such a request is sent once more,
+   * on a new connection. (An owner that died while it held the request fails
+   * that second one too, as it would have failed anyway.)
+   */
+  #send(ctx: RtContext, owner: number, headers: Record<string, string | string[]>, body: Uint8Array, retry = true): Promise<IncomingMessage> {
+    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers, agent: this.#agent });
     // A client that leaves takes the forward with it: the owner sees it leave too (its call, if still waiting, is never made).
     const leave = () => upstream.destroy();
     ctx.res.once('close', leave);
     const backstop = setTimeout(() => upstream.destroy(new ForwardTimeout()), Math.max(0, ctx.state.deadline - performance.now()) + BACKSTOP_MS);
-    try {
-      const answer = await new Promise<IncomingMessage>((resolve, reject) => {
-        upstream.once('response', resolve);
-        upstream.once('error', reject);
-        upstream.end(body);
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      upstream.once('response', (answer) => {
+        clearTimeout(backstop);
+        answer.once('close', () => ctx.res.off('close', leave));
+        resolve(answer);
       });
-      answer.once('close', () => ctx.res.off('close', leave));
-      ctx.status = answer.statusCode ?? 502;
-      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
-      if (ctx.status === 204 || ctx.status === 304) answer.resume();
-      else ctx.body = answer;
-    } catch (e) {
-      ctx.res.off('close', leave);
-      throw forwardError(e, owner);
-    } finally {
-      clearTimeout(backstop);
-    }
+      upstream.once('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(backstop);
+        ctx.res.off('close', leave);
+        const stale = upstream.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
+        if (stale && retry && !ctx.res.destroyed) resolve(this.#send(ctx, owner, headers, body, false));
+        else reject(e);
+      });
+      upstream.end(body);
+    });
   }
 
   /** Every other worker's answer to GET `path` (a JSON body each); a worker that does not answer in time, or is gone, is left out. */
