@@ -13,7 +13,7 @@ import type { Invocation } from '../execution/invocation.js';
 import type { Method } from '../execution/method.js';
 import { departure } from './exchange.js';
 import { failureError } from './failures.js';
-import { Invoker, readInput, succeeded, type InvokeDeps } from './invoke.js';
+import { answerResult, Invoker, readInput, succeeded, type InvokeDeps } from './invoke.js';
 import { findService } from './lookup.js';
 import { cameFromPeer } from './peers.js';
 import type { RequestState, RtContext } from './request-state.js';
@@ -77,13 +77,7 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
       throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no method "${ctx.params.method}" (methods: ${known || 'none'})`, where);
     }
     const result = await invoke(ctx, hosted, method, id);
-    if (!result) return;
-    if (result.kind === 'bytes') {
-      ctx.type = result.mediaType;
-      ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
-    } else {
-      ctx.body = { result: result.value };
-    }
+    if (result) answerResult(ctx, result);
   });
 
   router.delete('/services/:domain/:service/handles/:handle', async (ctx) => {

@@ -109,15 +109,19 @@ export function invokeRoute(deps: InvokeDeps) {
     const called = await hosted.invoke(invocation);
     // The handles its body names live in another worker: the call is made there.
     if (called.kind === 'elsewhere') return deps.peers.forward(ctx, called.worker, input);
-    const result = succeeded(hosted, invocation, called);
-    if (result.kind === 'bytes') {
-      ctx.set(COMPONENT_CONTENT_HEADERS);
-      ctx.type = result.mediaType;
-      ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
-    } else {
-      ctx.body = { result: result.value };
-    }
+    answerResult(ctx, succeeded(hosted, invocation, called));
   };
+}
+
+/** A call's result as the answer: its JSON, or raw bytes as the component's content, with the headers that keep it from running as rt's (docs/api.md §5.6). */
+export function answerResult(ctx: RtContext, result: Extract<InvokeResult, { kind: 'json' | 'bytes' }>): void {
+  if (result.kind === 'bytes') {
+    ctx.set(COMPONENT_CONTENT_HEADERS);
+    ctx.type = result.mediaType;
+    ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
+  } else {
+    ctx.body = { result: result.value };
+  }
 }
 
 /** What `invocation` of `hosted` came to, its failure thrown as the error it answers with (http/failures.ts). */
