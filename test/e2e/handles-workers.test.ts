@@ -11,12 +11,27 @@ import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
+import type { WatSource } from '../../examples/builder.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 import { closeConnections, connectionsByWorker, sendOn, type WorkerAnswer } from '../support/worker-connections.js';
 
 
 const MAX_BODY = 4096;
+
+/** COUNTERS with a method whose result is raw bytes: `raw()` gives the counter's 8 bytes (little-endian). */
+const RAW: WatSource = {
+  ...(COUNTERS as WatSource),
+  wit: (COUNTERS as WatSource).wit.replace('value: func() -> s64;', 'value: func() -> s64;\n    raw: func() -> list<u8>;'),
+  wat: (COUNTERS as WatSource).wat.replace(
+    '(func (export "acme:counters/counters@1.0.0#[method]counter.value")',
+    `(func (export "acme:counters/counters@1.0.0#[method]counter.raw") (param $self i32) (result i32)
+    (i32.store (i32.const 0) (local.get $self))
+    (i32.store (i32.const 4) (i32.const 8))
+    (i32.const 0))
+  (func (export "acme:counters/counters@1.0.0#[method]counter.value")`,
+  ),
+};
 
 describe('handles across workers (e2e)', function () {
   this.timeout(120_000);
@@ -41,7 +56,7 @@ describe('handles across workers (e2e)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    const repo = await repository({ counters: COUNTERS });
+    const repo = await repository({ counters: COUNTERS, 'raw.wasm': RAW, 'raw.toml': { raw: 'service = "raw"\n' } });
     rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]\n[http]\nmax_body_bytes = ${MAX_BODY}` });
     await rt.ready();
     // A second connection to each, for a request whose answer closes its connection.
@@ -124,6 +139,19 @@ describe('handles across workers (e2e)', function () {
     expect(wrong.status).to.equal(400);
     expect(json(wrong).details).to.match(/^n: /);
     expect(json(await post(a, `/handles/${id}/invoke/value`))).to.deep.equal({ result: 4 });
+  });
+
+  it('answers a handle method\'s list<u8> as the component\'s bytes, with the headers that sandbox them, locally and forwarded', async () => {
+    const made = await sendOn(on(a), `${rt.url}/api/services/acme/raw/resources/counter`, 'POST', '{"start":7}');
+    const id = json(made).handle as string;
+    for (const worker of [a, b]) {
+      const answer = await sendOn(on(worker), `${rt.url}/api/services/acme/raw/handles/${id}/invoke/raw`, 'POST');
+      expect(answer.status, answer.body).to.equal(200);
+      expect(answer.body).to.equal(`\x07${'\0'.repeat(7)}`);
+      expect(answer.headers).to.include({ 'content-type': 'application/octet-stream', 'x-content-type-options': 'nosniff' });
+      expect(answer.headers['content-security-policy']).to.match(/^sandbox /);
+      expect(answer.worker).to.equal(worker);
+    }
   });
 
   it('refuses a call naming handles of two workers (409): a call runs in one instance', async () => {
