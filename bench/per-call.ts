@@ -60,6 +60,7 @@ export async function perCall(): Promise<void> {
       revision: 'bench',
       paths: [],
       outboundHosts: [],
+      http: null,
     },
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, threadHeapMb: 512, log: pino({ level: 'silent' }) },
   );

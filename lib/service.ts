@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { StreamSignature } from './wit/streaming.js';
+import type { HttpHandlerExport } from './wit/http-handler.js';
 import type { ComponentInterface, WitFunction } from './wit/types.js';
 
 export interface ServiceId {
@@ -117,6 +118,13 @@ export interface ServiceDescriptor {
   paths: PathGrant[];
   /** Hosts the component may send HTTP requests to (`allowed_outbound_hosts`); none by default. */
   outboundHosts: string[];
+  /** The wasi:http incoming handler it exports (docs/api.md §5.8), and where its sidecar mounts it outside /api; null for none. */
+  http: HttpService | null;
+}
+
+/** An HTTP handler service: the handler export, and its mount (sidecar `http_route`) if any. */
+export interface HttpService extends HttpHandlerExport {
+  route: string | null;
 }
 
 /** A host directory a component sees as a preopened directory. */
@@ -154,7 +162,7 @@ export interface ServiceConfig {
 /** The revision of `d`, from everything its instances are made from. */
 export function serviceRevision(d: Omit<ServiceDescriptor, 'revision'>): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.paths, d.outboundHosts, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null]));
+  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.paths, d.outboundHosts, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null, d.http?.route ?? null]));
   if (d.config) hash.update(d.config.bytes);
   return hash.digest('hex').slice(0, 16);
 }

@@ -3,6 +3,7 @@
 
 import type { MethodDescriptor, ResourceDescriptor, ServiceId } from '../service.js';
 import { resourceKey, type HandleType } from '../wit/handles.js';
+import { httpHandlerExport, type HttpHandlerExport } from '../wit/http-handler.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type TypeOrigin, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
@@ -164,6 +165,8 @@ export interface ServiceExports {
   resources: ResourceDescriptor[];
   /** The function `isHook` picked (the `init` export), apart from the methods. */
   hook: MethodDescriptor | undefined;
+  /** The wasi:http incoming handler it exports (docs/api.md §5.8): served over /http, not among the methods. */
+  http: HttpHandlerExport | undefined;
 }
 
 /**
@@ -176,9 +179,13 @@ export interface ServiceExports {
 export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFunction) => boolean = () => false): ServiceExports {
   const qualifiers = interfaceQualifiers(iface.interfaces);
   const exported = new ExportedResources(iface);
+  const handler = httpHandlerExport(iface);
+  const http = handler && !('unsupported' in handler) ? handler : undefined;
+  // A handler of another version stays among the methods, not invocable (its parameters are the host's resources).
+  const served = (i: WitInterface) => http !== undefined && i.name === http.interface;
   const entries: { fn: WitFunction; interfaceName: string | null; shortInterface: string | null }[] = [
     ...iface.functions.map((fn) => ({ fn, interfaceName: null, shortInterface: null })),
-    ...iface.interfaces.flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: qualifiers.get(i)! }))),
+    ...iface.interfaces.filter((i) => !served(i)).flatMap((i) => i.functions.map((fn) => ({ fn, interfaceName: i.name, shortInterface: qualifiers.get(i)! }))),
   ];
   const hookEntry = entries.find((e) => isHook(e.fn));
   const callable = entries.filter((e) => e !== hookEntry);
@@ -234,7 +241,7 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
     if (m.member!.kind === 'constructor') resource.constructorMethod = index;
     else resource[m.member!.kind === 'method' ? 'methods' : 'statics'].push(index);
   });
-  return { methods, resources: resources.list, hook: hookEntry && describe(hookEntry) };
+  return { methods, resources: resources.list, hook: hookEntry && describe(hookEntry), http };
 }
 
 /**

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import { DEFAULT_INSTANCES, serviceKey, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { DEFAULT_INSTANCES, serviceKey, serviceName, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceExports } from './addressing.js';
 import { mapConcurrently } from '../concurrently.js';
@@ -61,7 +61,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
     if ('error' in outcome) failures.push(outcome);
     else candidates.push(outcome);
   }
-  const services = settleConflicts(candidates, failures);
+  const services = settleRoutes(settleConflicts(candidates, failures), failures);
   for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
   return { services, failures, unreadable };
 }
@@ -103,7 +103,10 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
   const { artifact, interface: iface } = await transpileComponent(bytes, events);
   const sidecar = await readSidecar(component.path, { repository: component.repository, mayGrant: mayGrant(component.repository, trusted) });
   const address = serviceAddress(iface, component.stem, sidecar);
-  const { methods, resources, hook: init } = serviceExports(iface, isInitHook);
+  const { methods, resources, hook: init, http } = serviceExports(iface, isInitHook);
+  if (sidecar.http_route !== undefined && !http) {
+    throw new SidecarError(`${sidecarPath(component.path)}: http_route: the component exports no wasi:http/incoming-handler@0.2.x to mount`);
+  }
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
   const configFile = await findConfigFile(component.path, sidecar.config, component.root);
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
@@ -123,6 +126,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
     quiesced: false,
     paths: sidecar.allowed_paths ?? [],
     outboundHosts: sidecar.allowed_outbound_hosts ?? [],
+    http: http ? { ...http, route: sidecar.http_route ?? null } : null,
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return { ...descriptor, revision: serviceRevision(descriptor) };
@@ -189,6 +193,29 @@ function settleConflicts(candidates: ServiceDescriptor[], failures: LoadFailure[
     });
   }
   return [...winners.values()];
+}
+
+/**
+ * A route two handlers claim (sidecar `http_route`): the service first by
+ * address keeps it, the other fails to load, the error naming both
+ * (docs/api.md §5.8). Routes nest freely: the longest one a path is under
+ * serves it.
+ */
+function settleRoutes(services: ServiceDescriptor[], failures: LoadFailure[]): ServiceDescriptor[] {
+  const claimed = new Map<string, ServiceDescriptor>();
+  const refused = new Set<ServiceDescriptor>();
+  for (const service of [...services].sort((a, b) => serviceKey(a.id).localeCompare(serviceKey(b.id)))) {
+    const route = service.http?.route ?? null;
+    if (route === null) continue;
+    const holder = claimed.get(route);
+    if (!holder) {
+      claimed.set(route, service);
+      continue;
+    }
+    refused.add(service);
+    failures.push({ source: service.source, error: `http_route ${JSON.stringify(route)} is claimed by ${serviceName(holder.id)} (${holder.source}) already` });
+  }
+  return services.filter((s) => !refused.has(s));
 }
 
 function newer(a: ServiceDescriptor, b: ServiceDescriptor): boolean {

@@ -6,6 +6,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
+import { isMountPath, MOUNT_PATH_SHAPE, reservedBy } from '../http-mounts.js';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
 import { boolean, check, integer, list, misfitLine, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
@@ -36,6 +37,8 @@ export interface Sidecar {
   allowed_paths?: PathGrant[];
   /** Where the component may send HTTP requests: `[http:// | https://]host[:port]` entries. */
   allowed_outbound_hosts?: string[];
+  /** An HTTP handler's mount outside /api (docs/api.md §5.8): it serves this path and everything below it. */
+  http_route?: string;
 }
 
 export class SidecarError extends Error {}
@@ -90,6 +93,7 @@ const SIDECAR = record(
       'an array of tables ([[allowed_paths]] with host, guest and optional writable)',
     ),
     allowed_outbound_hosts: list(string({ test: (s) => parseHostPattern(s) !== undefined, expected: HOST_PATTERN_SHAPE }), `a list of ${HOST_PATTERN_SHAPE}`),
+    http_route: string({ test: isMountPath, expected: MOUNT_PATH_SHAPE }),
   },
   'a table',
 );
@@ -118,6 +122,9 @@ export async function readSidecar(wasmPath: string, origin: SidecarOrigin): Prom
   // Before any host path it names is looked at.
   const grant = origin.mayGrant ? undefined : GRANTS.find((key) => checked.value[key] !== undefined);
   if (grant) throw new SidecarError(`${path}: ${grant}: a sidecar from ${origin.repository} may not grant ${grant}; list the repository in repositories.trusted to allow its grants`);
+  const route = checked.value.http_route;
+  const reserved = route === undefined ? undefined : reservedBy(route);
+  if (reserved) throw new SidecarError(`${path}: http_route: ${JSON.stringify(route)} lies in ${reserved.owner} (${reserved.path}); mount the handler elsewhere`);
   const { allowed_paths, ...rest } = checked.value;
   return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
 }

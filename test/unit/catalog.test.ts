@@ -4,6 +4,7 @@
 // a component found twice compiles once, and each compile says in the log
 // where it is.
 
+import { componentEmbed, componentNew } from '@bytecodealliance/jco';
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -55,4 +56,45 @@ describe('catalog', function () {
     }
     expect(lines.filter((l) => / compiled in /.test(l))).to.have.length(3);
   });
+
+  it('serves wasi:http handlers at their routes: a route claimed twice fails the later service by address, naming both; a route on a component that is no handler fails it', async () => {
+    const handler = await handlerComponent();
+    const repo = await repository({
+      'b.wasm': { raw: handler },
+      'b.toml': { raw: 'service = "b"\nhttp_route = "/site"\n' },
+      'a.wasm': { raw: handler },
+      'a.toml': { raw: 'service = "a"\nhttp_route = "/site"\n' },
+      'nested.wasm': { raw: handler },
+      'nested.toml': { raw: 'service = "nested"\nhttp_route = "/site/admin"\n' },
+      'unmounted.wasm': { raw: handler },
+      'unmounted.toml': { raw: 'service = "unmounted"\n' },
+      plain: versioned(1, 'plain'),
+      'plain.toml': { raw: 'http_route = "/plain"\n' },
+    });
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], pino({ level: 'silent' }));
+    expect(services.map((s) => [s.id.service, s.http])).to.deep.equal([
+      ['a', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site' }],
+      ['nested', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site/admin' }],
+      ['unmounted', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: null }],
+    ]);
+    expect(failures.map((f) => [basename(f.source), f.error])).to.deep.equal([
+      ['plain.wasm', `${join(repo, 'plain.toml')}: http_route: the component exports no wasi:http/incoming-handler@0.2.x to mount`],
+      // A handler's only package is wasi:http, so its domain is the default one (a sidecar names it otherwise).
+      ['b.wasm', `http_route "/site" is claimed by default.a (${join(repo, 'a.wasm')}) already`],
+    ]);
+  });
 });
+
+/** A component exporting wasi:http/incoming-handler@0.2.3 (of package acme:site), its core module made up by wasm-tools. */
+async function handlerComponent(): Promise<Uint8Array> {
+  const wit = `package acme:site@1.0.0;
+    package wasi:http@0.2.3 {
+      interface types { resource incoming-request; resource response-outparam; }
+      interface incoming-handler {
+        use types.{incoming-request, response-outparam};
+        handle: func(request: incoming-request, response-out: response-outparam);
+      }
+    }
+    world site { export wasi:http/incoming-handler@0.2.3; }`;
+  return componentNew(await componentEmbed({ dummy: true, witSource: wit, world: 'site' }), []);
+}

@@ -1,0 +1,42 @@
+// Where HTTP handler components are mounted outside `/api` (docs/api.md
+// §5.8, sidecar `http_route`): which paths may be mounted, and which mount
+// a request's path reaches (the longest route that is the path or a prefix
+// of it at a segment boundary). Shared by the primary, which refuses a bad
+// or doubly claimed route at load, and the workers, which route by it.
+
+/** Paths rt answers itself, which no route may claim (itself or anything below it). */
+export const RESERVED_PATHS: readonly { path: string; owner: string }[] = [
+  { path: '/api', owner: "rt's API" },
+  { path: '/console', owner: 'the console' },
+];
+
+/** One or more segments of URL path characters (RFC 3986 pchar), no `.` or `..` segment, no trailing slash. */
+const SEGMENTS = /^(\/[A-Za-z0-9\-._~!$&'()*+,;=:@%]+)+$/;
+
+export const MOUNT_PATH_SHAPE = 'a path such as "/hello" (absolute, no "." or ".." segments, no trailing slash)';
+
+/** Whether `route` is a path a handler may be mounted at (whether it is free is another question: reservedBy). */
+export function isMountPath(route: string): boolean {
+  return SEGMENTS.test(route) && route.split('/').every((s) => s !== '.' && s !== '..');
+}
+
+/** Whether `path` is `route` or lies below it. */
+export function isUnder(path: string, route: string): boolean {
+  return path === route || (path.startsWith(route) && path[route.length] === '/');
+}
+
+/** What rt serves at `route` already (its API, the console), if anything. */
+export function reservedBy(route: string): { path: string; owner: string } | undefined {
+  // Matched without case: a proxy or a client may not keep it, and /API beside /api would only confuse.
+  const lower = route.toLowerCase();
+  return RESERVED_PATHS.find((r) => isUnder(lower, r.path));
+}
+
+/** The mount of `mounts` (route → what is mounted) a request for `path` reaches: the longest route it is at or below. */
+export function mountFor<T>(mounts: ReadonlyMap<string, T>, path: string): { route: string; mounted: T } | undefined {
+  let best: { route: string; mounted: T } | undefined;
+  for (const [route, mounted] of mounts) {
+    if (isUnder(path, route) && (best === undefined || route.length > best.route.length)) best = { route, mounted };
+  }
+  return best;
+}
