@@ -41,7 +41,7 @@ export interface ResponseHead {
 export interface ResponseSink {
   /** The guest set a valid response. */
   head(head: ResponseHead): void;
-  /** The guest set a response rt cannot send (invalid status or header): the contract's 502. Nothing follows. */
+  /** The guest set a response rt cannot send (invalid status or header): answered 502. Nothing follows. */
   malformed(problem: string): void;
   /** The guest set an error-code instead of a response. Nothing follows. */
   refused(code: ErrorCode): void;
