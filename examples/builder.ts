@@ -8,7 +8,7 @@
 
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,6 +42,12 @@ export interface JsSource {
   js: string;
   /** WASI features to leave out. Default: all of them, so the component imports nothing it does not use. */
   disableFeatures?: ComponentizeFeature[];
+  /**
+   * A folder of WIT packages (one folder each) that `wit` uses, e.g.
+   * test/fixtures/wit/wasi-0.2.3 for a world exporting wasi:http/incoming-handler.
+   * componentize-js then reads the world from a folder with these as `deps/`.
+   */
+  witDeps?: string;
 }
 
 export interface CSource {
@@ -56,10 +62,18 @@ export type ComponentSource = WatSource | JsSource | CSource;
 
 export type Progress = (message: string) => void;
 
-/** The cache key: the source and the tool versions that turn it into bytes. */
-function sourceHash(source: ComponentSource): string {
+/** The cache key: the source, the WIT it depends on and the tool versions that turn it into bytes. */
+async function sourceHash(source: ComponentSource): Promise<string> {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ ...source, tools: TOOL_VERSIONS }));
+  // A deps folder counts by its contents (below), not by where this checkout keeps it.
+  h.update(JSON.stringify({ ...source, ...(source.kind === 'js' && source.witDeps ? { witDeps: 'contents' } : {}), tools: TOOL_VERSIONS }));
+  if (source.kind === 'js' && source.witDeps) {
+    // The folder's contents, not just its path: a refreshed copy builds anew.
+    for (const file of (await readdir(source.witDeps, { recursive: true })).filter((f) => f.endsWith('.wit')).sort()) {
+      h.update(file);
+      h.update(await readFile(join(source.witDeps, file)));
+    }
+  }
   return h.digest('hex');
 }
 
@@ -76,7 +90,7 @@ export const C_TOOLCHAIN_PACKAGES = 'clang-14 lld-14 wasi-libc libclang-rt-14-de
  * `builder`, a process of its own (componentize-process.ts).
  */
 export async function buildComponent(source: ComponentSource, progress?: Progress, label = 'component', builder?: ComponentizeProcess): Promise<Uint8Array> {
-  const hash = sourceHash(source);
+  const hash = await sourceHash(source);
   const dir = join(cacheDir(), 'build');
   const cached = join(dir, `${hash}.wasm`);
   try {

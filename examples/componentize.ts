@@ -1,7 +1,7 @@
 // A componentize-js build, in the process that asks for it (builder.ts) or
 // in one of its own (componentize-process.ts).
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ComponentizeFeature, JsSource } from './builder.js';
@@ -23,10 +23,19 @@ export async function componentizeSource(source: JsSource): Promise<Uint8Array> 
   // in a directory of the build's own, removed after it.
   const wasmtimeCache = await mkdtemp(join(tmpdir(), 'rt-componentize-'));
   try {
-    // The inline-WIT form: componentize-js cannot read a `witPath` (its splicer's
-    // WASI filesystem does not see it).
     type Options = NonNullable<Parameters<typeof componentize>[2]>;
     const options: Omit<Options, 'sourcePath'> = { worldName: source.world, disableFeatures: source.disableFeatures ?? ALL_FEATURES, env: { XDG_CACHE_HOME: wasmtimeCache } };
+    if (source.witDeps) {
+      // A world that uses other packages (WASI's) needs them beside it: a
+      // `witPath` folder with the world and `deps/`. (An inline world cannot
+      // name packages, having nowhere to resolve them from.)
+      const witDir = join(wasmtimeCache, 'wit');
+      await mkdir(witDir);
+      await writeFile(join(witDir, 'world.wit'), source.wit);
+      await cp(source.witDeps, join(witDir, 'deps'), { recursive: true, filter: (from) => !/\.(md|txt)$|LICENSE$/.test(from) });
+      const { component } = await componentize(source.js, { ...options, witPath: witDir } as Options);
+      return component;
+    }
     // Its typings demand `sourcePath`, which only matters for relative imports.
     const { component } = await componentize(source.js, source.wit, options as Options);
     return component;

@@ -4,7 +4,9 @@
 // point (lib/cli.ts, which starts both). Within a worker, three layers over
 // one another: http (requests and answers) → execution (where calls run) →
 // sandbox (what a guest may touch); a layer imports only those below it, and
-// none imports the worker's top (main.ts, metrics.ts), which wires them. Read from the sources by TypeScript's
+// none imports the worker's top (main.ts, metrics.ts), which wires them. The
+// wasi:http handler host (wasi-host) sits beside the sandbox: what runs calls
+// uses it, and it uses only the sandbox. Read from the sources by TypeScript's
 // own import scanner: static, dynamic and type-only imports and re-exports,
 // and none of the words in comments.
 
@@ -38,23 +40,24 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
-type Layer = 'primary' | 'worker' | 'http' | 'execution' | 'sandbox' | 'entry' | 'shared';
+type Layer = 'primary' | 'worker' | 'http' | 'execution' | 'sandbox' | 'wasi-host' | 'entry' | 'shared';
 
 function layer(module: string): Layer {
   if (module.startsWith('lib/primary/')) return 'primary';
   if (module === 'lib/cli.ts') return 'entry';
   if (!module.startsWith('lib/worker/')) return 'shared';
-  const inner = /^lib\/worker\/(http|execution|sandbox)\//.exec(module)?.[1] as Layer | undefined;
+  const inner = /^lib\/worker\/(http|execution|sandbox|wasi-host)\//.exec(module)?.[1] as Layer | undefined;
   return inner ?? 'worker';
 }
 
 /** What each layer may import besides itself and the shared modules. */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
-  entry: ['primary', 'worker', 'http', 'execution', 'sandbox'],
+  entry: ['primary', 'worker', 'http', 'execution', 'sandbox', 'wasi-host'],
   primary: [],
-  worker: ['http', 'execution', 'sandbox'],
-  http: ['execution', 'sandbox'],
-  execution: ['sandbox'],
+  worker: ['http', 'execution', 'sandbox', 'wasi-host'],
+  http: ['execution', 'sandbox', 'wasi-host'],
+  execution: ['sandbox', 'wasi-host'],
+  'wasi-host': ['sandbox'],
   sandbox: [],
   shared: [],
 };
@@ -100,7 +103,7 @@ describe('layering of lib/', () => {
 
   it('finds every layer of the worker', () => {
     const layers = new Set([...graph.keys()].map(layer));
-    expect([...layers].sort()).to.deep.equal(['entry', 'execution', 'http', 'primary', 'sandbox', 'shared', 'worker']);
+    expect([...layers].sort()).to.deep.equal(['entry', 'execution', 'http', 'primary', 'sandbox', 'shared', 'wasi-host', 'worker']);
   });
 
   it('keeps lib/worker and lib/primary apart, the shared modules below both, and the worker in its layers', () => {

@@ -1,0 +1,263 @@
+// A request's body and its response between the worker's main thread (where
+// the sockets are) and the instance thread the guest blocks on.
+//
+// The guest's thread sleeps in Atomics.wait (poll.ts), so it cannot take
+// 'message' events: the main thread posts on a MessagePort and bumps the
+// thread's wake counter; the thread drains the port with receiveMessageOnPort
+// whenever readiness is asked. Response bytes go the other way as ordinary
+// messages, paid for with a byte credit in shared memory that the main thread
+// grants as its client takes them (backpressure: a slow reader stops the
+// guest in check-write/poll instead of making anyone buffer). These are
+// interfaces with one port-based implementation each, so the transport can
+// change (e.g. a shared ring buffer) without touching the guest side.
+
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import type { ErrorCode, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
+import type { FieldEntry } from './fields.js';
+import { Waker } from './poll.js';
+
+/** The thread's shared cells (Int32 each): the wake counter poll sleeps on, the response credit, "the client is gone". */
+const WAKE = 0;
+const CREDIT = 1;
+const CLOSED = 2;
+export const SHARED_CELLS = 3;
+
+/** One per instance thread: made on the main thread, sent to the thread in its workerData. */
+export function threadCells(): SharedArrayBuffer {
+  return new SharedArrayBuffer(SHARED_CELLS * 4);
+}
+
+/** The thread's waker over `shared` (poll.ts's usePollWaker takes it). */
+export function threadWaker(shared: SharedArrayBuffer): Waker {
+  return new Waker(shared, WAKE);
+}
+
+// ---- the request body ----
+
+export type BodyMessage = { kind: 'chunk'; bytes: Uint8Array } | { kind: 'end'; trailers?: FieldEntry[] } | { kind: 'fail'; reason: string };
+
+/** The main thread's end of a request body: the bytes as the client sends them, then the end or a failure. */
+export interface RequestBodyFeeder {
+  push(bytes: Uint8Array): void;
+  end(trailers?: FieldEntry[]): void;
+  /** The body cannot be completed (the client went away, a limit was hit): the guest's next read fails. */
+  fail(reason: string): void;
+}
+
+export class PortBodyFeeder implements RequestBodyFeeder {
+  constructor(
+    private readonly port: MessagePort,
+    private readonly shared: SharedArrayBuffer,
+  ) {}
+
+  push(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#send({ kind: 'chunk', bytes });
+  }
+
+  end(trailers?: FieldEntry[]): void {
+    this.#send(trailers ? { kind: 'end', trailers } : { kind: 'end' });
+  }
+
+  fail(reason: string): void {
+    this.#send({ kind: 'fail', reason });
+  }
+
+  #send(message: BodyMessage): void {
+    this.port.postMessage(message);
+    // After the post: the woken thread finds the message when it drains the port.
+    Waker.wake(this.shared, WAKE);
+  }
+}
+
+/** A request body that is all here already (a body buffered before the call, or none). */
+export class BufferedBody implements RequestBodySource {
+  #rest: Uint8Array;
+
+  constructor(
+    bytes: Uint8Array = new Uint8Array(0),
+    private readonly endTrailers?: FieldEntry[],
+  ) {
+    this.#rest = bytes;
+  }
+
+  read(max: number): Uint8Array {
+    const n = Math.min(max, this.#rest.length);
+    const out = this.#rest.subarray(0, n);
+    this.#rest = this.#rest.subarray(n);
+    return out;
+  }
+
+  available(): number {
+    return this.#rest.length;
+  }
+
+  status(): { kind: 'ended' } {
+    return { kind: 'ended' };
+  }
+
+  trailers(): FieldEntry[] | undefined {
+    return this.endTrailers;
+  }
+}
+
+/** The thread's end: what the feeder posted, read without blocking. */
+export class PortBodySource implements RequestBodySource {
+  readonly #chunks: Uint8Array[] = [];
+  #available = 0;
+  #status: { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } = { kind: 'open' };
+  #trailers: FieldEntry[] | undefined;
+
+  constructor(private readonly port: MessagePort) {}
+
+  #drain(): void {
+    if (this.#status.kind !== 'open') return;
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      const message = m.message as BodyMessage;
+      if (message.kind === 'chunk') {
+        this.#chunks.push(message.bytes);
+        this.#available += message.bytes.length;
+      } else if (message.kind === 'end') {
+        this.#status = { kind: 'ended' };
+        this.#trailers = message.trailers;
+        break;
+      } else {
+        this.#status = { kind: 'failed', reason: message.reason };
+        break;
+      }
+    }
+  }
+
+  read(max: number): Uint8Array {
+    this.#drain();
+    const first = this.#chunks[0];
+    if (!first) return new Uint8Array(0);
+    const n = Math.min(max, first.length);
+    if (n === first.length) this.#chunks.shift();
+    else this.#chunks[0] = first.subarray(n);
+    this.#available -= n;
+    return first.subarray(0, n);
+  }
+
+  available(): number {
+    this.#drain();
+    return this.#available;
+  }
+
+  status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } {
+    this.#drain();
+    // Bytes that arrived before a failure are still read; the failure shows once they are.
+    return this.#status.kind === 'failed' && this.#available > 0 ? { kind: 'open' } : this.#status;
+  }
+
+  trailers(): FieldEntry[] | undefined {
+    return this.#trailers;
+  }
+}
+
+// ---- the response ----
+
+export type ResponseMessage =
+  | { kind: 'head'; head: ResponseHead }
+  | { kind: 'malformed'; problem: string }
+  | { kind: 'refused'; code: ErrorCode }
+  | { kind: 'chunk'; bytes: Uint8Array }
+  | { kind: 'finish'; trailers: FieldEntry[] | undefined }
+  | { kind: 'abort'; reason: string };
+
+/** The thread's sink: posts what the guest sends and spends the credit the main thread granted. */
+export class PortResponseSink implements ResponseSink {
+  readonly #cells: Int32Array;
+
+  constructor(
+    private readonly port: MessagePort,
+    shared: SharedArrayBuffer,
+  ) {
+    this.#cells = new Int32Array(shared);
+  }
+
+  head(head: ResponseHead): void {
+    this.port.postMessage({ kind: 'head', head } satisfies ResponseMessage);
+  }
+
+  malformed(problem: string): void {
+    this.port.postMessage({ kind: 'malformed', problem } satisfies ResponseMessage);
+  }
+
+  refused(code: ErrorCode): void {
+    this.port.postMessage({ kind: 'refused', code } satisfies ResponseMessage);
+  }
+
+  credit(): number {
+    return Math.max(0, Atomics.load(this.#cells, CREDIT));
+  }
+
+  open(): boolean {
+    return Atomics.load(this.#cells, CLOSED) === 0;
+  }
+
+  chunk(bytes: Uint8Array): void {
+    Atomics.sub(this.#cells, CREDIT, bytes.length);
+    // The bytes are the sink's own copy (streams.ts): moved, not copied again.
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    this.port.postMessage({ kind: 'chunk', bytes } satisfies ResponseMessage, whole ? [bytes.buffer] : []);
+  }
+
+  finish(trailers: FieldEntry[] | undefined): void {
+    this.port.postMessage({ kind: 'finish', trailers } satisfies ResponseMessage);
+  }
+
+  abort(reason: string): void {
+    this.port.postMessage({ kind: 'abort', reason } satisfies ResponseMessage);
+  }
+}
+
+/** What the main thread does with a response as it arrives. */
+export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refused' | 'chunk' | 'finish' | 'abort'>;
+
+/**
+ * The main thread's end of a response: hands what the thread posts to
+ * `listener`, and grants credit as the client takes the bytes.
+ */
+export class ResponseReceiver {
+  readonly #cells: Int32Array;
+
+  /** Starts a response with `window` bytes of credit (one response at a time per thread). */
+  constructor(
+    port: MessagePort,
+    private readonly shared: SharedArrayBuffer,
+    listener: ResponseListener,
+    window: number,
+  ) {
+    this.#cells = new Int32Array(shared);
+    Atomics.store(this.#cells, CREDIT, window);
+    Atomics.store(this.#cells, CLOSED, 0);
+    port.on('message', (message: ResponseMessage) => {
+      switch (message.kind) {
+        case 'head':
+          return listener.head(message.head);
+        case 'malformed':
+          return listener.malformed(message.problem);
+        case 'refused':
+          return listener.refused(message.code);
+        case 'chunk':
+          return listener.chunk(message.bytes);
+        case 'finish':
+          return listener.finish(message.trailers);
+        case 'abort':
+          return listener.abort(message.reason);
+      }
+    });
+  }
+
+  /** The client took `bytes` more: the guest may write that much again. */
+  grant(bytes: number): void {
+    Atomics.add(this.#cells, CREDIT, bytes);
+    Waker.wake(this.shared, WAKE);
+  }
+
+  /** The client is gone: the guest's writes fail from now on. */
+  close(): void {
+    Atomics.store(this.#cells, CLOSED, 1);
+    Waker.wake(this.shared, WAKE);
+  }
+}

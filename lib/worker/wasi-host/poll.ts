@@ -1,0 +1,123 @@
+// wasi:io/poll for a guest whose `poll` may block its thread.
+//
+// StarlingMonkey (componentize-js) runs its whole event loop inside the
+// exported `handle`: every await ends up in `poll(list)`, which must block
+// until one of the pollables is ready. On an instance thread rt blocks with
+// Atomics.wait on a shared counter (the Waker) until either the main thread
+// bumps it (body bytes arrived, response credit granted) or the earliest
+// timer among the pollables is due. Readiness is always re-checked from the
+// source of truth, so a spurious wake-up costs one loop, never a wrong answer.
+
+import { assignRep, GuestMisuse } from './resource.js';
+
+/**
+ * What a pollable waits on. `ready` is asked after every wake-up; `deadline`
+ * (monotonic ns) bounds the sleep for timers; `pending` says whether something
+ * outside the thread can still make it ready (without one, and no deadline,
+ * waiting would be forever).
+ */
+export interface Readiness {
+  ready(): boolean;
+  deadline?: bigint;
+  pending?(): boolean;
+}
+
+/**
+ * Blocks the calling thread until the shared counter moves. The main-thread
+ * side bumps it with `wake` (same buffer).
+ */
+export class Waker {
+  readonly #cell: Int32Array;
+
+  /** `shared` holds at least one Int32 at `index`. */
+  constructor(shared: SharedArrayBuffer, index = 0) {
+    this.#cell = new Int32Array(shared, index * 4, 1);
+  }
+
+  epoch(): number {
+    return Atomics.load(this.#cell, 0);
+  }
+
+  /** Sleeps until the counter is no longer `seen` or `ms` passed (Infinity: no bound). */
+  sleep(seen: number, ms: number): void {
+    Atomics.wait(this.#cell, 0, seen, ms);
+  }
+
+  /** From any thread: wakes whoever sleeps on `shared[index]`. */
+  static wake(shared: SharedArrayBuffer, index = 0): void {
+    const cell = new Int32Array(shared, index * 4, 1);
+    Atomics.add(cell, 0, 1);
+    Atomics.notify(cell, 0);
+  }
+}
+
+/** A waker nobody else bumps: on a thread that receives nothing (or in a test), only timers end a wait. */
+export function privateWaker(): Waker {
+  return new Waker(new SharedArrayBuffer(4));
+}
+
+// Sources read what other threads sent (body chunks, credit) when asked for
+// readiness (receiveMessageOnPort, Atomics.load): nothing to refresh here.
+let waker: Waker = privateWaker();
+
+/** Makes this thread's `poll` sleep on `shared` (an instance thread's, bumped by the main thread). */
+export function usePollWaker(shared: Waker): void {
+  waker = shared;
+}
+
+export const now = (): bigint => process.hrtime.bigint();
+
+export class Pollable {
+  readonly #readiness: Readiness;
+
+  constructor(readiness: Readiness) {
+    // The glue never constructs a pollable (wasi:io/poll has no constructor); rt does.
+    this.#readiness = readiness;
+    assignRep(this);
+  }
+
+  /** @internal */ get readiness(): Readiness {
+    return this.#readiness;
+  }
+
+  ready(): boolean {
+    return this.#readiness.ready();
+  }
+
+  block(): void {
+    poll([this]);
+  }
+
+  [Symbol.dispose](): void {
+    // Nothing to release: readiness is read from its source.
+  }
+}
+
+/** A pollable that is ready now and stays so (a stream that never has to wait). */
+export const alwaysReady = (): Pollable => new Pollable({ ready: () => true });
+
+/**
+ * wasi:io/poll#poll: the indices of the ready pollables, blocking until there
+ * is at least one. A list none of which can ever become ready traps instead of
+ * hanging the thread for good.
+ */
+export function poll(list: Pollable[]): Uint32Array {
+  if (list.length === 0) throw new GuestMisuse('poll: an empty list of pollables');
+  for (;;) {
+    // Read the epoch before the check: a wake-up between check and sleep then ends the sleep at once.
+    const seen = waker.epoch();
+    const ready: number[] = [];
+    let deadline: bigint | undefined;
+    let pending = false;
+    list.forEach((p, i) => {
+      const r = p.readiness;
+      if (r.ready()) ready.push(i);
+      if (r.deadline !== undefined && (deadline === undefined || r.deadline < deadline)) deadline = r.deadline;
+      if (r.pending?.()) pending = true;
+    });
+    if (ready.length > 0) return Uint32Array.from(ready);
+    if (deadline === undefined && !pending) throw new GuestMisuse(`poll: none of the ${list.length} pollables can ever become ready`);
+    const ms = deadline === undefined ? Infinity : Math.max(0, Number(deadline - now()) / 1e6);
+    if (ms > 0) waker.sleep(seen, ms);
+  }
+}

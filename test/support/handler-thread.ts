@@ -1,0 +1,83 @@
+// A test's instance thread for wasi:http handlers: loads a transpiled
+// handler's glue, and for each request it is sent makes a fresh instance (a
+// fetch-event build answers one request per instance), imports from
+// lib/worker/wasi-host (plus preview2-shim for the rest), and runs `handle`
+// with the request's body and response crossing threads through the host's
+// port channel. It answers each request with what `handle` left behind.
+
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import * as preview2 from '@bytecodealliance/preview2-shim';
+import { OutputCapture, type CapturedText } from '../../lib/worker/sandbox/output-capture.js';
+import { handlerExchange, handlerImports, PortBodySource, PortResponseSink, threadWaker, usePollWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
+
+export interface HandlerThreadData {
+  /** A folder with the glue (`component.js`) and its core modules. */
+  dir: string;
+  specifiers: string[];
+  shared: SharedArrayBuffer;
+}
+
+export interface HandleRequestMessage {
+  request: HandlerRequest;
+  body: MessagePort;
+  response: MessagePort;
+}
+
+export interface HandledMessage {
+  outcome?: HandleOutcome;
+  /** What `handle` threw (a trap), if it did. */
+  threw?: string;
+  output: CapturedText[];
+  /** When `handle` returned, as performance.timeOrigin + performance.now(). */
+  returnedAt: number;
+}
+
+type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports: Record<string, unknown>) => Promise<Record<string, unknown>>;
+type Handler = { handle(request: unknown, responseOut: unknown): void };
+
+const port = parentPort!;
+const { dir, specifiers, shared } = workerData as HandlerThreadData;
+usePollWaker(threadWaker(shared));
+const output = new OutputCapture();
+
+const shim = preview2 as unknown as Record<string, Record<string, object>>;
+const ours = handlerImports(output);
+const imports: Record<string, unknown> = {};
+for (const specifier of specifiers) {
+  const key = specifier.replace(/@.*/, '');
+  const m = /^wasi:([^/]+)\/(.+)$/.exec(key);
+  imports[specifier] = ours[key] ?? (m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined) ?? {};
+}
+
+const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).href)) as { instantiate: Instantiate };
+const modules = new Map<string, WebAssembly.Module>();
+for (const file of (await import('node:fs')).readdirSync(dir)) if (file.endsWith('.wasm')) modules.set(file, await WebAssembly.compile(await readFile(join(dir, file))));
+
+port.on('message', ({ request, body, response }: HandleRequestMessage) => {
+  serve(request, body, response).catch((e: unknown) => port.postMessage({ threw: `instantiating: ${String(e)}`, output: output.take(), returnedAt: 0 } satisfies HandledMessage));
+});
+
+async function serve(request: HandlerRequest, body: MessagePort, response: MessagePort): Promise<void> {
+  {
+    const exports = await instantiate((name) => modules.get(name)!, imports);
+    const key = Object.keys(exports).find((k) => k.startsWith('wasi:http/incoming-handler@')) ?? 'incomingHandler';
+    const handler = exports[key] as Handler;
+    const exchange = handlerExchange(request, new PortBodySource(body), new PortResponseSink(response, shared));
+    let threw: string | undefined;
+    try {
+      handler.handle(exchange.request, exchange.responseOut);
+    } catch (e) {
+      threw = e instanceof Error ? e.message : String(e);
+    }
+    const returnedAt = performance.timeOrigin + performance.now();
+    const outcome = exchange.settle();
+    body.close();
+    // After settle's finish/abort: the response port delivers those before it closes.
+    response.close();
+    port.postMessage({ outcome, threw, output: output.take(), returnedAt } satisfies HandledMessage);
+  }
+}
+port.postMessage('ready');

@@ -1,0 +1,276 @@
+// The wasi:http handler host (lib/worker/wasi-host) with real components:
+// handlers built by componentize-js in both styles (wasi:http/types and
+// fetch-event), transpiled by jco with rt's options, instantiated on a
+// worker_threads thread with the host's imports; the main thread feeds request
+// bodies and takes responses through the host's channel, as rt's worker will.
+
+import { expect } from 'chai';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { transpile } from '@bytecodealliance/jco';
+import { buildComponent } from '../../examples/builder.js';
+import { Fields } from '../../lib/worker/wasi-host/fields.js';
+import { BufferedBody, PortBodyFeeder, ResponseReceiver, threadCells, type FieldEntry, type HandlerRequest, type ResponseHead } from '../../lib/worker/wasi-host/index.js';
+import { Pollable, poll } from '../../lib/worker/wasi-host/poll.js';
+import { InputStream } from '../../lib/worker/wasi-host/streams.js';
+import { within } from '../support/eventually.js';
+import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
+import type { HandledMessage, HandlerThreadData } from '../support/handler-thread.js';
+
+const OPTIONS = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 } as unknown as Parameters<typeof transpile>[1];
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const clock = (): number => performance.timeOrigin + performance.now();
+
+interface Exchanged {
+  head?: ResponseHead;
+  malformed?: string;
+  refused?: unknown;
+  chunks: { at: number; text: string }[];
+  finished?: FieldEntry[] | 'no trailers';
+  /** The most bytes received and not yet granted back at any time. */
+  maxOutstanding: number;
+  aborted?: string;
+  handled: HandledMessage;
+  body: string;
+}
+
+interface Feed {
+  /** Body pieces, each sent `delayMs` after the previous one; then the end. */
+  pieces?: [delayMs: number, text: string][];
+  trailers?: FieldEntry[];
+  /** Response credit to start with (default 64 KiB), granted back as each chunk arrives. */
+  window?: number;
+  /** Grant each chunk's bytes back this long after it arrived (a slow reader); default at once. */
+  grantAfterMs?: number;
+}
+
+/** A handler component on an instance thread of its own. */
+class HandlerThread {
+  readonly shared = threadCells();
+  #worker!: Worker;
+  #dir!: string;
+
+  async start(bytes: Uint8Array): Promise<this> {
+    const { files, imports } = await transpile(bytes, OPTIONS);
+    this.#dir = await mkdtemp(join(tmpdir(), 'rt-wasi-host-'));
+    await writeFile(join(this.#dir, 'package.json'), '{"type":"module"}\n');
+    for (const [file, content] of Object.entries(files)) {
+      await mkdir(dirname(join(this.#dir, file)), { recursive: true });
+      await writeFile(join(this.#dir, file), content);
+    }
+    const data: HandlerThreadData = { dir: this.#dir, specifiers: imports, shared: this.shared };
+    this.#worker = new Worker(new URL('../support/handler-thread.js', import.meta.url), { workerData: data });
+    await within(new Promise((resolve, reject) => this.#worker.once('message', resolve).once('error', reject)), 20_000, 'the handler thread to load');
+    return this;
+  }
+
+  /** Sends one request; resolves once `handle` returned and the response's messages are in. */
+  async handle(request: Partial<HandlerRequest> & { pathWithQuery: string }, feed: Feed = {}): Promise<Exchanged> {
+    const full: HandlerRequest = { method: 'GET', scheme: 'http', authority: 'localhost:8080', headers: [], ...request };
+    const body = new MessageChannel();
+    const response = new MessageChannel();
+    const chunks: Exchanged['chunks'] = [];
+    const got: Omit<Exchanged, 'handled' | 'body'> = { chunks, maxOutstanding: 0 };
+    let outstanding = 0;
+    let resolve!: () => void;
+    const responseDone = new Promise<void>((r) => (resolve = r));
+    // A slow reader's grants are timers that act later (they are no wait).
+    const receiver: ResponseReceiver = new ResponseReceiver(
+      response.port1,
+      this.shared,
+      {
+        head: (head) => void (got.head = head),
+        malformed: (problem) => (got.malformed = problem, resolve()),
+        refused: (code) => (got.refused = code, resolve()),
+        chunk: (bytes) => {
+          chunks.push({ at: clock(), text: dec.decode(bytes) });
+          outstanding += bytes.length;
+          got.maxOutstanding = Math.max(got.maxOutstanding, outstanding);
+          const grant = (): void => {
+            outstanding -= bytes.length;
+            receiver.grant(bytes.length);
+          };
+          if (feed.grantAfterMs === undefined) grant();
+          else setTimeout(grant, feed.grantAfterMs);
+        },
+        finish: (trailers) => (got.finished = trailers ?? 'no trailers', resolve()),
+        abort: (reason) => (got.aborted = reason, resolve()),
+      },
+      feed.window ?? 64 * 1024,
+    );
+    response.port1.once('close', resolve);
+    const handled = new Promise<HandledMessage>((resolve) => this.#worker.once('message', resolve));
+    this.#worker.postMessage({ request: full, body: body.port2, response: response.port2 }, [body.port2, response.port2]);
+    const feeder = new PortBodyFeeder(body.port1, this.shared);
+    let at = 0;
+    for (const [delay, text] of feed.pieces ?? []) {
+      at += delay;
+      setTimeout(() => feeder.push(enc.encode(text)), at);
+    }
+    setTimeout(() => feeder.end(feed.trailers), at);
+    const message = await within(handled, 10_000, `handle(${full.pathWithQuery}) to return`);
+    await within(responseDone, 2_000, 'the response messages');
+    response.port1.close();
+    body.port1.close();
+    return { ...got, handled: message, body: chunks.map((c) => c.text).join('') };
+  }
+
+  async stop(): Promise<void> {
+    await this.#worker?.terminate();
+    if (this.#dir) await rm(this.#dir, { recursive: true, force: true });
+  }
+}
+
+describe('wasi-host: the wasi:http handler host', function () {
+  describe('pieces without a component', () => {
+    it('traps a poll over pollables none of which can ever become ready, instead of hanging', () => {
+      expect(() => poll([new Pollable({ ready: () => false })])).to.throw(/can ever become ready/);
+    });
+
+    it('sleeps in poll until the earliest timer', () => {
+      const start = process.hrtime.bigint();
+      const late = new Pollable({ ready: () => false, deadline: start + 10_000_000_000n });
+      const soon = new Pollable({ ready: () => process.hrtime.bigint() >= start + 20_000_000n, deadline: start + 20_000_000n });
+      expect([...poll([late, soon])]).to.deep.equal([1]);
+      expect(Number(process.hrtime.bigint() - start) / 1e6).to.be.within(19, 1000);
+    });
+
+    it('validates fields as wasi:http says, and makes attached ones immutable', () => {
+      const err = (f: () => unknown): unknown => {
+        try {
+          f();
+        } catch (e) {
+          return (e as { payload?: unknown }).payload;
+        }
+        return 'no error';
+      };
+      expect(err(() => Fields.fromList([['bad name', enc.encode('v')]]))).to.deep.equal({ tag: 'invalid-syntax' });
+      expect(err(() => Fields.fromList([['x-a', enc.encode('a\nb')]]))).to.deep.equal({ tag: 'invalid-syntax' });
+      expect(err(() => Fields.fromList([['Transfer-Encoding', enc.encode('chunked')]]))).to.deep.equal({ tag: 'forbidden' });
+      const fields = Fields.fromList([['X-A', enc.encode('1')]]);
+      fields.append('x-a', enc.encode('2'));
+      expect(fields.get('x-A').map((v) => dec.decode(v))).to.deep.equal(['1', '2']);
+      fields.freeze();
+      expect(err(() => fields.set('x-b', [enc.encode('3')]))).to.deep.equal({ tag: 'immutable' });
+      expect(err(() => fields.clone().delete('x-a'))).to.equal('no error');
+    });
+
+    it('reads a buffered body, then answers closed', () => {
+      const stream = new InputStream(new BufferedBody(enc.encode('hello')));
+      expect(dec.decode(stream.blockingRead(3n))).to.equal('hel');
+      expect(dec.decode(stream.read(10n))).to.equal('lo');
+      expect(() => stream.read(1n)).to.throw().with.property('payload').that.deep.equals({ tag: 'closed' });
+    });
+  });
+
+  describe('a wasi:http/types handler (componentize-js) on an instance thread', function () {
+    this.timeout(180_000);
+    let thread: HandlerThread;
+    before(async () => {
+      thread = await new HandlerThread().start(await buildComponent(TYPES_HANDLER));
+    });
+    after(async () => thread?.stop());
+
+    it('GET with a query string and headers reaches the guest (echoed)', async () => {
+      const r = await thread.handle({ method: 'GET', pathWithQuery: '/echo?a=1&b=two', headers: [['x-q', enc.encode('qv')], ['accept', enc.encode('*/*')]] });
+      expect(r.handled.threw).to.equal(undefined);
+      expect(r.head?.status).to.equal(200);
+      expect(JSON.parse(r.body)).to.deep.equal({ method: 'GET', path: '/echo?a=1&b=two', scheme: 'HTTP', authority: 'localhost:8080', headers: [['x-q', 'qv'], ['accept', '*/*']] });
+      expect(r.finished).to.equal('no trailers');
+      expect(r.handled.outcome).to.deep.equal({ kind: 'responded', status: 200, complete: true, bodyBytes: r.body.length });
+    });
+
+    it('other methods, and a method outside the standard ones', async () => {
+      for (const method of ['PUT', 'DELETE', 'PURGE']) {
+        const r = await thread.handle({ method, pathWithQuery: '/echo' });
+        expect((JSON.parse(r.body) as { method: string }).method).to.equal(method);
+      }
+    });
+
+    it('a POST body fed in pieces with delays is read whole, trailers included', async () => {
+      const r = await thread.handle({ method: 'POST', pathWithQuery: '/body' }, { pieces: [[30, 'hel'], [30, 'lo '], [30, 'world']], trailers: [['x-sum', enc.encode('7')]] });
+      expect(r.body).to.equal('got 11 bytes: hello world');
+      expect(dec.decode(Buffer.from(r.head!.headers.find(([k]) => k === 'x-trailers')![1]))).to.equal('x-sum=7');
+    });
+
+    it('a streamed response arrives in chunks before handle returns', async () => {
+      const r = await thread.handle({ pathWithQuery: '/stream' });
+      expect(r.chunks.map((c) => c.text)).to.deep.equal(['part1;', 'part2;', 'part3;']);
+      // 30 ms sleeps in the guest between parts: the first part was here well before the last was written.
+      expect(r.chunks[0].at).to.be.below(r.handled.returnedAt - 40);
+    });
+
+    it('a timer in the guest fires', async () => {
+      const r = await thread.handle({ pathWithQuery: '/timer' });
+      expect(Number(/slept (\d+) ms/.exec(r.body)?.[1])).to.be.within(50, 2000);
+    });
+
+    it('a handler that sets no response is detected', async () => {
+      const r = await thread.handle({ pathWithQuery: '/none' });
+      expect(r.handled.outcome).to.deep.equal({ kind: 'no-response' });
+      expect(r.head).to.equal(undefined);
+    });
+
+    it('an invalid header or status from the guest is reported as malformed, not thrown into it', async () => {
+      const badLength = await thread.handle({ pathWithQuery: '/bad-length' });
+      expect(badLength.malformed).to.match(/content-length/);
+      expect(badLength.handled.outcome).to.deep.include({ kind: 'malformed' });
+      const badStatus = await thread.handle({ pathWithQuery: '/bad-status' });
+      expect(badStatus.malformed).to.match(/status 103/);
+      expect(badStatus.handled.threw).to.equal(undefined);
+    });
+
+    it('trailers end the response body', async () => {
+      const r = await thread.handle({ pathWithQuery: '/trailers' });
+      expect(r.body).to.equal('with trailers');
+      expect((r.finished as FieldEntry[]).map(([k, v]) => [k, dec.decode(v)])).to.deep.equal([['x-checksum', '42']]);
+    });
+
+    it('backpressure: the guest writes no more than the credit granted', async () => {
+      // A 16 KiB window, each chunk's credit given back 5 ms after it arrived: a slow reader.
+      const r = await thread.handle({ pathWithQuery: '/big?300000' }, { window: 16 * 1024, grantAfterMs: 5 });
+      expect(r.body.length).to.equal(300_000);
+      expect(r.body).to.match(/^x+$/);
+      expect(r.maxOutstanding).to.be.at.most(16 * 1024);
+      expect(r.chunks.length).to.be.at.least(300_000 / (16 * 1024));
+      expect(r.handled.outcome).to.deep.equal({ kind: 'responded', status: 200, complete: true, bodyBytes: 300_000 });
+    });
+  });
+
+  describe('a fetch-event handler (componentize-js) on an instance thread, one instance per request', function () {
+    this.timeout(180_000);
+    let thread: HandlerThread;
+    before(async () => {
+      thread = await new HandlerThread().start(await buildComponent(FETCH_HANDLER));
+    });
+    after(async () => thread?.stop());
+
+    it('reads a POST body that arrives in pieces, waits on a timer, answers with its status and headers', async () => {
+      const r = await thread.handle({ method: 'POST', pathWithQuery: '/echo?x=1', headers: [['x-q', enc.encode('qv')]] }, { pieces: [[40, 'he'], [40, 'llo']] });
+      expect(r.handled.threw).to.equal(undefined);
+      expect(r.head?.status).to.equal(201);
+      expect(r.head?.headers.map(([k, v]) => [k, dec.decode(v)])).to.deep.include(['x-a', '1']);
+      expect(r.body).to.equal('echo:POST http://localhost:8080/echo?x=1 qv hello');
+    });
+
+    it('answers again on a fresh instance (a StarlingMonkey instance takes one request)', async () => {
+      const r = await thread.handle({ pathWithQuery: '/echo' });
+      expect(r.head?.status).to.equal(201);
+    });
+
+    it('streams a ReadableStream response in chunks before handle returns', async () => {
+      const r = await thread.handle({ pathWithQuery: '/stream' });
+      expect(r.body).to.equal('chunk1;chunk2;chunk3;');
+      expect(r.chunks.length).to.be.at.least(2);
+      expect(r.chunks[0].at).to.be.below(r.handled.returnedAt - 40);
+    });
+
+    it('a throwing handler gets the engine’s own 500', async () => {
+      const r = await thread.handle({ pathWithQuery: '/throw' });
+      expect(r.head?.status).to.equal(500);
+    });
+  });
+});
