@@ -91,7 +91,7 @@ const segment = (name: string) => name.replaceAll('/', '%2F');
 
 const HANDLE_PARAMETER = { name: 'handle', in: 'path', required: true, description: 'A handle\'s id, as its constructor or a {"$handle"} result gave it', schema: { type: 'string' } };
 
-/** The statuses of any call on a resource (a constructor or a handle's method), as invoke's but for the handles'. */
+/** The failures of any call: invoke's, a constructor's, a handle method's. */
 function callAnswers(errValue: JsonSchema | undefined, notFound: string): Record<string, unknown> {
   return {
     '400': errorResponse('The body does not fit the signature'),
@@ -99,7 +99,7 @@ function callAnswers(errValue: JsonSchema | undefined, notFound: string): Record
     '413': errorResponse('The body is over http.max_body_bytes'),
     '415': errorResponse('Unsupported content type'),
     '500': failedAnswer(errValue),
-    '503': { ...errorResponse('Service quiesced, restarting or not ready; or max_handles live handles already (with Retry-After)'), headers: RETRY_AFTER },
+    '503': { ...errorResponse('Service quiesced, restarting or not ready; or overloaded, or holding max_handles live handles already (those two with Retry-After)'), headers: RETRY_AFTER },
     '504': errorResponse('Cut off at http.request_timeout_seconds'),
   };
 }
@@ -230,13 +230,7 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
           },
           responses: {
             '200': method.stream ? streamedAnswer(method) : { description: 'The result', content: { 'application/json': { schema: responseSchema(fn) } } },
-            '400': errorResponse('The body does not fit the signature'),
-            '404': errorResponse('Unknown service or method'),
-            '413': errorResponse('The body is over http.max_body_bytes'),
-            '415': errorResponse('Unsupported content type'),
-            '500': failedAnswer(errValue),
-            '503': errorResponse('Service quiesced, restarting or not ready'),
-            '504': errorResponse('Cut off at http.request_timeout_seconds'),
+            ...callAnswers(errValue, 'Unknown service or method'),
           },
         },
       };

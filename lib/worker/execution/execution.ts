@@ -152,11 +152,8 @@ export class Execution {
     const policy = this.#policy;
     if (inline && policy && args.kind === 'arguments') {
       // Made now, it runs in this instance even if the service drains or moves meanwhile.
-      await inlineTurn();
-      if (signal?.aborted) return { kind: 'abandoned' };
-      const started = this.#clocks.now();
-      // A request that spent its time arriving (a slow body) is not the service's doing.
-      if (started >= deadline) return { kind: 'timeout', what: 'call' };
+      const started = await this.#inlineStart(deadline, signal);
+      if (typeof started !== 'number') return started;
       const { budgetMs } = policy.settings;
       // An interrupt would take the instance's handles with it: such a call is bounded by its deadline alone.
       const [budgetEnd, hardEnd] = inline.holdsHandles ? [deadline, deadline] : [Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline)];
@@ -187,20 +184,31 @@ export class Execution {
     return this.#onThreads(index, args, deadline, { signal });
   }
 
-  async #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
+  /** Waits for the inline turn: when the call starts, or why it is not made (its client left, its deadline passed). */
+  async #inlineStart(deadline: number, signal: AbortSignal | undefined): Promise<number | { kind: 'abandoned' } | { kind: 'timeout'; what: 'call' }> {
+    await inlineTurn();
+    if (signal?.aborted) return { kind: 'abandoned' };
+    const started = this.#clocks.now();
+    // A request that spent its time arriving (a slow body) is not the service's doing.
+    return started >= deadline ? { kind: 'timeout', what: 'call' } : started;
+  }
+
+  /** Runs `work` on the instance threads. */
+  async #onPool<T>(work: (pool: ThreadCalls) => Promise<T>): Promise<T> {
     const pool = await this.#startThreads();
-    const result = await pool.call(index, args, deadline, options);
-    // Started while the service was draining: the pool was made for this call alone.
+    const result = await work(pool);
+    // Started while the service was draining: the pool was made for this work alone.
     if (this.#draining) void pool.drain();
     return result;
   }
 
+  #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
+    return this.#onPool((pool) => pool.call(index, args, deadline, options));
+  }
+
   /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
-  async openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
-    const pool = await this.#startThreads();
-    const opening = await pool.openStream(index, args, deadline, options);
-    if (this.#draining) void pool.drain();
-    return opening;
+  openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
+    return this.#onPool((pool) => pool.openStream(index, args, deadline, options));
   }
 
   /**
@@ -215,18 +223,14 @@ export class Execution {
     const inline = this.#inline;
     const policy = this.#policy;
     if (inline && policy) {
-      await inlineTurn();
-      if (signal?.aborted) return { result: { kind: 'abandoned' } };
-      if (this.#clocks.now() >= deadline) return { result: { kind: 'timeout', what: 'call' } };
+      const started = await this.#inlineStart(deadline, signal);
+      if (typeof started !== 'number') return { result: started };
       const ran = await inline.callHandles(call, deadline);
       if (ran.result.kind === 'interrupted') return { result: { kind: 'timeout', what: 'call' }, holder: ran.holder };
       this.#moved(policy.verdict());
       return { result: ran.result, holder: ran.holder };
     }
-    const pool = await this.#startThreads();
-    const ran = await pool.callHandles(call, deadline, signal ? { signal } : {});
-    if (this.#draining) void pool.drain();
-    return ran;
+    return this.#onPool((pool) => pool.callHandles(call, deadline, signal ? { signal } : {}));
   }
 
   /** Resolves once the calls made so far have finished, then ends the instances. */

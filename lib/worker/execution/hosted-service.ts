@@ -179,8 +179,7 @@ export class HostedService {
     if (ready.kind !== 'prepared') return ready;
     const result = await ready.execution.call(method.index, ready.args, deadline, signal);
     if (result.kind !== 'ok') return encodedFailure(ready.codec, result);
-    if (answer === 'bytes' && method.bytesResult) return { kind: 'bytes', bytes: result.value as Uint8Array, mediaType: method.descriptor.mediaType ?? 'application/octet-stream' };
-    return { kind: 'json', value: ready.codec.encodeResult(result.value) };
+    return returned(method, answer, result.value, ready.codec.encodeResult);
   }
 
   /**
@@ -225,17 +224,10 @@ export class HostedService {
     const { result, holder } = await execution.callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder);
     if (result.kind !== 'called') return result;
     if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used);
-    const outcome = result.outcome;
-    const encoded = method.descriptor.handles?.result === true;
-    switch (outcome.kind) {
-      case 'ok':
-        if (answer === 'bytes' && method.bytesResult) return { kind: 'bytes', bytes: outcome.value as Uint8Array, mediaType: method.descriptor.mediaType ?? 'application/octet-stream' };
-        return { kind: 'json', value: encoded ? outcome.value : codec.encodeResult(outcome.value) };
-      case 'component-error':
-        return { kind: 'component-error', payload: encoded ? outcome.payload : codec.encodeError(outcome.payload) };
-      case 'trap':
-        return outcome;
-    }
+    // A result that holds handles was encoded on its instance, where its resources are (handle-table.ts).
+    const { outcome } = result;
+    if (outcome.kind !== 'ok') return creates ? outcome : encodedFailure(codec, outcome);
+    return returned(method, answer, outcome.value, creates ? (value) => value : codec.encodeResult);
   }
 
   /**
@@ -259,6 +251,12 @@ export interface HandleView {
   created: number;
   lastUsed: number;
   expires: number;
+}
+
+/** A call's value as invoke answers it: the bytes of a list<u8> result when they were asked for, else JSON (`json` makes it). */
+function returned(method: Method, answer: Invocation['answer'], value: unknown, json: (value: unknown) => unknown): InvokeResult {
+  if (answer === 'bytes' && method.bytesResult) return { kind: 'bytes', bytes: value as Uint8Array, mediaType: method.descriptor.mediaType ?? 'application/octet-stream' };
+  return { kind: 'json', value: json(value) };
 }
 
 /** A failure with its component-error payload as JSON (the err type's codec); the others as they are. */

@@ -22,7 +22,7 @@ import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 export interface PoolOptions {
   size: number;
@@ -507,11 +507,6 @@ export class InstancePool {
     // Expires waiting calls, and moves them to overflow threads when the others are stuck.
     this.dispatch();
   }
-}
-
-/** Whether a request's body is handle work (handle-table.ts), not a call's arguments. */
-function isHandleWork(body: CallRequest[2]): body is HandleWork {
-  return !Array.isArray(body) && !(body instanceof Uint8Array);
 }
 
 /** The trap message inside a handle call's result, if it trapped. */

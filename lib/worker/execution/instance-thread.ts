@@ -19,7 +19,7 @@ import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer } = workerData as ThreadSpec;
@@ -117,7 +117,7 @@ function handleWork(id: number, work: HandleWork): boolean {
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
     const [id, method, body, framing, credit] = queue.shift()!;
-    if (!Array.isArray(body) && !(body instanceof Uint8Array)) {
+    if (isHandleWork(body)) {
       if (handleWork(id, body)) return;
       continue;
     }

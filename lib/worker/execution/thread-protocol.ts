@@ -38,6 +38,11 @@ export type CallRequest =
  */
 export type HandleWork = { kind: 'handle-call'; call: HandleCall } | { kind: 'handle-drop'; id: string };
 
+/** Whether a call request's body is handle work, not a call's arguments. */
+export function isHandleWork(body: CallRequest[2]): body is HandleWork {
+  return !Array.isArray(body) && !(body instanceof Uint8Array);
+}
+
 /** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */
 export type StreamControl = { type: 'credit'; id: number; bytes: number } | { type: 'cancel'; id: number };
 

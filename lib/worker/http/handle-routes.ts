@@ -9,11 +9,9 @@ import type Router from '@koa/router';
 import { ApiError } from '../../errors.js';
 import type { HandleJson } from '../../wit/handles.js';
 import type { HostedService } from '../execution/hosted-service.js';
-import type { Invocation } from '../execution/invocation.js';
 import type { Method } from '../execution/method.js';
-import { departure } from './exchange.js';
 import { failureError } from './failures.js';
-import { answerResult, Invoker, readInput, succeeded, type InvokeDeps } from './invoke.js';
+import { answerResult, callOrForward, invocationFor, Invoker, readInput, type InvokeDeps } from './invoke.js';
 import { findService } from './lookup.js';
 import { cameFromPeer } from './peers.js';
 import type { RequestState, RtContext } from './request-state.js';
@@ -30,18 +28,11 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     return hosted;
   };
 
-  /** Makes the invocation of `method` with the request's body, and answers its result. */
+  /** Makes the invocation of `method` with the request's body: its result, or undefined once another worker answered it. */
   const invoke = async (ctx: RtContext & { params: Params }, hosted: HostedService, method: Method, self?: string) => {
     ctx.state.method = method.descriptor.name;
     const input = await readInput(ctx.req, method, invoker.maxBytes, ctx.state);
-    const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-    const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}) };
-    const result = await hosted.invoke(invocation);
-    if (result.kind === 'elsewhere') {
-      await peers.forward(ctx, result.worker, input);
-      return undefined;
-    }
-    return succeeded(hosted, invocation, result);
+    return callOrForward(ctx, peers, hosted, invocationFor(ctx, method, input, self));
   };
 
   router.post('/services/:domain/:service/resources/:resource', async (ctx) => {

@@ -85,10 +85,7 @@ export function invokeRoute(deps: InvokeDeps) {
     const input = await readInput(ctx.req, first.method, invoker.maxBytes, ctx.state);
     const { hosted, method } = invoker.current(names);
     const where = { service: hosted.name, method: method.descriptor.name };
-    // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
-    // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
-    const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-    const invocation: Invocation = { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res) };
+    const invocation = invocationFor(ctx, method, input);
     const stream = method.descriptor.stream;
     if (stream) {
       const framing = framingFor(stream, ctx.get('Accept'));
@@ -106,11 +103,29 @@ export function invokeRoute(deps: InvokeDeps) {
         },
       });
     }
-    const called = await hosted.invoke(invocation);
-    // The handles its body names live in another worker: the call is made there.
-    if (called.kind === 'elsewhere') return deps.peers.forward(ctx, called.worker, input);
-    answerResult(ctx, succeeded(hosted, invocation, called));
+    const result = await callOrForward(ctx, deps.peers, hosted, invocation);
+    if (result) answerResult(ctx, result);
   };
+}
+
+/** The invocation of `method` the request in `ctx` makes, with `input` (its body), on handle `self` if given. */
+export function invocationFor(ctx: RtContext, method: Method, input: Input, self?: string): Invocation {
+  // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
+  // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
+  const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
+  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}) };
+}
+
+/**
+ * Makes `invocation` in this worker: its result; or undefined once the
+ * worker that holds the handles its body names has answered the request
+ * (peers.ts).
+ */
+export async function callOrForward(ctx: RtContext, peers: Peers, hosted: HostedService, invocation: Invocation): Promise<Extract<InvokeResult, { kind: 'json' | 'bytes' }> | undefined> {
+  const result = await hosted.invoke(invocation);
+  if (result.kind !== 'elsewhere') return succeeded(hosted, invocation, result);
+  await peers.forward(ctx, result.worker, invocation.input);
+  return undefined;
 }
 
 /** A call's result as the answer: its JSON, or raw bytes as the component's content, with the headers that keep it from running as rt's (docs/api.md §5.6). */
