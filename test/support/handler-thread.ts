@@ -22,8 +22,8 @@ export interface HandlerThreadData {
 
 export interface HandleRequestMessage {
   request: HandlerRequest;
-  body: MessagePort;
-  response: MessagePort;
+  /** The request's channel (wasi-host/channel.ts): its body in, its response out. */
+  port: MessagePort;
 }
 
 export interface HandledMessage {
@@ -56,16 +56,17 @@ const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).h
 const modules = new Map<string, WebAssembly.Module>();
 for (const file of (await import('node:fs')).readdirSync(dir)) if (file.endsWith('.wasm')) modules.set(file, await WebAssembly.compile(await readFile(join(dir, file))));
 
-port.on('message', ({ request, body, response }: HandleRequestMessage) => {
-  serve(request, body, response).catch((e: unknown) => port.postMessage({ threw: `instantiating: ${String(e)}`, output: output.take(), returnedAt: 0 } satisfies HandledMessage));
+port.on('message', ({ request, port: channel }: HandleRequestMessage) => {
+  serve(request, channel).catch((e: unknown) => port.postMessage({ threw: `instantiating: ${String(e)}`, output: output.take(), returnedAt: 0 } satisfies HandledMessage));
 });
 
-async function serve(request: HandlerRequest, body: MessagePort, response: MessagePort): Promise<void> {
+async function serve(request: HandlerRequest, channel: MessagePort): Promise<void> {
   {
     const exports = await instantiate((name) => modules.get(name)!, imports);
     const key = Object.keys(exports).find((k) => k.startsWith('wasi:http/incoming-handler@')) ?? 'incomingHandler';
     const handler = exports[key] as Handler;
-    const exchange = handlerExchange(request, new PortBodySource(body), new PortResponseSink(response, shared));
+    const sink = new PortResponseSink(channel, shared);
+    const exchange = handlerExchange(request, new PortBodySource(channel), sink);
     let threw: string | undefined;
     try {
       handler.handle(exchange.request, exchange.responseOut);
@@ -74,9 +75,8 @@ async function serve(request: HandlerRequest, body: MessagePort, response: Messa
     }
     const returnedAt = performance.timeOrigin + performance.now();
     const outcome = exchange.settle();
-    body.close();
-    // After settle's finish/abort: the response port delivers those before it closes.
-    response.close();
+    sink.settled({ outcome });
+    channel.close();
     port.postMessage({ outcome, threw, output: output.take(), returnedAt } satisfies HandledMessage);
   }
 }

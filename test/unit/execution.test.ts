@@ -127,6 +127,7 @@ class FakeInstances implements Instances {
       },
       openStream: () => Promise.reject(new Error('no streams here')),
       callHandles: () => Promise.reject(new Error('no handles here')),
+      serveHttp: () => Promise.reject(new Error('no handlers here')),
       drain: () => Promise.resolve(),
       close: () => Promise.resolve(),
     });

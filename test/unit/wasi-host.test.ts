@@ -12,7 +12,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { transpile } from '@bytecodealliance/jco';
 import { buildComponent } from '../../examples/builder.js';
 import { Fields } from '../../lib/worker/wasi-host/fields.js';
-import { BufferedBody, PortBodyFeeder, ResponseReceiver, threadCells, type FieldEntry, type HandlerRequest, type ResponseHead } from '../../lib/worker/wasi-host/index.js';
+import { BufferedBody, MainEnd, threadCells, type FieldEntry, type HandlerRequest, type ResponseHead } from '../../lib/worker/wasi-host/index.js';
 import { Pollable, poll } from '../../lib/worker/wasi-host/poll.js';
 import { InputStream } from '../../lib/worker/wasi-host/streams.js';
 import { within } from '../support/eventually.js';
@@ -70,51 +70,46 @@ class HandlerThread {
   /** Sends one request; resolves once `handle` returned and the response's messages are in. */
   async handle(request: Partial<HandlerRequest> & { pathWithQuery: string }, feed: Feed = {}): Promise<Exchanged> {
     const full: HandlerRequest = { method: 'GET', scheme: 'http', authority: 'localhost:8080', headers: [], ...request };
-    const body = new MessageChannel();
-    const response = new MessageChannel();
     const chunks: Exchanged['chunks'] = [];
     const got: Omit<Exchanged, 'handled' | 'body'> = { chunks, maxOutstanding: 0 };
     let outstanding = 0;
     let resolve!: () => void;
     const responseDone = new Promise<void>((r) => (resolve = r));
     // A slow reader's grants are timers that act later (they are no wait).
-    const receiver: ResponseReceiver = new ResponseReceiver(
-      response.port1,
-      this.shared,
+    const end: MainEnd = new MainEnd(
       {
         head: (head) => void (got.head = head),
-        malformed: (problem) => (got.malformed = problem, resolve()),
-        refused: (code) => (got.refused = code, resolve()),
+        malformed: (problem) => (got.malformed = problem),
+        refused: (code) => (got.refused = code),
         chunk: (bytes) => {
           chunks.push({ at: clock(), text: dec.decode(bytes) });
           outstanding += bytes.length;
           got.maxOutstanding = Math.max(got.maxOutstanding, outstanding);
           const grant = (): void => {
             outstanding -= bytes.length;
-            receiver.grant(bytes.length);
+            end.grant(bytes.length);
           };
           if (feed.grantAfterMs === undefined) grant();
           else setTimeout(grant, feed.grantAfterMs);
         },
-        finish: (trailers) => (got.finished = trailers ?? 'no trailers', resolve()),
-        abort: (reason) => (got.aborted = reason, resolve()),
+        finish: (trailers) => (got.finished = trailers ?? 'no trailers'),
+        abort: (reason) => (got.aborted = reason),
+        settled: () => resolve(),
       },
       feed.window ?? 64 * 1024,
     );
-    response.port1.once('close', resolve);
+    end.bind(this.shared);
     const handled = new Promise<HandledMessage>((resolve) => this.#worker.once('message', resolve));
-    this.#worker.postMessage({ request: full, body: body.port2, response: response.port2 }, [body.port2, response.port2]);
-    const feeder = new PortBodyFeeder(body.port1, this.shared);
+    this.#worker.postMessage({ request: full, port: end.threadPort }, [end.threadPort]);
     let at = 0;
     for (const [delay, text] of feed.pieces ?? []) {
       at += delay;
-      setTimeout(() => feeder.push(enc.encode(text)), at);
+      setTimeout(() => end.push(enc.encode(text)), at);
     }
-    setTimeout(() => feeder.end(feed.trailers), at);
+    setTimeout(() => end.end(feed.trailers), at);
     const message = await within(handled, 10_000, `handle(${full.pathWithQuery}) to return`);
     await within(responseDone, 2_000, 'the response messages');
-    response.port1.close();
-    body.port1.close();
+    end.dispose();
     return { ...got, handled: message, body: chunks.map((c) => c.text).join('') };
   }
 

@@ -27,6 +27,8 @@ export interface InstanceSpec {
   imports: ImportObject;
   /** Where each method lives in jco's exports, in method order. */
   methods: ExportLocation[];
+  /** The wasi:http handler's `handle` (docs/api.md §5.8), for a handler service. */
+  handler?: ExportLocation;
   /** The `init` export, called with `config` before the first call. */
   init: ExportLocation | null;
   config: Uint8Array;
@@ -57,6 +59,7 @@ export class ComponentInstance {
     private readonly spec: InstanceSpec,
     private readonly functions: (Bound | undefined)[],
     private readonly memories: WebAssembly.Memory[],
+    private readonly handler: Bound | undefined,
   ) {}
 
   /**
@@ -89,12 +92,17 @@ export class ComponentInstance {
       const init = find(spec.init);
       bounded(() => runInit(init, spec.config, spec.isInterrupt));
     }
-    return new ComponentInstance(spec, spec.methods.map(find), memories);
+    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler));
   }
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
   call(index: number, args: unknown[]): CallOutcome {
     return this.#run(this.functions[index], undefined, args);
+  }
+
+  /** Calls the handler's `handle` with the request and its response's outparam (wasi-host's objects). */
+  handle(request: unknown, responseOut: unknown): CallOutcome {
+    return this.#run(this.handler, undefined, [request, responseOut]);
   }
 
   /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */

@@ -36,6 +36,7 @@ import type { HandleHolder, HolderResult } from './handle-directory.js';
 import type { HandleIssuer } from './handle-ids.js';
 import type { HandleCall } from './handle-table.js';
 import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
+import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
 
 /** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
@@ -71,6 +72,8 @@ export interface ThreadCalls {
   openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
   /** A call that involves handles but names none (a constructor): on any thread; which instance ran it. */
   callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<{ result: HolderResult; holder?: HandleHolder }>;
+  /** One request to an HTTP handler, on a fresh instance. */
+  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions): Promise<CallResult>;
   drain(): Promise<void>;
   close(): Promise<void>;
 }
@@ -209,6 +212,11 @@ export class Execution {
   /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
   openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
     return this.#onPool((pool) => pool.openStream(index, args, deadline, options));
+  }
+
+  /** Serves a request to an HTTP handler (instance-pool.ts): handlers always run on threads, where the guest can block while its body arrives. */
+  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
+    return this.#onPool((pool) => pool.serveHttp(request, channel, deadline, signal ? { signal } : {}));
   }
 
   /**
@@ -352,6 +360,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
 
 /** Why the service cannot run inline, if it cannot. */
 function inlineRefusal(d: ServiceDescriptor): string | undefined {
+  if (d.http) return 'it is an HTTP handler: its guest blocks while its request body arrives and its response drains, which only a thread can do';
   if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
   if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
   if (d.instances.poolSize > 1) return `its pool_size is ${d.instances.poolSize}: only threads run calls side by side`;

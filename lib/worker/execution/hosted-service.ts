@@ -14,7 +14,8 @@ import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
-import type { Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
+import type { CallResult, Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
+import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
 import type { Move, PlacementSettings } from './placement.js';
 
@@ -194,6 +195,18 @@ export class HostedService {
     const encoded = { chunk: (bytes: Uint8Array) => sink.chunk(bytes), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
     const opening = await ready.execution.openStream(method.index, ready.args, deadline, { ...stream, sink: encoded, ...(signal ? { signal } : {}) });
     return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
+  }
+
+  /**
+   * Serves one request to the service's HTTP handler (docs/api.md §5.8): its
+   * body and response cross on `channel`; resolves once `handle` has
+   * returned (what it left behind comes on the channel), or with why it did
+   * not run or was cut off.
+   */
+  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
+    const execution = this.#quiescing ? undefined : this.#execution;
+    if (!execution) return Promise.resolve({ kind: 'quiesced' });
+    return execution.serveHttp(request, channel, deadline, signal);
   }
 
   /**

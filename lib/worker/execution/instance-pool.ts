@@ -16,13 +16,22 @@
 // its chunks go to the call's sink, and the credit its reader grants goes back
 // to the thread. Each `next` is bounded by the call timeout, the whole stream
 // by its own deadline.
+//
+// A request to an HTTP handler (`serveHttp`) runs like a call: it holds its
+// thread until `handle` returns, and its deadline cuts it off there. Its body
+// and response cross on a channel of their own (wasi-host/channel.ts), bound
+// to the thread's shared cells while the thread has the request.
 
 import { Worker } from 'node:worker_threads';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
+import { threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+
+/** What a pool's threads are started with; each thread gets cells of its own. */
+export type PoolSpec = Omit<ThreadSpec, 'cells'>;
 
 export interface PoolOptions {
   size: number;
@@ -65,6 +74,8 @@ interface CallBase {
   pinned?: PoolThread;
   /** Told which instance ran it, as it answers (a handle call: its new handles live there). */
   ranOn?: (holder: HandleHolder) => void;
+  /** An HTTP request's channel: bound to the thread's cells while the thread has the request. */
+  channel?: MainEnd;
 }
 
 /** A call waiting or running: one that returns a value, or one that opens a stream. */
@@ -115,13 +126,15 @@ class PoolThread {
   #ran = 0;
   /** How the worker reaches the handles of its instance; a new one when the instance is replaced after a trap. */
   holder: HandleHolder;
+  /** Shared with the thread: what an HTTP handler's guest sleeps on and reads its response credit from. */
+  readonly cells = threadCells();
 
   constructor(
-    spec: ThreadSpec,
+    spec: PoolSpec,
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    this.worker = new Worker(THREAD_URL, { workerData: spec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
+    this.worker = new Worker(THREAD_URL, { workerData: { ...spec, cells: this.cells } satisfies ThreadSpec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
     this.holder = this.#newHolder();
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
@@ -170,8 +183,9 @@ class PoolThread {
     this.running = call;
     this.startedAt = performance.now();
     const args = call.request[2];
-    // A large JSON body moves to the thread rather than being copied.
-    this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : undefined);
+    call.channel?.bind(this.cells);
+    // A large JSON body moves to the thread rather than being copied; an HTTP request's port goes there.
+    this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : isWork(args) && args.kind === 'http-request' ? [args.port] : undefined);
   }
 
   /** Whether its running call has run so long that nothing should wait behind it. */
@@ -290,7 +304,7 @@ export class InstancePool {
   #idleWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly spec: ThreadSpec,
+    private readonly spec: PoolSpec,
     private readonly options: PoolOptions,
   ) {
     this.#threads = Array.from({ length: options.size }, () => new PoolThread(spec, this, options));
@@ -371,6 +385,18 @@ export class InstancePool {
     });
   }
 
+  /**
+   * Serves one request to an HTTP handler on a fresh instance: its body and
+   * response cross on `channel`; resolves (value null) once `handle` has
+   * returned, or with why it did not run or was cut off.
+   */
+  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions = {}): Promise<CallResult> {
+    return new Promise((resolve) => {
+      const returned = (value: unknown) => resolve({ kind: 'ok', value });
+      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+    });
+  }
+
   /** Queues `call` (its `finish` set here), or answers it at once when it cannot be made. */
   #enqueue(call: Call, signal: AbortSignal | undefined): void {
     if (this.#closed) return call.failed(UNLOADED);
@@ -382,6 +408,7 @@ export class InstancePool {
     call.finish = () => {
       if (finished) return;
       finished = true;
+      call.channel?.unbind();
       signal?.removeEventListener('abort', leave);
       if (--this.#pending === 0) {
         for (const wake of this.#idleWaiters.splice(0)) wake();

@@ -4,15 +4,24 @@
 // cannot disagree on its methods, configuration or grants.
 
 import type { ServiceDescriptor } from '../../service.js';
-import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
+import type { OutputCapture } from '../sandbox/output-capture.js';
+import { hostImports, unversioned, type Grants, type ImportObject } from '../sandbox/wasi-imports.js';
+import { handlerImports } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 
-/** The instance spec of `d`, its core modules compiled already (with the memory cap `memoryCapBytes`). */
-export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number): InstanceSpec {
+/**
+ * The instance spec of `d`, its core modules compiled already (with the
+ * memory cap `memoryCapBytes`). An HTTP handler's instance takes wasi:io,
+ * wasi:http/types and what goes with them from rt's handler host, whose
+ * objects write what the guest prints to `handlerOutput`.
+ */
+export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerOutput?: OutputCapture): InstanceSpec {
+  const imports = hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d));
   return {
     entry: d.artifact.entry,
     modules: new Map(modules),
-    imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d)),
+    imports: d.http && handlerOutput ? withHandlerHost(imports, handlerImports(handlerOutput)) : imports,
+    ...(d.http ? { handler: { exportKey: d.http.interface, jsName: 'handle' } } : {}),
     methods: d.methods.map((m) => (m.member ? { exportKey: m.exportKey, jsName: m.jsName, className: m.member.className, kind: m.member.kind } : { exportKey: m.exportKey, jsName: m.jsName })),
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
@@ -23,4 +32,9 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
 /** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */
 function grants(d: ServiceDescriptor): Grants {
   return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
+}
+
+/** `imports` with every interface the handler host provides taken from it (keyed by version in `imports`, without in `host`). */
+function withHandlerHost(imports: ImportObject, host: Record<string, object>): ImportObject {
+  return Object.fromEntries(Object.entries(imports).map(([specifier, value]) => [specifier, host[unversioned(specifier)] ?? value]));
 }

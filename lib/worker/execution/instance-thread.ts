@@ -9,22 +9,30 @@
 // thread keeps the resource and calls `next` while the main thread has
 // granted it credit (bytes it may send ahead of the client), so a slow reader
 // stops production instead of making anyone buffer (docs/api.md §5.1.1).
+//
+// An HTTP handler's thread serves each request on a fresh instance, made
+// ahead while it waits for the next (componentize-js's fetch-event builds
+// answer one request per instance: docs/design/http-handlers.md). Its guest
+// blocks in `poll` (Atomics.wait on the thread's cells) while the main
+// thread feeds the request body and drains the response.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
+import { handlerExchange, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
-const { descriptor, modules, memoryCapBytes, issuer } = workerData as ThreadSpec;
+const { descriptor, modules, memoryCapBytes, issuer, cells } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
+if (descriptor.http) usePollWaker(threadWaker(cells));
 
 function post(message: CallAnswer | StreamAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
   port.postMessage(message, transfer);
@@ -34,7 +42,7 @@ function flushOutput(): void {
   for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
 }
 
-const spec = instanceSpec(descriptor, modules, memoryCapBytes);
+const spec = instanceSpec(descriptor, modules, memoryCapBytes, output);
 const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;
@@ -114,11 +122,28 @@ function handleWork(id: number, work: HandleWork): boolean {
   return result.kind === 'called' && afterCall(result.outcome);
 }
 
+/** One request to the HTTP handler; its instance is replaced after it, whatever came of it. */
+function httpWork(id: number, { request, port }: HttpWork): true {
+  const began = performance.now();
+  const sink = new PortResponseSink(port, cells);
+  const exchange = handlerExchange(request, new PortBodySource(port), sink);
+  const called = instance!.handle(exchange.request, exchange.responseOut);
+  // What the guest left unfinished is finished or cut off here, before the main thread hears that handle returned.
+  const outcome = exchange.settle();
+  const ranMs = performance.now() - began;
+  flushOutput();
+  sink.settled(called.kind === 'trap' ? { outcome, trap: { code: called.code, message: called.message } } : { outcome });
+  port.close();
+  post([id, OK, null, ranMs]);
+  replaceInstance();
+  return true;
+}
+
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
     const [id, method, body, framing, credit] = queue.shift()!;
-    if (isHandleWork(body)) {
-      if (handleWork(id, body)) return;
+    if (isWork(body)) {
+      if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
       continue;
     }
     const decoded = argumentsOf(method, body);

@@ -2,7 +2,9 @@
 // (`instance-thread.ts`). Calls and answers are arrays, not objects: they
 // cross the thread boundary on every invocation, and arrays clone faster.
 
+import type { MessagePort } from 'node:worker_threads';
 import type { ServiceDescriptor } from '../../service.js';
+import type { HandlerRequest } from '../wasi-host/index.js';
 import type { TrapCode } from './component-instance.js';
 import type { HandleIssuer } from './handle-ids.js';
 import type { HandleCall } from './handle-table.js';
@@ -18,6 +20,8 @@ export interface ThreadSpec {
   memoryCapBytes: number;
   /** Who the handles its instances make are issued by. */
   issuer: HandleIssuer;
+  /** The cells an HTTP handler's guest sleeps on and reads its response credit from (wasi-host/channel.ts), shared with the main thread. */
+  cells: SharedArrayBuffer;
 }
 
 /**
@@ -29,7 +33,7 @@ export interface ThreadSpec {
  * each framed item as a CHUNK, until END or FAILED.
  */
 export type CallRequest =
-  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer> | HandleWork]
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer> | Work]
   | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, credit: number];
 
 /**
@@ -38,9 +42,29 @@ export type CallRequest =
  */
 export type HandleWork = { kind: 'handle-call'; call: HandleCall } | { kind: 'handle-drop'; id: string };
 
-/** Whether a call request's body is handle work, not a call's arguments. */
-export function isHandleWork(body: CallRequest[2]): body is HandleWork {
+/**
+ * Main → thread: one request to an HTTP handler (docs/api.md §5.8), on a
+ * fresh instance. Its body comes and its response goes on `port`
+ * (wasi-host/channel.ts), ending with what `handle` left behind; the call is
+ * answered OK (null) once `handle` has returned.
+ */
+export interface HttpWork {
+  kind: 'http-request';
+  request: HandlerRequest;
+  port: MessagePort;
+}
+
+/** What a call request carries instead of a method's arguments. */
+export type Work = HandleWork | HttpWork;
+
+/** Whether a call request's body is work, not a call's arguments. */
+export function isWork(body: CallRequest[2]): body is Work {
   return !Array.isArray(body) && !(body instanceof Uint8Array);
+}
+
+/** Whether a call request's body is handle work. */
+export function isHandleWork(body: CallRequest[2]): body is HandleWork {
+  return isWork(body) && body.kind !== 'http-request';
 }
 
 /** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */

@@ -97,7 +97,7 @@ const PASSED_THROUGH: Record<string, object> = {
 };
 
 /** `wasi:io/streams@0.2.3` → `wasi:io/streams`: jco keys imports without versions. */
-function unversioned(name: string): string {
+export function unversioned(name: string): string {
   const at = name.indexOf('@');
   return at === -1 ? name : name.slice(0, at);
 }

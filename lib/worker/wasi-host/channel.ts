@@ -11,8 +11,9 @@
 // interfaces with one port-based implementation each, so the transport can
 // change (e.g. a shared ring buffer) without touching the guest side.
 
-import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import type { ErrorCode, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import type { TrapCode } from '../execution/component-instance.js';
+import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 import type { FieldEntry } from './fields.js';
 import { Waker } from './poll.js';
 
@@ -42,31 +43,6 @@ export interface RequestBodyFeeder {
   end(trailers?: FieldEntry[]): void;
   /** The body cannot be completed (the client went away, a limit was hit): the guest's next read fails. */
   fail(reason: string): void;
-}
-
-export class PortBodyFeeder implements RequestBodyFeeder {
-  constructor(
-    private readonly port: MessagePort,
-    private readonly shared: SharedArrayBuffer,
-  ) {}
-
-  push(bytes: Uint8Array): void {
-    if (bytes.length > 0) this.#send({ kind: 'chunk', bytes });
-  }
-
-  end(trailers?: FieldEntry[]): void {
-    this.#send(trailers ? { kind: 'end', trailers } : { kind: 'end' });
-  }
-
-  fail(reason: string): void {
-    this.#send({ kind: 'fail', reason });
-  }
-
-  #send(message: BodyMessage): void {
-    this.port.postMessage(message);
-    // After the post: the woken thread finds the message when it drains the port.
-    Waker.wake(this.shared, WAKE);
-  }
 }
 
 /** A request body that is all here already (a body buffered before the call, or none). */
@@ -162,7 +138,18 @@ export type ResponseMessage =
   | { kind: 'refused'; code: ErrorCode }
   | { kind: 'chunk'; bytes: Uint8Array }
   | { kind: 'finish'; trailers: FieldEntry[] | undefined }
-  | { kind: 'abort'; reason: string };
+  | { kind: 'abort'; reason: string }
+  | { kind: 'settled'; settled: Settled };
+
+/**
+ * What `handle` left behind, posted last on the request's port: the outcome,
+ * and the trap when it threw (a trap before the head is a 500; after it, the
+ * body was cut: `abort` came first).
+ */
+export interface Settled {
+  outcome: HandleOutcome;
+  trap?: { code: TrapCode; message: string };
+}
 
 /** The thread's sink: posts what the guest sends and spends the credit the main thread granted. */
 export class PortResponseSink implements ResponseSink {
@@ -209,29 +196,40 @@ export class PortResponseSink implements ResponseSink {
   abort(reason: string): void {
     this.port.postMessage({ kind: 'abort', reason } satisfies ResponseMessage);
   }
+
+  /** Last: what `handle` left behind. */
+  settled(settled: Settled): void {
+    this.port.postMessage({ kind: 'settled', settled } satisfies ResponseMessage);
+  }
 }
 
-/** What the main thread does with a response as it arrives. */
-export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refused' | 'chunk' | 'finish' | 'abort'>;
+/** What the main thread does with a response as it arrives, and with what `handle` left behind (`settled`, last). */
+export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refused' | 'chunk' | 'finish' | 'abort'> & {
+  settled(settled: Settled): void;
+};
 
 /**
- * The main thread's end of a response: hands what the thread posts to
- * `listener`, and grants credit as the client takes the bytes.
+ * The main thread's end of one request's channel. It exists from the moment
+ * the request arrives, before any thread takes it: body bytes posted before
+ * then wait in the port, and credit granted before then is handed over at
+ * `bind`. Once the request's thread is done with it (`unbind`), it no longer
+ * touches that thread's cells, which belong to the thread's next request.
  */
-export class ResponseReceiver {
-  readonly #cells: Int32Array;
+export class MainEnd implements RequestBodyFeeder {
+  /** The main thread's port of the request's channel. */
+  readonly port: MessagePort;
+  /** The other port: goes to the thread with the request. */
+  readonly threadPort: MessagePort;
+  #shared: SharedArrayBuffer | undefined;
+  /** Credit granted and not yet handed to a thread. */
+  #credit: number;
+  #closed = false;
 
-  /** Starts a response with `window` bytes of credit (one response at a time per thread). */
-  constructor(
-    port: MessagePort,
-    private readonly shared: SharedArrayBuffer,
-    listener: ResponseListener,
-    window: number,
-  ) {
-    this.#cells = new Int32Array(shared);
-    Atomics.store(this.#cells, CREDIT, window);
-    Atomics.store(this.#cells, CLOSED, 0);
-    port.on('message', (message: ResponseMessage) => {
+  /** `window`: the bytes of response the guest may write before the client has taken any. */
+  constructor(listener: ResponseListener, window: number) {
+    ({ port1: this.port, port2: this.threadPort } = new MessageChannel());
+    this.#credit = window;
+    this.port.on('message', (message: ResponseMessage) => {
       switch (message.kind) {
         case 'head':
           return listener.head(message.head);
@@ -245,19 +243,65 @@ export class ResponseReceiver {
           return listener.finish(message.trailers);
         case 'abort':
           return listener.abort(message.reason);
+        case 'settled':
+          return listener.settled(message.settled);
       }
     });
   }
 
+  /** The thread whose cells are `shared` takes the request now. */
+  bind(shared: SharedArrayBuffer): void {
+    this.#shared = shared;
+    const cells = new Int32Array(shared);
+    Atomics.store(cells, CREDIT, this.#credit);
+    Atomics.store(cells, CLOSED, this.#closed ? 1 : 0);
+    Waker.wake(shared, WAKE);
+  }
+
+  /** The thread is done with the request. */
+  unbind(): void {
+    this.#shared = undefined;
+  }
+
+  push(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#send({ kind: 'chunk', bytes });
+  }
+
+  end(trailers?: FieldEntry[]): void {
+    this.#send(trailers ? { kind: 'end', trailers } : { kind: 'end' });
+  }
+
+  fail(reason: string): void {
+    this.#send({ kind: 'fail', reason });
+  }
+
   /** The client took `bytes` more: the guest may write that much again. */
   grant(bytes: number): void {
-    Atomics.add(this.#cells, CREDIT, bytes);
-    Waker.wake(this.shared, WAKE);
+    if (!this.#shared) {
+      this.#credit += bytes;
+      return;
+    }
+    Atomics.add(new Int32Array(this.#shared), CREDIT, bytes);
+    Waker.wake(this.#shared, WAKE);
   }
 
   /** The client is gone: the guest's writes fail from now on. */
   close(): void {
-    Atomics.store(this.#cells, CLOSED, 1);
-    Waker.wake(this.shared, WAKE);
+    this.#closed = true;
+    if (!this.#shared) return;
+    Atomics.store(new Int32Array(this.#shared), CLOSED, 1);
+    Waker.wake(this.#shared, WAKE);
+  }
+
+  /** Nothing more is heard from the thread. */
+  dispose(): void {
+    this.#shared = undefined;
+    this.port.close();
+  }
+
+  #send(message: BodyMessage): void {
+    this.port.postMessage(message);
+    // After the post: the woken thread finds the message when it drains the port.
+    if (this.#shared) Waker.wake(this.#shared, WAKE);
   }
 }

@@ -19,7 +19,7 @@ import { InputStream, IoError, OutputStream } from './streams.js';
 
 export type { ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 export type { FieldEntry } from './fields.js';
-export { BufferedBody, PortBodyFeeder, PortBodySource, PortResponseSink, ResponseReceiver, threadCells, threadWaker, type RequestBodyFeeder, type ResponseListener } from './channel.js';
+export { BufferedBody, MainEnd, PortBodySource, PortResponseSink, threadCells, threadWaker, type RequestBodyFeeder, type ResponseListener, type Settled } from './channel.js';
 export { usePollWaker, Waker } from './poll.js';
 export { HandlerExchange } from './http-types.js';
 
