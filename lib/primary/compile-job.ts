@@ -35,8 +35,13 @@ export interface Compiled {
 /** Where the work is, for the log: transpiling takes ~0.5 s (~5 s before hollow-component.ts), instrumenting ~6.5 s, on an 11 MB componentize-js component. */
 export type CompileStage = 'transpiling' | 'instrumenting';
 
+export interface CompileOptions {
+  /** Whether to make the fuel-instrumented twins: not for a component that never runs inline (an HTTP handler). */
+  instrument: boolean;
+}
+
 /** Transpiles and instruments `bytes`. Throws a one-line Error when jco cannot transpile them. */
-export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) => void): Promise<Compiled> {
+export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) => void, options: CompileOptions = { instrument: true }): Promise<Compiled> {
   stage('transpiling');
   let output: Transpiled;
   try {
@@ -48,8 +53,8 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
     .filter(([name]) => name !== ENTRY)
     .map(([name, data]) => file(name, data));
   const cores = files.filter(({ name }) => name.endsWith('.wasm'));
-  stage('instrumenting');
-  const fuel = instrumentAll(cores);
+  if (options.instrument) stage('instrumenting');
+  const fuel = options.instrument ? instrumentAll(cores) : ({ ok: false, reason: 'it is an HTTP handler, which always runs on instance threads' } as const);
   if (fuel.ok) files.push(...fuel.files);
   return {
     glue: output.files[ENTRY],

@@ -12,9 +12,9 @@
 
 import { availableParallelism } from 'node:os';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Compiled, CompileStage } from './compile-job.js';
+import type { Compiled, CompileOptions, CompileStage } from './compile-job.js';
 
-type Request = { bytes: Uint8Array };
+type Request = { bytes: Uint8Array; options: CompileOptions };
 type Answer = { kind: 'stage'; stage: CompileStage } | { kind: 'done'; compiled: Compiled } | { kind: 'failed'; error: string };
 
 /** Marks the threads this module starts (it is their entry point too). */
@@ -29,6 +29,7 @@ export const THREADS = Math.max(1, Math.min(availableParallelism(), 4));
 
 interface Job {
   bytes: Uint8Array;
+  options: CompileOptions;
   stage: (stage: CompileStage) => void;
   resolve: (compiled: Compiled) => void;
   reject: (e: Error) => void;
@@ -44,10 +45,10 @@ interface Thread {
 const threads = new Set<Thread>();
 const queue: Job[] = [];
 
-/** compile(bytes), run on a compiler thread; `stage` hears where it is (not while it waits for a thread). */
-export function compileOffThread(bytes: Uint8Array, stage: (stage: CompileStage) => void = () => {}): Promise<Compiled> {
+/** compile(bytes, options), run on a compiler thread; `stage` hears where it is (not while it waits for a thread). */
+export function compileOffThread(bytes: Uint8Array, stage: (stage: CompileStage) => void = () => {}, options: CompileOptions = { instrument: true }): Promise<Compiled> {
   return new Promise((resolve, reject) => {
-    queue.push({ bytes, stage, resolve, reject });
+    queue.push({ bytes, options, stage, resolve, reject });
     dispatch();
   });
 }
@@ -71,7 +72,7 @@ function run(thread: Thread, job: Job): void {
   thread.job = job;
   thread.worker.ref();
   // Copied, not transferred: the caller keeps its bytes.
-  thread.worker.postMessage({ bytes: job.bytes } satisfies Request);
+  thread.worker.postMessage({ bytes: job.bytes, options: job.options } satisfies Request);
 }
 
 function start(): Thread {
@@ -120,8 +121,8 @@ function transferable(compiled: Compiled): ArrayBuffer[] {
 if (workerData === ROLE && parentPort) {
   const port = parentPort;
   const { compile } = await import('./compile-job.js');
-  port.on('message', ({ bytes }: Request) => {
-    compile(bytes, (stage) => port.postMessage({ kind: 'stage', stage } satisfies Answer)).then(
+  port.on('message', ({ bytes, options }: Request) => {
+    compile(bytes, (stage) => port.postMessage({ kind: 'stage', stage } satisfies Answer), options).then(
       (compiled) => port.postMessage({ kind: 'done', compiled } satisfies Answer, transferable(compiled)),
       (e: unknown) => port.postMessage({ kind: 'failed', error: e instanceof Error ? e.message : String(e) } satisfies Answer),
     );

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { cacheDir } from '../paths.js';
 import type { ComponentArtifact } from '../service.js';
 import { readComponentInterface } from '../wit/component-reader.js';
+import { httpHandlerExport } from '../wit/http-handler.js';
 import type { ComponentInterface } from '../wit/types.js';
 import { compileOffThread } from './compiler-threads.js';
 import { sha256InSlices } from './sha256-in-slices.js';
@@ -66,21 +67,24 @@ export async function transpileComponent(bytes: Uint8Array, events: TranspileEve
   const entry = entries.entry(hash);
   let meta = building.get(entry);
   if (!meta) {
-    meta = cached(entries, hash, bytes, events).finally(() => building.delete(entry));
+    meta = cached(entries, hash, bytes, iface, events).finally(() => building.delete(entry));
     building.set(entry, meta);
   }
   return transpiled(entries, hash, await meta, iface);
 }
 
 /** The entry for `hash`: the cache's, or built (on a compiler thread) and written when there is no sound one. */
-async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, events: TranspileEvents): Promise<EntryMeta> {
+async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, iface: ComponentInterface, events: TranspileEvents): Promise<EntryMeta> {
   const found = await entries.lookup(hash);
   if (found.kind === 'good') return found.meta;
   if (found.kind === 'damaged') {
     events.rebuilding?.(entries.entry(hash), found.problem);
     await entries.remove(hash);
   }
-  const compiled = await compileOffThread(bytes, (stage) => (stage === 'transpiling' ? events.transpiling?.() : events.instrumenting?.()));
+  // A handler always runs on threads (execution.ts): instrumenting it would cost seconds for nothing.
+  const handler = httpHandlerExport(iface);
+  const instrument = handler === undefined || 'unsupported' in handler;
+  const compiled = await compileOffThread(bytes, (stage) => (stage === 'transpiling' ? events.transpiling?.() : events.instrumenting?.()), { instrument });
   const glue = await entries.writeGlue(compiled.glue);
   return entries.write(hash, compiled.files, {
     glue,
