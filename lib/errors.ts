@@ -46,6 +46,10 @@ export const ERRORS = {
   RT_ERR_INSTANCE_LOST: { status: 500, error: 'instance lost' },
   RT_ERR_CALL_TIMEOUT: { status: 504, error: 'call timed out' },
   RT_ERR_STREAM_TIMEOUT: { status: 504, error: 'stream timed out' },
+  // An HTTP handler's answer (docs/api.md §5.8)
+  RT_ERR_NO_RESPONSE: { status: 500, error: 'handler set no response' },
+  RT_ERR_HANDLER_ERROR: { status: 500, error: 'handler answered with an error' },
+  RT_ERR_BAD_RESPONSE: { status: 502, error: 'malformed response from handler' },
   // Control operations
   RT_ERR_INVALID_CONFIGURATION: { status: 400, error: 'invalid configuration' },
   RT_ERR_RESTART_FAILED: { status: 500, error: 'restart failed' },

@@ -4,6 +4,11 @@
 // of it at a segment boundary). Shared by the primary, which refuses a bad
 // or doubly claimed route at load, and the workers, which route by it.
 
+/** Where rt serves a handler below `/api` whatever its sidecar mounts: `/api/services/{domain}/{service}/http`. */
+export function apiHandlerPath(id: { domain: string; service: string }): string {
+  return `/api/services/${id.domain}/${id.service}/http`;
+}
+
 /** Paths rt answers itself, which no route may claim (itself or anything below it). */
 export const RESERVED_PATHS: readonly { path: string; owner: string }[] = [
   { path: '/api', owner: "rt's API" },

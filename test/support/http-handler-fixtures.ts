@@ -33,6 +33,10 @@ world handler {
  * - `/bad-status`: a response with status 103.
  * - `/trailers`: body `with trailers`, finished with `x-checksum: 42`.
  * - `/big?n`: n bytes of 'x' written within check-write, polling for credit.
+ * - `/throw`: throws (a trap).
+ * - `/sleep?ms`: sleeps ms milliseconds, then sets its response.
+ * - `/drip?ms`: sets the response, then writes `tick;` every ms
+ *   milliseconds until a write fails (its client left), then returns.
  */
 export const TYPES_HANDLER: JsSource = {
   kind: 'js',
@@ -100,6 +104,22 @@ export const incomingHandler = {
     if (path === '/bad-length') return respond(out, 200, [['content-length', 'abc']], ['x']);
     if (path === '/bad-status') return respond(out, 103, [], []);
     if (path === '/trailers') return respond(out, 200, [], ['with trailers'], [['x-checksum', '42']]);
+    if (path === '/throw') throw new Error('boom');
+    if (path.startsWith('/sleep?')) {
+      subscribeDuration(BigInt(path.slice(7)) * 1000000n).block();
+      return respond(out, 200, [], ['slept']);
+    }
+    if (path.startsWith('/drip?')) {
+      const ms = BigInt(path.slice(6));
+      const res = new OutgoingResponse(new Fields());
+      const body = res.body();
+      ResponseOutparam.set(out, { tag: 'ok', val: res });
+      const stream = body.write();
+      for (;;) {
+        try { stream.blockingWriteAndFlush(enc.encode('tick;')); } catch (e) { return; }
+        subscribeDuration(ms * 1000000n).block();
+      }
+    }
     if (path.startsWith('/big?')) {
       let left = Number(path.slice(5));
       const res = new OutgoingResponse(new Fields());
@@ -107,11 +127,13 @@ export const incomingHandler = {
       ResponseOutparam.set(out, { tag: 'ok', val: res });
       const stream = body.write();
       const pollable = stream.subscribe();
+      // Filled once: a fill is a loop in StarlingMonkey's interpreter, slower than anything rt does with the bytes.
+      const block = new Uint8Array(65536).fill(120);
       while (left > 0) {
         pollable.block();
-        const n = Math.min(Number(stream.checkWrite()), left);
+        const n = Math.min(Number(stream.checkWrite()), left, block.length);
         if (n === 0) continue;
-        stream.write(new Uint8Array(n).fill(120));
+        stream.write(n === block.length ? block : block.subarray(0, n));
         left -= n;
       }
       stream.blockingFlush();

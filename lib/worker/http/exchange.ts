@@ -93,14 +93,14 @@ export function finished(settings: ExchangeSettings, state: RequestState, req: {
   if (cameFromPeer(res.req)) return;
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
-  const { requestId: reqId, service, method, stream, forwardedTo: forwarded } = state;
-  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, stream, forwarded }, 'request');
+  const { requestId: reqId, service, method, route, stream, forwardedTo: forwarded } = state;
+  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, forwarded }, 'request');
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 
-/** Where the request is counted: the series of the service and method its route named (empty labels for routes without them), resolved once per request. */
+/** Where the request is counted: the series of the service and method its route named (empty labels for routes without them), or of the handler route that reached it; resolved once per request. */
 export function seriesOf(requests: RequestStats, state: RequestState): Series {
-  return (state.series ??= requests.series(state.service ?? '', state.method ?? ''));
+  return (state.series ??= requests.series(state.service ?? '', state.method ?? '', state.route));
 }
 
 /**

@@ -14,6 +14,8 @@ export interface RequestState {
   /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */
   service?: string;
   method?: string;
+  /** For a request to an HTTP handler: the route that reached it (its mount, or `/api/services/{d}/{s}/http`), for the log line and metrics. */
+  route?: string;
   /** Where the request is counted, once resolved (exchange.ts: seriesOf). */
   series?: Series;
   /** A streamed answer, once it has ended: what it carried and how it ended (for the log line). */

@@ -21,7 +21,11 @@ export const STREAM_BYTES_METRIC = 'rt_stream_bytes_total';
 /** How a streamed answer ended: all its items written, failed (err, trap, timeout), or its client went away. */
 export type StreamOutcome = 'completed' | 'failed' | 'client closed';
 
-/** One service and method's requests (both empty for routes that name neither). */
+/**
+ * One service and method's requests (both empty for routes that name
+ * neither), or one HTTP handler's requests by the route that reached it
+ * (docs/api.md §5.8): a handler has no methods.
+ */
 export class Series {
   /** Answers by HTTP status. */
   readonly statuses = new Map<number, number>();
@@ -38,7 +42,13 @@ export class Series {
   constructor(
     readonly service: string,
     readonly method: string,
+    readonly route?: string,
   ) {}
+
+  /** Its metric labels: a handler's carry its route instead of a method. */
+  get labels(): Record<string, string> {
+    return this.route === undefined ? { service: this.service, method: this.method } : { service: this.service, route: this.route };
+  }
 
   observe(status: number, seconds: number): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
@@ -59,12 +69,17 @@ export class RequestStats {
   /** By service, then method: two lookups of strings the request holds already, no key built per request. */
   readonly #series = new Map<string, Map<string, Series>>();
 
-  /** The series of `service` and `method`, made on first use and kept (its counts outlive reloads). */
-  series(service: string, method: string): Series {
+  /**
+   * The series of `service` and `method`, or of a handler's `route`, made on
+   * first use and kept (its counts outlive reloads). Routes begin with `/`,
+   * method names never do: they share the second map.
+   */
+  series(service: string, method: string, route?: string): Series {
     let methods = this.#series.get(service);
     if (!methods) this.#series.set(service, (methods = new Map<string, Series>()));
-    let series = methods.get(method);
-    if (!series) methods.set(method, (series = new Series(service, method)));
+    const key = route ?? method;
+    let series = methods.get(key);
+    if (!series) methods.set(key, (series = new Series(service, method, route)));
     return series;
   }
 
@@ -74,7 +89,7 @@ export class RequestStats {
     const durations: MetricValue[] = [];
     const [open, ended, items, bytes]: MetricValue[][] = [[], [], [], []];
     for (const s of [...this.#series.values()].flatMap((methods) => [...methods.values()])) {
-      const labels = { service: s.service, method: s.method };
+      const labels = s.labels;
       if (s.streamsEnded.size > 0 || s.streamsOpen > 0) {
         open.push({ value: s.streamsOpen, labels });
         for (const [outcome, value] of s.streamsEnded) ended.push({ value, labels: { ...labels, outcome } });
@@ -93,7 +108,7 @@ export class RequestStats {
     return [
       {
         name: REQUESTS_METRIC,
-        help: 'HTTP requests answered, by service, method and status (service and method empty for routes without them).',
+        help: 'HTTP requests answered, by service, method and status (service and method empty for routes without them; an HTTP handler\'s by service, route and status).',
         type: 'counter',
         values: requests,
         aggregator: 'sum',

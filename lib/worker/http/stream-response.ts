@@ -18,7 +18,7 @@ import { sseError } from '../execution/stream-framing.js';
 /** Bytes a stream may have produced ahead of its reader. */
 export const WINDOW_BYTES = 256 * 1024;
 /** Credit goes back in pieces of at least this, so a stream of small items does not cost a message per item. */
-const GRANT_BYTES = WINDOW_BYTES / 4;
+export const GRANT_BYTES = WINDOW_BYTES / 4;
 
 export interface StreamAnswer {
   mediaType: string;

@@ -76,10 +76,20 @@ export class BufferedBody implements RequestBodySource {
   }
 }
 
+/**
+ * Body bytes the guest reads before the thread tells the main thread (a
+ * `taken` message), which holds at most BODY_WINDOW_BYTES unread ahead of it:
+ * a guest that reads slowly slows its client down instead of filling memory.
+ */
+const TAKEN_BYTES = 64 * 1024;
+export const BODY_WINDOW_BYTES = 4 * TAKEN_BYTES;
+
 /** The thread's end: what the feeder posted, read without blocking. */
 export class PortBodySource implements RequestBodySource {
   readonly #chunks: Uint8Array[] = [];
   #available = 0;
+  /** Read since the last `taken` message. */
+  #taken = 0;
   #status: { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } = { kind: 'open' };
   #trailers: FieldEntry[] | undefined;
 
@@ -111,6 +121,11 @@ export class PortBodySource implements RequestBodySource {
     if (n === first.length) this.#chunks.shift();
     else this.#chunks[0] = first.subarray(n);
     this.#available -= n;
+    this.#taken += n;
+    if (this.#taken >= TAKEN_BYTES || (this.#available === 0 && this.#taken > 0)) {
+      this.port.postMessage({ kind: 'taken', bytes: this.#taken } satisfies ResponseMessage);
+      this.#taken = 0;
+    }
     return first.subarray(0, n);
   }
 
@@ -139,7 +154,9 @@ export type ResponseMessage =
   | { kind: 'chunk'; bytes: Uint8Array }
   | { kind: 'finish'; trailers: FieldEntry[] | undefined }
   | { kind: 'abort'; reason: string }
-  | { kind: 'settled'; settled: Settled };
+  | { kind: 'settled'; settled: Settled }
+  /** Not the response's: request body bytes the guest has read (PortBodySource). */
+  | { kind: 'taken'; bytes: number };
 
 /**
  * What `handle` left behind, posted last on the request's port: the outcome,
@@ -206,6 +223,8 @@ export class PortResponseSink implements ResponseSink {
 /** What the main thread does with a response as it arrives, and with what `handle` left behind (`settled`, last). */
 export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refused' | 'chunk' | 'finish' | 'abort'> & {
   settled(settled: Settled): void;
+  /** The guest has read `bytes` more of the request body (BODY_WINDOW_BYTES bounds what it has not). */
+  taken?(bytes: number): void;
 };
 
 /**
@@ -245,6 +264,8 @@ export class MainEnd implements RequestBodyFeeder {
           return listener.abort(message.reason);
         case 'settled':
           return listener.settled(message.settled);
+        case 'taken':
+          return listener.taken?.(message.bytes);
       }
     });
   }

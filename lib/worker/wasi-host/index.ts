@@ -19,7 +19,7 @@ import { InputStream, IoError, OutputStream } from './streams.js';
 
 export type { ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 export type { FieldEntry } from './fields.js';
-export { BufferedBody, MainEnd, PortBodySource, PortResponseSink, threadCells, threadWaker, type RequestBodyFeeder, type ResponseListener, type Settled } from './channel.js';
+export { BODY_WINDOW_BYTES, BufferedBody, MainEnd, PortBodySource, PortResponseSink, threadCells, threadWaker, type RequestBodyFeeder, type ResponseListener, type Settled } from './channel.js';
 export { usePollWaker, Waker } from './poll.js';
 export { HandlerExchange } from './http-types.js';
 

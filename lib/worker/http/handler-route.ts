@@ -1,0 +1,309 @@
+// Requests to HTTP handler components (docs/api.md §5.8): at
+// `/api/services/{d}/{s}/http/{path…}`, and at the routes sidecars mount
+// outside `/api`. The request's head goes to the instance thread with the
+// request; its body follows as it arrives, at most BODY_WINDOW_BYTES ahead of
+// what the guest has read; the response is written as the guest writes it,
+// paid for with credit granted as bytes leave for the socket (the same
+// window as streamed answers: stream-response.ts), so neither a slow client
+// nor a slow guest makes the worker buffer. The request's deadline bounds
+// the whole exchange: a 504 before the headers, the body cut short after.
+//
+// What rt answers itself (a failure before the headers) is its error body,
+// through the app's error middleware like every other route; the request's
+// log line and metrics carry the route that reached the handler.
+
+import type { Next } from 'koa';
+import type { Logger } from 'pino';
+import { ApiError } from '../../errors.js';
+import { apiHandlerPath, mountFor } from '../../http-mounts.js';
+import type { HostedService } from '../execution/hosted-service.js';
+import type { Failure } from '../execution/invocation.js';
+import type { ServiceRegistry } from '../execution/registry.js';
+import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
+import { tooLarge, bodyLength } from './body.js';
+import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
+import { failureError } from './failures.js';
+import { handlerRequestHead, pathBelow } from './handler-request.js';
+import { findService } from './lookup.js';
+import type { RtContext } from './request-state.js';
+import { GRANT_BYTES, WINDOW_BYTES } from './stream-response.js';
+import type { WorkerState } from './worker-state.js';
+
+export interface HandlerDeps {
+  registry: ServiceRegistry;
+  state: WorkerState;
+  maxBodyBytes: number;
+  log: Logger;
+}
+
+/** The route's own part of a URL: `/api/services/{d}/{s}/http`. */
+const API_PREFIX = /^(?:\/[^/?]*){5}/;
+
+/** `/api/services/{d}/{s}/http/{path…}`: the handler of the service the path names. */
+export function handlerApiRoute(deps: HandlerDeps) {
+  return (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
+    const { domain, service } = ctx.params;
+    const hosted = findService(deps.registry, deps.state, domain, service);
+    ctx.state.service = hosted.name;
+    if (!hosted.descriptor.http) {
+      throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
+    }
+    // As sent: the path below it goes to the guest as the client encoded it.
+    const prefix = API_PREFIX.exec(ctx.url)![0];
+    return serveHandler(ctx, hosted, apiHandlerPath(hosted.descriptor.id), pathBelow(ctx.url, prefix), deps);
+  };
+}
+
+/**
+ * The routes sidecars mount (`http_route`), in front of the router: a
+ * request at or below one goes to its handler with its own path; the mount
+ * table follows the registry's service set.
+ */
+export function handlerMounts(deps: HandlerDeps) {
+  let mounts: { generation: number; routes: Map<string, string> } | undefined;
+  return (ctx: RtContext, next: Next): Promise<void> => {
+    if (mounts?.generation !== deps.registry.generation) {
+      const routes = new Map<string, string>();
+      for (const hosted of deps.registry.list()) if (hosted.descriptor.http?.route) routes.set(hosted.descriptor.http.route, hosted.name);
+      mounts = { generation: deps.registry.generation, routes };
+    }
+    if (mounts.routes.size === 0) return next();
+    const found = mountFor(mounts.routes, ctx.path);
+    if (!found) return next();
+    const [domain, service] = splitName(found.mounted);
+    const hosted = findService(deps.registry, deps.state, domain, service);
+    ctx.state.service = hosted.name;
+    return serveHandler(ctx, hosted, found.route, ctx.url, deps);
+  };
+}
+
+/** `domain.service` → its parts (a domain may hold dots; a service name may not). */
+function splitName(name: string): [string, string] {
+  const dot = name.lastIndexOf('.');
+  return [name.slice(0, dot), name.slice(dot + 1)];
+}
+
+/** Serves the request in `ctx` with `hosted`'s handler, as `pathWithQuery`; resolves once the answer is complete or cut off. */
+async function serveHandler(ctx: RtContext, hosted: HostedService, route: string, pathWithQuery: string, deps: HandlerDeps): Promise<void> {
+  ctx.state.route = route;
+  const { req, res } = ctx;
+  if (bodyLength(req).length! > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
+  const head = handlerRequestHead(req, pathWithQuery);
+  const request: HandlerRequest = { ...head, headers: head.headers.map(([name, value]): FieldEntry => [name, Buffer.from(value, 'latin1')]) };
+  const answer = new HandlerAnswer(ctx, hosted.name, deps.log);
+  const channel = new MainEnd(answer, WINDOW_BYTES);
+  answer.channel = channel;
+  const body = feedBody(ctx, channel, deps.maxBodyBytes, answer);
+  res.once('close', () => {
+    if (!res.writableFinished) channel.close();
+  });
+  try {
+    const result = await hosted.serveHttp(request, channel, ctx.state.deadline, departure(res));
+    if (result.kind === 'ok') await answer.settledOrClosed;
+    else answer.failed(result);
+  } finally {
+    body.stop();
+    channel.dispose();
+  }
+  answer.conclude();
+}
+
+/**
+ * Feeds the request body to the channel as it arrives: paused while the
+ * guest has BODY_WINDOW_BYTES unread, failed when the client goes away or
+ * the body passes http.max_body_bytes (413 if nothing was answered yet).
+ */
+function feedBody(ctx: RtContext, channel: MainEnd, maxBytes: number, answer: HandlerAnswer): { stop(): void } {
+  const { req } = ctx;
+  let received = 0;
+  let unread = 0;
+  let done = false;
+  answer.bodyTaken = (bytes) => {
+    unread -= bytes;
+    if (!done && unread < BODY_WINDOW_BYTES && req.isPaused()) req.resume();
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > maxBytes) {
+      stop();
+      channel.fail(`the body exceeds http.max_body_bytes (${maxBytes} bytes)`);
+      answer.refuse(tooLarge(maxBytes));
+      return;
+    }
+    unread += chunk.length;
+    channel.push(chunk);
+    if (unread >= BODY_WINDOW_BYTES) req.pause();
+  };
+  const onEnd = () => {
+    done = true;
+    const trailers = req.rawTrailers;
+    const entries: FieldEntry[] = [];
+    for (let i = 0; i < trailers.length; i += 2) entries.push([trailers[i].toLowerCase(), Buffer.from(trailers[i + 1], 'latin1')]);
+    channel.end(entries.length > 0 ? entries : undefined);
+  };
+  const onAborted = () => {
+    if (!done) channel.fail('the client closed the connection before its body arrived');
+    stop();
+  };
+  const stop = () => {
+    done = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('aborted', onAborted);
+  };
+  if (!bodyLength(req).present) {
+    done = true;
+    channel.end();
+    return { stop: () => {} };
+  }
+  req.on('data', onData);
+  req.once('end', onEnd);
+  req.once('aborted', onAborted);
+  return { stop };
+}
+
+/**
+ * The answer to one handler request, as the guest's response arrives on the
+ * channel: its head and body written as they come; or rt's error answer when
+ * the guest gave none (thrown from `conclude`, for the app's error middleware).
+ */
+class HandlerAnswer implements ResponseListener {
+  channel!: MainEnd;
+  /** The guest read request body bytes (feedBody sets it). */
+  bodyTaken: (bytes: number) => void = () => {};
+  /** Resolves once what `handle` left behind is known, or the channel closed without saying. */
+  readonly settledOrClosed: Promise<void>;
+  #settle!: () => void;
+  /** rt's own answer, when the guest's is not sent: thrown by `conclude` if the headers have not gone out. */
+  #error: ApiError | undefined;
+  /** The response is over (complete, cut, or answered by rt): nothing more is written. */
+  #over = false;
+  #corked = false;
+  #returned = 0;
+  readonly #where: { service: string };
+
+  constructor(
+    private readonly ctx: RtContext,
+    service: string,
+    private readonly log: Logger,
+  ) {
+    this.#where = { service };
+    this.settledOrClosed = new Promise((resolve) => (this.#settle = resolve));
+  }
+
+  head({ status, headers }: ResponseHead): void {
+    const { res } = this.ctx;
+    if (this.#over || res.headersSent || res.destroyed) return;
+    this.ctx.respond = false;
+    res.statusCode = status;
+    const byName = new Map<string, string[]>();
+    for (const [name, value] of headers) {
+      const values = byName.get(name) ?? [];
+      values.push(Buffer.from(value).toString('latin1'));
+      byName.set(name, values);
+    }
+    for (const [name, values] of byName) res.setHeader(name, values.length === 1 ? values[0] : values);
+    // The handler's own policy still applies: a second Content-Security-Policy only narrows it (docs/api.md §5.6).
+    for (const [name, value] of Object.entries(COMPONENT_CONTENT_HEADERS)) {
+      if (name === 'Content-Security-Policy' && res.hasHeader(name)) res.appendHeader(name, value);
+      else res.setHeader(name, value);
+    }
+    res.flushHeaders();
+  }
+
+  chunk(bytes: Uint8Array): void {
+    const { res } = this.ctx;
+    if (this.#over || res.destroyed) return;
+    const n = bytes.byteLength;
+    // Chunks that arrive together leave together: one write to the socket per turn of the event loop (stream-response.ts).
+    if (!this.#corked) {
+      this.#corked = true;
+      res.cork();
+      setImmediate(() => {
+        this.#corked = false;
+        res.uncork();
+      });
+    }
+    res.write(bytes, (error) => {
+      if (error) return;
+      this.#returned += n;
+      if (this.#returned >= GRANT_BYTES) {
+        this.channel.grant(this.#returned);
+        this.#returned = 0;
+      }
+    });
+  }
+
+  finish(trailers: FieldEntry[] | undefined): void {
+    const { res } = this.ctx;
+    if (this.#over || res.destroyed) return;
+    this.#over = true;
+    if (trailers && trailers.length > 0) res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
+    res.end();
+  }
+
+  abort(reason: string): void {
+    this.#cut(`the handler's response body ended unfinished: ${reason}`);
+  }
+
+  malformed(problem: string): void {
+    this.refuse(new ApiError('RT_ERR_BAD_RESPONSE', `the handler's response is not valid HTTP: ${problem}`, this.#where));
+  }
+
+  refused(code: { tag: string; val?: unknown }): void {
+    const detail = code.val === undefined ? code.tag : `${code.tag} (${JSON.stringify(code.val)})`;
+    this.refuse(new ApiError('RT_ERR_HANDLER_ERROR', `the handler answered with the error code ${detail} instead of a response`, this.#where));
+  }
+
+  settled({ outcome, trap }: Settled): void {
+    if (trap) this.refuse(new ApiError(trap.code, trap.message, this.#where));
+    else if (outcome.kind === 'no-response') this.refuse(new ApiError('RT_ERR_NO_RESPONSE', 'the handler returned without setting a response (response-outparam.set was never called)', this.#where));
+    this.#settle();
+  }
+
+  taken(bytes: number): void {
+    this.bodyTaken(bytes);
+  }
+
+  /** The request did not run, or was cut off (its deadline, its thread lost). */
+  failed(failure: Failure): void {
+    this.refuse(failureError(failure, this.#where));
+    this.#settle();
+  }
+
+  /** rt answers with `error` if no headers have gone out; else the body is cut short. */
+  refuse(error: ApiError): void {
+    if (this.#over) return;
+    if (this.ctx.res.headersSent) return this.#cut(`${error.error}: ${error.details}`);
+    this.#over = true;
+    this.#error ??= error;
+    // The guest's writes fail from now on; its answer is not sent.
+    this.channel.close();
+  }
+
+  /** Ends the request's part here: throws rt's error answer if it has one to give. */
+  conclude(): void {
+    const { res } = this.ctx;
+    if (this.#error && !res.headersSent) {
+      if (this.#error.status >= 500) this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, error: this.#error.error, details: this.#error.details }, 'handler failed');
+      throw this.#error;
+    }
+    if (!this.#over && !res.headersSent && !res.destroyed) {
+      // The thread said nothing (it was lost between its answer and the response): no silent 200.
+      throw new ApiError('RT_ERR_INSTANCE_LOST', 'the handler gave no answer', this.#where);
+    }
+    // The guest's answer is (being) written; Koa leaves the response alone.
+    this.ctx.respond = false;
+  }
+
+  /** Cuts the body short: without the final chunk, no client takes it for a whole one. */
+  #cut(why: string): void {
+    if (this.#over) return;
+    this.#over = true;
+    const { res } = this.ctx;
+    this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, details: why }, 'handler response cut short');
+    if (this.#corked) res.uncork();
+    // The bytes already written still go out; the connection ends without the final chunk.
+    res.socket?.end();
+  }
+}

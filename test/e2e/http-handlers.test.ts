@@ -1,0 +1,222 @@
+// End to end: HTTP handler components (docs/api.md §5.8), built with
+// componentize-js in both styles people write them (wasi:http/types and
+// fetch-event), served by the real CLI at /api/services/{d}/{s}/http/… and
+// at a sidecar's mount.
+
+import { expect } from 'chai';
+import { request } from 'node:http';
+import { eventually, letTimePass } from '../support/eventually.js';
+import { repository } from '../support/fixtures.js';
+import { openStream } from '../support/stream-client.js';
+import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+
+/** An answer as the client saw it, trailers included. */
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  trailers: Record<string, string | undefined>;
+  /** Whether the body arrived whole (a chunked body without its final chunk did not). */
+  complete: boolean;
+}
+
+/** One request on a fresh connection; the body may come in timed pieces. */
+function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString(), trailers: res.trailers, complete: true }));
+      res.on('error', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString(), trailers: {}, complete: false }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const TIMEOUT_S = 5;
+
+describe('HTTP handler components (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+  const api = (service: string, path: string) => `${rt.url}/api/services/default/${service}/http${path}`;
+
+  before(async function () {
+    this.timeout(600_000);
+    const repo = await repository({
+      hello: TYPES_HANDLER,
+      'hello.toml': { raw: 'service = "hello"\nhttp_route = "/hello"\n' },
+      fetch: FETCH_HANDLER,
+      'fetch.toml': { raw: 'service = "fetch"\n' },
+    });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${TIMEOUT_S}\nmax_body_bytes = 1048576\n` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('passes method, path with query, scheme, authority and headers to the handler', async () => {
+    const r = await send(api('hello', '/echo/a%20b?x=1&y=two'), { headers: { 'x-q': 'qv', connection: 'keep-alive', 'keep-alive': 'timeout=5' } });
+    expect(r.status, r.body).to.equal(200);
+    const echoed = JSON.parse(r.body) as { method: string; path: string; scheme: string; authority: string; headers: [string, string][] };
+    expect(echoed).to.include({ method: 'GET', path: '/echo/a%20b?x=1&y=two' });
+    // As the fixture reads the scheme variant's case: HTTP.
+    expect(echoed.scheme.toLowerCase()).to.equal('http');
+    expect(echoed.authority).to.equal(new URL(rt.url).host);
+    const names = echoed.headers.map(([n]) => n);
+    expect(names).to.include('x-q');
+    expect(names).to.not.include('connection');
+    expect(names).to.not.include('keep-alive');
+    expect(r.headers['content-security-policy']).to.match(/^sandbox/);
+    expect(r.headers['x-request-id']).to.be.a('string');
+  });
+
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+    it(`serves ${method}`, async () => {
+      const r = await send(api('hello', '/echo?m=1'), { method });
+      expect(r.status, r.body).to.equal(200);
+      expect(JSON.parse(r.body)).to.include({ method, path: '/echo?m=1' });
+    });
+  }
+
+  it('serves a mount with the request’s whole path, and nothing beside it', async () => {
+    // The fixture answers paths it does not know with 404 and the path it got.
+    const r = await send(`${rt.url}/hello/echo?z=9`);
+    expect(r.status, r.body).to.equal(404);
+    expect(r.body).to.equal('no such path /hello/echo?z=9');
+    expect((await send(`${rt.url}/hello`)).body).to.equal('no such path /hello');
+    const beside = await send(`${rt.url}/helloworld`);
+    expect(beside.status).to.equal(404);
+    expect(JSON.parse(beside.body)).to.include({ code: 'RT_ERR_NOT_FOUND' });
+  });
+
+  it('streams a request body to the guest and gives it the trailers', async () => {
+    let answered!: (a: Answer) => void;
+    const answer = new Promise<Answer>((resolve) => (answered = resolve));
+    const req = request(api('hello', '/body'), { method: 'POST', headers: { 'transfer-encoding': 'chunked', trailer: 'x-sum' }, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
+    });
+    req.write('hel');
+    await letTimePass(30, 'the body arrives in pieces');
+    req.write('lo ');
+    await letTimePass(30, 'the body arrives in pieces');
+    req.addTrailers({ 'x-sum': '7' });
+    req.end('world');
+    const r = await answer;
+    expect(r.status, r.body).to.equal(200);
+    expect(r.body).to.equal('got 11 bytes: hello world');
+    expect(r.headers['x-trailers']).to.equal('x-sum=7');
+  });
+
+  it('sends the response’s trailers', async () => {
+    const r = await send(api('hello', '/trailers'));
+    expect(r.body).to.equal('with trailers');
+    expect(r.trailers).to.deep.include({ 'x-checksum': '42' });
+  });
+
+  it('answers 500 RT_ERR_NO_RESPONSE for a handler that sets no response', async () => {
+    const r = await send(api('hello', '/none'));
+    expect(r.status).to.equal(500);
+    expect(JSON.parse(r.body)).to.include({ code: 'RT_ERR_NO_RESPONSE', service: 'default.hello' });
+  });
+
+  it('answers 502 RT_ERR_BAD_RESPONSE naming the problem of a malformed response', async () => {
+    const length = await send(api('hello', '/bad-length'));
+    expect(length.status).to.equal(502);
+    expect(JSON.parse(length.body)).to.include({ code: 'RT_ERR_BAD_RESPONSE' });
+    expect((JSON.parse(length.body) as { details: string }).details).to.match(/content-length/i);
+    const status = await send(api('hello', '/bad-status'));
+    expect(status.status).to.equal(502);
+    expect((JSON.parse(status.body) as { details: string }).details).to.match(/103/);
+  });
+
+  it('serves a fetch-event handler, one request after another', async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await send(api('fetch', '/echo?i=' + i), { method: 'POST', headers: { 'x-q': 'v' + i }, body: 'body' + i });
+      expect(r.status, r.body).to.equal(201);
+      expect(r.body).to.equal(`echo:POST http://${new URL(rt.url).host}/echo?i=${i} v${i} body${i}`);
+      expect(r.headers['x-a']).to.equal('1');
+    }
+  });
+
+  it('answers 500 RT_ERR_COMPONENT_TRAPPED for a handler that throws, and serves the next request', async () => {
+    const r = await send(api('hello', '/throw'));
+    expect(r.status).to.equal(500);
+    expect(JSON.parse(r.body)).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.hello' });
+    expect((await send(api('hello', '/echo'))).status).to.equal(200);
+  });
+
+  it('answers 504 for a handler that has not answered by the deadline', async () => {
+    const started = performance.now();
+    const r = await send(api('hello', `/sleep?${TIMEOUT_S * 4000}`));
+    expect(r.status).to.equal(504);
+    expect(JSON.parse(r.body)).to.include({ code: 'RT_ERR_CALL_TIMEOUT', service: 'default.hello' });
+    expect(performance.now() - started).to.be.below(TIMEOUT_S * 1000 + 2000);
+    expect((await send(api('hello', '/echo'))).status).to.equal(200);
+  });
+
+  it('cuts the body short of a response still being written at the deadline', async () => {
+    const r = await send(api('hello', '/drip?100'));
+    expect(r.status).to.equal(200);
+    expect(r.complete, 'the body ends without its final chunk').to.equal(false);
+    expect(r.body).to.match(/^(tick;){5,}$/);
+    expect((await send(api('hello', '/echo'))).status).to.equal(200);
+  });
+
+  it('ends the handler’s writes when its client goes away mid-response (logged as 499)', async () => {
+    const answer = await openStream(api('hello', '/drip?20'), {});
+    await eventually(() => answer.pieces.length >= 3, { what: 'three ticks', timeoutMs: 5_000, intervalMs: 10 });
+    answer.res.destroy();
+    expect(await rt.logged((l) => l.msg === 'request' && l.status === 499 && l.route === '/api/services/default/hello/http')).to.equal(true);
+    // Its thread is free well before the deadline: the guest saw its write fail and returned.
+    const next = await send(api('hello', '/echo'));
+    expect(next.status).to.equal(200);
+  });
+
+  it('keeps a slow reader’s response within a bounded window, and delivers 64 MiB whole', async function () {
+    this.timeout(60_000);
+    const [worker] = rt.workerPids();
+    const before = (await RtProcess.status(worker)).rssMiB;
+    const size = 64 * 1024 * 1024;
+    const answer = await openStream(api('hello', `/big?${size}`), {}, {}, { paused: true });
+    let peak = 0;
+    for (let i = 0; i < 5; i++) {
+      await letTimePass(200, 'the reader takes nothing for 1 s, its worker sampled every 200 ms');
+      peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
+    }
+    expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.below(48);
+    let received = 0;
+    answer.res.on('data', (bytes: Buffer) => (received += bytes.length));
+    const { complete, at } = await answer.ended;
+    console.log(`      64 MiB in ${Math.round(at)} ms (1 s of it paused)`);
+    expect(complete).to.equal(true);
+    expect(received).to.equal(size);
+  });
+
+  it('refuses a body over http.max_body_bytes with 413, declared or not', async () => {
+    const declared = await send(api('hello', '/body'), { method: 'POST', body: Buffer.alloc(1048577) });
+    expect(declared.status).to.equal(413);
+    expect(JSON.parse(declared.body)).to.include({ code: 'RT_ERR_BODY_TOO_LARGE' });
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = request(api('hello', '/body'), { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 20; i++) req.write(Buffer.alloc(65536));
+      req.end();
+    });
+    expect(chunked).to.equal(413);
+  });
+
+  it('answers 404 for a service that is not an HTTP handler, and for an unknown one', async () => {
+    const unknown = await send(`${rt.url}/api/services/default/nope/http/x`);
+    expect(unknown.status).to.equal(404);
+    expect(JSON.parse(unknown.body)).to.include({ code: 'RT_ERR_UNKNOWN_SERVICE' });
+  });
+});
