@@ -9,7 +9,8 @@ import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
 import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
-import { RtProcess } from '../support/rt-process.js';
+import autocannon from 'autocannon';
+import { call, RtProcess } from '../support/rt-process.js';
 
 /** An answer as the client saw it, trailers included. */
 interface Answer {
@@ -214,9 +215,80 @@ describe('HTTP handler components (e2e)', function () {
     expect(chunked).to.equal(413);
   });
 
+  it('lists a handler as kind http with its routes', async () => {
+    const listed = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const services = listed.body.services as Record<string, unknown>[];
+    expect(services.find((x) => x.service === 'hello')).to.include({ kind: 'http', handler: 'wasi:http/incoming-handler@0.2.3' }).and.to.have.deep.property('routes', ['/api/services/default/hello/http', '/hello']);
+    expect(services.find((x) => x.service === 'fetch')).to.have.deep.property('routes', ['/api/services/default/fetch/http']);
+    const described = await call(`${rt.url}/api/services/default/hello`, { method: 'GET' });
+    expect(described.body).to.include({ kind: 'http' });
+  });
+
+  it('counts handler requests by service, route and status', async () => {
+    for (const url of [`${rt.url}/hello/metrics-probe`, api('hello', '/echo'), api('hello', '/none')]) await send(url);
+    const metrics = await (await fetch(`${rt.url}/api/metrics`)).text();
+    expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/api\/services\/default\/hello\/http",status="200"\} [1-9]\d*$/m);
+    expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/hello",status="404"\} [1-9]\d*$/m);
+    expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/api\/services\/default\/hello\/http",status="500"\} [1-9]\d*$/m);
+  });
+
   it('answers 404 for a service that is not an HTTP handler, and for an unknown one', async () => {
     const unknown = await send(`${rt.url}/api/services/default/nope/http/x`);
     expect(unknown.status).to.equal(404);
     expect(JSON.parse(unknown.body)).to.include({ code: 'RT_ERR_UNKNOWN_SERVICE' });
+  });
+});
+
+describe('HTTP handler components under control operations, 2 workers (e2e)', function () {
+  this.timeout(180_000);
+  let rt: RtProcess;
+  const LOAD_SECONDS = 8;
+
+  before(async function () {
+    this.timeout(600_000);
+    const repo = await repository({ hello: TYPES_HANDLER, 'hello.toml': { raw: 'service = "hello"\nhttp_route = "/hello"\npool_size = 2\n' } });
+    rt = await RtProcess.start({ workers: 2, quiet: true, configToml: `repo_urls = ["file://${repo}"]\n` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it(`answers every request while the handler is restarted and reloaded again and again (${LOAD_SECONDS} s, 16 connections, both workers)`, async () => {
+    const load = autocannon({ url: `${rt.url}/api/services/default/hello/http/echo?load`, connections: 16, duration: LOAD_SECONDS });
+    let operations = 0;
+    const deadline = Date.now() + (LOAD_SECONDS - 1) * 1000;
+    while (Date.now() < deadline) {
+      const op = operations % 2 === 0 ? call(`${rt.url}/api/services/default/hello/restart`) : call(`${rt.url}/api/reload`);
+      const res = await op;
+      expect(res.status, res.text).to.equal(200);
+      operations++;
+      // The mount follows each new generation too (the fixture answers 404 with the path it got).
+      expect(await (await fetch(`${rt.url}/hello/x`)).text()).to.equal('no such path /hello/x');
+      await letTimePass(300, 'the load meets each generation for a while before the next operation');
+    }
+    const result = await load;
+    console.log(`      ${result.requests.total} requests, ${operations} restarts and reloads, p99 ${result.latency.p99} ms`);
+    expect(operations).to.be.greaterThan(3);
+    expect(result.requests.total).to.be.greaterThan(100);
+    expect({ non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts }).to.deep.equal({ non2xx: 0, errors: 0, timeouts: 0 });
+  });
+
+  it('lets a request in flight finish when the handler is quiesced, refuses new ones with 503, and serves again after a restart', async () => {
+    const running = fetch(`${rt.url}/api/services/default/hello/http/sleep?800`);
+    await letTimePass(200, 'the request reaches its instance before the quiesce');
+    const quiesced = await call(`${rt.url}/api/services/default/hello/quiesce`, { method: 'PUT' });
+    expect(quiesced.status, quiesced.text).to.equal(200);
+    const finished = await running;
+    expect(finished.status).to.equal(200);
+    expect(await finished.text()).to.equal('slept');
+    for (const url of [`${rt.url}/api/services/default/hello/http/echo`, `${rt.url}/hello/x`]) {
+      const refused = await call(url, { method: 'GET' });
+      expect(refused.status).to.equal(503);
+      expect(refused.body).to.include({ code: 'RT_ERR_SERVICE_QUIESCED', service: 'default.hello' });
+    }
+    expect((await call(`${rt.url}/api/services/default/hello/restart`)).status).to.equal(200);
+    await eventually(async () => (await fetch(`${rt.url}/api/services/default/hello/http/echo`)).status === 200, { what: 'the handler to serve again', timeoutMs: 10_000, intervalMs: 100 });
   });
 });
