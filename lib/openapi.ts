@@ -3,6 +3,7 @@
 // and per service with resources (docs/api.md §5.1.2) their constructors, the
 // methods called through handles, dropping and listing handles.
 
+import { apiHandlerPath } from './http-mounts.js';
 import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
 import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
 import { printMemberSignature, printSignature } from './wit/print.js';
@@ -210,6 +211,40 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
   };
 }
 
+/** The methods a handler's path item lists: any method reaches it; these are the ones OpenAPI has fields for (less OPTIONS, TRACE). */
+const HANDLER_METHODS = ['get', 'put', 'post', 'delete', 'head', 'patch'] as const;
+
+/**
+ * An HTTP handler's paths (docs/api.md §5.8): its API path and its mount,
+ * each as itself and with the rest of the path below it. What it answers is
+ * the component's own; rt's answers are the failures.
+ */
+function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>): void {
+  if (!service.http) return;
+  const name = serviceName(service.id);
+  const rest = { name: 'path', in: 'path', required: true, description: 'The rest of the path, as the handler sees it (it may hold more segments)', schema: { type: 'string' } };
+  for (const base of [apiHandlerPath(service.id), ...(service.http.route ? [service.http.route] : [])]) {
+    for (const [path, parameters] of [[base, []], [`${base}/{path}`, [rest]]] as const) {
+      const operation = (method: string) => ({
+        operationId: `${name}.http.${method}${path === base ? '' : '.below'}${base === service.http?.route ? '.mount' : ''}`,
+        tags: [name],
+        summary: `${service.http!.interface}: the handler answers`,
+        ...(parameters.length > 0 ? { parameters } : {}),
+        ...(method === 'get' || method === 'head' ? {} : { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }),
+        responses: {
+          default: { description: "The handler's own answer, streamed as it writes it (its status, headers, body and trailers)" },
+          '413': errorResponse('The body is over http.max_body_bytes'),
+          '500': errorResponse('The handler trapped, set no response, or answered with an error code'),
+          '502': errorResponse('The handler set a malformed response (its status or a header)'),
+          '503': { ...errorResponse('Service quiesced, restarting or not ready; or overloaded (with Retry-After)'), headers: RETRY_AFTER },
+          '504': errorResponse('No response by http.request_timeout_seconds (after the headers: the body is cut short instead)'),
+        },
+      });
+      paths[path] = Object.fromEntries(HANDLER_METHODS.map((m) => [m, operation(m)]));
+    }
+  }
+}
+
 export function openApiDocument(services: ServiceDescriptor[], version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const service of services) {
@@ -236,6 +271,7 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
       };
     }
     resourcePaths(service, paths);
+    handlerPaths(service, paths);
   }
   return {
     openapi: '3.1.0',

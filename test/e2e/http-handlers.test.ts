@@ -9,6 +9,7 @@ import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
 import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess } from '../support/rt-process.js';
 
@@ -222,6 +223,17 @@ describe('HTTP handler components (e2e)', function () {
     expect(services.find((x) => x.service === 'fetch')).to.have.deep.property('routes', ['/api/services/default/fetch/http']);
     const described = await call(`${rt.url}/api/services/default/hello`, { method: 'GET' });
     expect(described.body).to.include({ kind: 'http' });
+  });
+
+  it('documents each handler route in the OpenAPI document, which validates', async () => {
+    const res = await call(`${rt.url}/api/openapi.json`, { method: 'GET' });
+    const validator = new Validator();
+    const result = await validator.validate(res.body);
+    expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
+    const paths = res.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    expect(Object.keys(paths)).to.include.members(['/api/services/default/hello/http', '/api/services/default/hello/http/{path}', '/hello', '/hello/{path}', '/api/services/default/fetch/http/{path}']);
+    expect(Object.keys(paths['/hello/{path}'])).to.include.members(['get', 'post', 'put', 'delete', 'patch']);
+    expect(paths['/hello'].post.responses).to.include.keys('default', '500', '502', '504');
   });
 
   it('counts handler requests by service, route and status', async () => {
