@@ -55,6 +55,11 @@ export interface ServiceSummary {
   version: string | null;
   source: string;
   state: 'active' | 'quiesced';
+  /** `http`: an HTTP handler, served at `routes` (docs/api.md §5.8). */
+  kind: 'http' | 'methods';
+  routes?: string[];
+  /** The handler interface it exports, e.g. `wasi:http/incoming-handler@0.2.3`. */
+  handler?: string;
   config: { origin: string; content_type: string; bytes: number } | null;
   methods: MethodSummary[];
   resources: ResourceSummary[];

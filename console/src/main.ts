@@ -18,6 +18,7 @@ import {
 } from './api.js';
 import { fill, h } from './dom.js';
 import { requestEditor } from './form.js';
+import { handlerView } from './handler.js';
 import { resourcesView } from './resources.js';
 import { parsePrometheus, serviceRates, servicePoll, type Poll, type ServiceRates } from './prometheus.js';
 
@@ -172,6 +173,7 @@ class ServiceView {
     fill(
       this.#details,
       h('div', {}, 'source: ', h('code', {}, summary.source)),
+      summary.kind === 'http' && h('div', { class: 'handler-facts' }, 'HTTP handler at ', h('code', {}, (summary.routes ?? []).join(', '))),
       h('div', {}, 'configuration: ', summary.config ? h('code', {}, `${summary.config.origin} (${summary.config.content_type}, ${summary.config.bytes} bytes)`) : 'none'),
       h('div', {}, `instances: pool ${instances.pool_size}, live ${instances.live} and ${instances.waiting} calls waiting (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
       summary.resources.length > 0 &&
@@ -210,6 +212,7 @@ class ServiceView {
         fill(
           this.#body,
           h('details', { class: 'wit' }, h('summary', {}, 'WIT'), h('pre', {}, d.wit)),
+          d.kind === 'http' && handlerView(d),
           h('div', { class: 'methods' }, ...d.methods.map((m) => methodView(d, m))),
           d.resources.length > 0 && resourcesView(d),
         ),
