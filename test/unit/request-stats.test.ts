@@ -31,4 +31,20 @@ describe('request metrics', () => {
     expect(value('rt_http_request_duration_seconds_sum{service="acme.calc",method="add"}')).to.be.closeTo(45.0234, 1e-9);
     expect(text).to.match(/^# TYPE rt_http_request_duration_seconds histogram$/m);
   });
+
+  it("counts an HTTP handler's requests by route, apart from its service's methods", async () => {
+    const workers = [new RequestStats(), new RequestStats()];
+    const [a, b] = workers;
+    a.series('default.shop', '', '/shop').observe(200, 0.001);
+    b.series('default.shop', '', '/shop').observe(200, 0.002);
+    a.series('default.shop', '', '/api/services/default/shop/http').observe(502, 0.001);
+    a.series('default.shop', 'stats').observe(200, 0.001);
+    expect(a.series('default.shop', '', '/shop')).to.not.equal(a.series('default.shop', ''));
+    const text = await AggregatorRegistry.aggregate(workers.map((w) => w.metrics())).metrics();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}."+/]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('rt_http_requests_total{service="default.shop",route="/shop",status="200"}')).to.equal(2);
+    expect(value('rt_http_requests_total{service="default.shop",route="/api/services/default/shop/http",status="502"}')).to.equal(1);
+    expect(value('rt_http_requests_total{service="default.shop",method="stats",status="200"}')).to.equal(1);
+    expect(value('rt_http_request_duration_seconds_count{service="default.shop",route="/shop"}')).to.equal(2);
+  });
 });
