@@ -118,7 +118,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
     methods,
     resources,
     unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
-    instances: instanceOptions(sidecar, sidecarPath(component.path)),
+    instances: instanceOptions(sidecar, sidecarPath(component.path), http !== undefined),
     env: sidecar.env ?? {},
     init: init ? ({ exportKey: init.exportKey, jsName: init.jsName } satisfies ExportLocation) : null,
     config: configFile ? await readConfigFile(configFile) : null,
@@ -150,13 +150,19 @@ function isInitHook(fn: WitFunction): boolean {
   );
 }
 
-function instanceOptions(sidecar: Sidecar, path: string): InstanceOptions {
+/**
+ * How the service's instances are kept. An HTTP handler's default is a fresh
+ * instance per request (docs/api.md §5.8: a componentize-js fetch-event
+ * instance answers one); `max_invocations` lets the operator reuse one that
+ * is known to serve many.
+ */
+function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): InstanceOptions {
   if (sidecar.instance_per_call && sidecar.max_invocations !== undefined && sidecar.max_invocations !== 1) {
     throw new SidecarError(`${path}: instance_per_call = true means max_invocations = 1, not ${sidecar.max_invocations}`);
   }
   return {
     poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
-    recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? DEFAULT_INSTANCES.recycleAfter),
+    recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? (handler ? 1 : DEFAULT_INSTANCES.recycleAfter)),
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
     handleIdleSeconds: sidecar.handle_idle_seconds ?? DEFAULT_INSTANCES.handleIdleSeconds,
     maxHandles: sidecar.max_handles ?? DEFAULT_INSTANCES.maxHandles,

@@ -10,9 +10,10 @@
 // granted it credit (bytes it may send ahead of the client), so a slow reader
 // stops production instead of making anyone buffer (docs/api.md §5.1.1).
 //
-// An HTTP handler's thread serves each request on a fresh instance, made
-// ahead while it waits for the next (componentize-js's fetch-event builds
-// answer one request per instance: docs/design/http-handlers.md). Its guest
+// An HTTP handler's thread serves each request on a fresh instance by
+// default (its max_invocations is 1), made ahead while it waits for the next
+// (componentize-js's fetch-event builds answer one request per instance:
+// docs/design/http-handlers.md). Its guest
 // blocks in `poll` (Atomics.wait on the thread's cells) while the main
 // thread feeds the request body and drains the response.
 
@@ -122,8 +123,8 @@ function handleWork(id: number, work: HandleWork): boolean {
   return result.kind === 'called' && afterCall(result.outcome);
 }
 
-/** One request to the HTTP handler; its instance is replaced after it, whatever came of it. */
-function httpWork(id: number, { request, port }: HttpWork): true {
+/** One request to the HTTP handler; its instance is replaced after it (max_invocations is 1 for a handler unless its sidecar says otherwise), or after one it did not answer whole. */
+function httpWork(id: number, { request, port }: HttpWork): boolean {
   const began = performance.now();
   const sink = new PortResponseSink(port, cells);
   const exchange = handlerExchange(request, new PortBodySource(port), sink);
@@ -135,6 +136,8 @@ function httpWork(id: number, { request, port }: HttpWork): true {
   sink.settled(called.kind === 'trap' ? { outcome, trap: { code: called.code, message: called.message } } : { outcome });
   port.close();
   post([id, OK, null, ranMs]);
+  // An instance that left its response unfinished is not trusted with another.
+  if (outcome.kind === 'responded' && outcome.complete) return afterCall(called);
   replaceInstance();
   return true;
 }
