@@ -19,6 +19,9 @@
 // handles  a call on a handle when the connection reached the worker that
 //          holds it vs when that worker is the other one (forwarded over its
 //          peer socket), 1 and 8 connections, a plain invoke beside (handles.ts)
+// http-handlers  a wasi:http handler's req/s, rt vs `jco serve` vs a lean
+//          Koa route; a 64 MiB streamed response's MiB/s vs bare node:http
+//          (http-handlers.ts)
 // https-client  rt's HTTPS client for https: repositories vs undici: 200
 //          small files, 20 of 4 MiB, and a 304 revalidation of all of them,
 //          over loopback HTTPS with the bench's own CA (https-client.ts)
@@ -45,6 +48,7 @@ const run: Record<Section, () => Promise<void>> = {
   reload: async () => (await import('./reload.js')).reloadMemory(),
   workers: async () => (await import('./workers.js')).workersScaling(),
   handles: async () => (await import('./handles.js')).handles(),
+  'http-handlers': async () => (await import('./http-handlers.js')).httpHandlers(),
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
   drift: async () => (await import('./drift.js')).drift(),
 };

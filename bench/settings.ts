@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'https-client', 'drift'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'drift'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, so it runs only when named. */
@@ -90,6 +90,10 @@ export function printHeader(sections: readonly Section[]): void {
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
   console.log(
     `  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, ${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), RSS per process`,
+  );
+  console.log(
+    `  http-handlers: the http rounds and connections after min(BENCH_SOAK_SECONDS, 20) s of soak, rt with 1 worker; ` +
+      `a ${settings.streamMiB} MiB response (BENCH_STREAM_MIB), ${settings.streamRounds} run(s) (BENCH_STREAM_ROUNDS)`,
   );
   console.log(
     `  https-client: ${settings.httpsSmall} files of 2 KiB (BENCH_HTTPS_SMALL), ${settings.httpsBig} of 4 MiB (BENCH_HTTPS_BIG), then all of them revalidated; ` +
