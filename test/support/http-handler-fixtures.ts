@@ -5,13 +5,11 @@
 // fetch-event handler. A fetch-event build answers one request per instance
 // (StarlingMonkey never resets its FetchEvent: notes of issue 24, §1).
 
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JsSource } from '../../examples/builder.js';
+import { WASI_WIT } from '../../examples/index.js';
 
-/** From dist/test/support (compiled) or test/support: the repository's vendored WIT, beside the examples that use it. */
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
-export const WASI_WIT_DEPS = join(ROOT, 'examples', 'wit', 'wasi-0.2.3');
+/** The repository's vendored WASI WIT: the folder the bundled HTTP examples build with. */
+export const WASI_WIT_DEPS = WASI_WIT;
 
 const WORLD = `package local:handler;
 world handler {
