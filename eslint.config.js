@@ -10,6 +10,8 @@ import tseslint from 'typescript-eslint';
 
 /** What the guest engine provides (StarlingMonkey's web globals the examples use). */
 const GUEST_GLOBALS = Object.fromEntries(['console', 'TextEncoder', 'TextDecoder', 'URL', 'fetch', 'setTimeout', 'clearTimeout'].map((name) => [name, 'readonly']));
+/** A fetch-event handler's besides (componentize-js's `fetch-event` feature): the event and what answers it. */
+const FETCH_EVENT_GLOBALS = Object.fromEntries(['addEventListener', 'Request', 'Response', 'Headers'].map((name) => [name, 'readonly']));
 /** Node's globals the scripts use, besides the guest's. */
 const NODE_GLOBALS = { ...GUEST_GLOBALS, ...Object.fromEntries(['process', 'Buffer', 'AbortSignal', 'AbortController', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly'])) };
 
@@ -82,6 +84,6 @@ export default tseslint.config(
   {
     // Guest code for componentize-js (StarlingMonkey): a browser-like engine, no Node.
     files: ['examples/**/*.js'],
-    languageOptions: { globals: GUEST_GLOBALS },
+    languageOptions: { globals: { ...GUEST_GLOBALS, ...FETCH_EVENT_GLOBALS } },
   },
 );

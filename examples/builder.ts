@@ -44,7 +44,7 @@ export interface JsSource {
   disableFeatures?: ComponentizeFeature[];
   /**
    * A folder of WIT packages (one folder each) that `wit` uses, e.g.
-   * test/fixtures/wit/wasi-0.2.3 for a world exporting wasi:http/incoming-handler.
+   * examples/wit/wasi-0.2.3 for a world exporting wasi:http/incoming-handler.
    * componentize-js then reads the world from a folder with these as `deps/`.
    */
   witDeps?: string;

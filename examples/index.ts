@@ -17,7 +17,8 @@ const source = (file: string) => readFile(join(EXAMPLES_DIR, file), 'utf8');
 /**
  * Files served beside the components, as [source, place in the build]: the
  * greeter's configuration, the renderer's and the digits' sidecars (their
- * media types), the library's sidecar and the directory it grants.
+ * media types), the library's sidecar and the directory it grants, the HTTP
+ * handlers' sidecars (their addresses, the hello-http mount).
  */
 const COMPANIONS: [string, string][] = [
   ['greeter/greeter.config.json', 'greeter.config.json'],
@@ -26,7 +27,16 @@ const COMPANIONS: [string, string][] = [
   ['library/library.toml', 'library.toml'],
   ['library/books/raven.txt', 'library-books/raven.txt'],
   ['library/books/sonnet-18.txt', 'library-books/sonnet-18.txt'],
+  ['hello-http/hello-http.toml', 'hello-http.toml'],
+  ['fetch-handler/fetch-handler.toml', 'fetch-handler.toml'],
 ];
+
+/**
+ * The WASI WIT the HTTP handler examples build with (their worlds name
+ * wasi:http and wasi:clocks packages; componentize.ts puts this folder beside
+ * them as `deps/`). Inside examples/, so the image's build stage has it.
+ */
+export const WASI_WIT = join(EXAMPLES_DIR, 'wit', 'wasi-0.2.3');
 
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {
@@ -72,6 +82,32 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
   {
     name: 'tally',
     source: async () => ({ kind: 'wat', wit: await source('tally/tally.wit'), wat: await source('tally/tally.wat'), world: 'tally-world' }),
+  },
+  {
+    name: 'hello-http',
+    source: async () => ({
+      kind: 'js',
+      wit: await source('hello-http/hello-http.wit'),
+      js: await source('hello-http/hello-http.js'),
+      world: 'hello-http',
+      witDeps: WASI_WIT,
+      // `http` for wasi:http/types (without it componentize-js puts trapping stubs in its place; it brings
+      // wasi:http/outgoing-handler along, which rt refuses for any host no sidecar grants), `clocks` for the
+      // sleeps; not the fetch event: it exports incomingHandler itself.
+      disableFeatures: ['stdio', 'random', 'fetch-event'],
+    }),
+  },
+  {
+    name: 'fetch-handler',
+    source: async () => ({
+      kind: 'js',
+      wit: await source('fetch-handler/fetch-handler.wit'),
+      js: await source('fetch-handler/fetch-handler.js'),
+      world: 'fetch-handler',
+      witDeps: WASI_WIT,
+      // The fetch event (`fetch-event`, with `http`) and Date (`clocks`).
+      disableFeatures: ['stdio', 'random'],
+    }),
   },
 ];
 

@@ -207,6 +207,9 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       expect(add.body, add.text).to.deep.equal({ result: 42 });
       const greet = await call(`${url}/api/services/example/greeter/invoke/greet`, { body: '{"name":"World"}', contentType: 'application/json' });
       expect(greet.body, greet.text).to.deep.equal({ result: 'Hello, World!' });
+      // An HTTP handler, at its sidecar's mount: built with the WASI WIT in examples/wit, which the build stage copies.
+      const hello = await fetch(`${url}/hello/`);
+      expect([hello.status, await hello.text()]).to.deep.equal([200, 'Hello from a wasi:http component!\n']);
       const page = await fetch(`${url}/console/`);
       expect(page.status).to.equal(200);
       expect(page.headers.get('content-type')).to.match(/^text\/html/);

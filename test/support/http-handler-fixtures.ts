@@ -1,17 +1,15 @@
 // Components that export wasi:http/incoming-handler@0.2.3, built by
-// componentize-js with the vendored WASI WIT (test/fixtures/wit/wasi-0.2.3),
-// in the two styles people write them: against wasi:http/types directly
-// (`incomingHandler.handle`) and as a fetch-event handler. A fetch-event build
-// answers one request per instance (StarlingMonkey never resets its
-// FetchEvent: notes of issue 24, §1).
+// componentize-js with the vendored WASI WIT (examples/wit/wasi-0.2.3, which
+// the bundled HTTP examples build with too), in the two styles people write
+// them: against wasi:http/types directly (`incomingHandler.handle`) and as a
+// fetch-event handler. A fetch-event build answers one request per instance
+// (StarlingMonkey never resets its FetchEvent: notes of issue 24, §1).
 
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JsSource } from '../../examples/builder.js';
+import { WASI_WIT } from '../../examples/index.js';
 
-/** From dist/test/support (compiled) or test/support: the repository's vendored WIT. */
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
-export const WASI_WIT_DEPS = join(ROOT, 'test', 'fixtures', 'wit', 'wasi-0.2.3');
+/** The repository's vendored WASI WIT: the folder the bundled HTTP examples build with. */
+export const WASI_WIT_DEPS = WASI_WIT;
 
 const WORLD = `package local:handler;
 world handler {
