@@ -4,6 +4,8 @@
 // lib/worker/wasi-host (plus preview2-shim for the rest), and runs `handle`
 // with the request's body and response crossing threads through the host's
 // port channel. It answers each request with what `handle` left behind.
+// Given an outgoing port, the guest has outgoing HTTP through it (the main
+// side's OutgoingClient, handler-host.ts).
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { join } from 'node:path';
@@ -11,13 +13,15 @@ import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import { OutputCapture, type CapturedText } from '../../lib/worker/sandbox/output-capture.js';
-import { handlerExchange, handlerImports, PortBodySource, PortResponseSink, threadWaker, usePollWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
+import { handlerExchange, handlerImports, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 
 export interface HandlerThreadData {
   /** A folder with the glue (`component.js`) and its core modules. */
   dir: string;
   specifiers: string[];
   shared: SharedArrayBuffer;
+  /** The thread's end of its outgoing HTTP channel (transferred), if it has outgoing HTTP. */
+  outgoing?: MessagePort;
 }
 
 export interface HandleRequestMessage {
@@ -39,12 +43,13 @@ type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports
 type Handler = { handle(request: unknown, responseOut: unknown): void };
 
 const port = parentPort!;
-const { dir, specifiers, shared } = workerData as HandlerThreadData;
+const { dir, specifiers, shared, outgoing: outgoingPort } = workerData as HandlerThreadData;
 usePollWaker(threadWaker(shared));
 const output = new OutputCapture();
+const outgoing = outgoingPort ? new OutgoingChannel(outgoingPort, shared) : undefined;
 
 const shim = preview2 as unknown as Record<string, Record<string, object>>;
-const ours = handlerImports(output);
+const ours = handlerImports(output, outgoing);
 const imports: Record<string, unknown> = {};
 for (const specifier of specifiers) {
   const key = specifier.replace(/@.*/, '');
@@ -75,6 +80,8 @@ async function serve(request: HandlerRequest, channel: MessagePort): Promise<voi
     }
     const returnedAt = performance.timeOrigin + performance.now();
     const outcome = exchange.settle();
+    // Nothing of this guest runs again: what it left in flight is stopped.
+    outgoing?.abandon();
     sink.settled({ outcome });
     channel.close();
     port.postMessage({ outcome, threw, output: output.take(), returnedAt } satisfies HandledMessage);

@@ -33,6 +33,11 @@ export function threadWaker(shared: SharedArrayBuffer): Waker {
   return new Waker(shared, WAKE);
 }
 
+/** From the main thread: something was posted to the thread, its `poll` looks again. */
+export function wakeThread(shared: SharedArrayBuffer): void {
+  Waker.wake(shared, WAKE);
+}
+
 // ---- the request body ----
 
 export type BodyMessage = { kind: 'chunk'; bytes: Uint8Array } | { kind: 'end'; trailers?: FieldEntry[] } | { kind: 'fail'; reason: string };

@@ -3,13 +3,11 @@
 // side of both is http-types.ts; crossing threads is channel.ts.
 
 import type { FieldEntry } from './fields.js';
+import type { Variant } from './resource.js';
 import type { ByteSource } from './streams.js';
 
 /** A wasi:http error-code as the glue represents the variant. */
-export interface ErrorCode {
-  tag: string;
-  val?: unknown;
-}
+export type ErrorCode = Variant;
 
 export interface HandlerRequest {
   /** As the client sent it: `GET`, `PURGE`. */
@@ -23,10 +21,18 @@ export interface HandlerRequest {
   headers: FieldEntry[];
 }
 
-/** The request body as the guest reads it: bytes as they arrive, then the end (with trailers) or a failure. */
+/**
+ * A body as the guest reads it (a request's to a handler, or the response to
+ * a request the guest sent): bytes as they arrive, then the end (with
+ * trailers) or a failure.
+ */
 export interface RequestBodySource extends ByteSource {
   /** The trailers the body ended with (once ended). */
   trailers(): FieldEntry[] | undefined;
+  /** The guest dropped the body (or its trailers) before the end: the far side may stop sending. */
+  release?(): void;
+  /** The guest asked for the trailers without reading the rest: the remaining bytes can be dropped as they come. */
+  skipRest?(): void;
 }
 
 export interface ResponseHead {
@@ -35,16 +41,11 @@ export interface ResponseHead {
 }
 
 /**
- * Where a handler's response goes. Calls come in this order: `head`, then
- * `chunk`s, then `finish` or `abort`; or `malformed` / `refused` alone.
+ * Where the bytes of a body the guest writes go once its message is under
+ * way: a response's to the client, a request's to the server. `chunk`s, then
+ * `finish` or `abort`.
  */
-export interface ResponseSink {
-  /** The guest set a valid response. */
-  head(head: ResponseHead): void;
-  /** The guest set a response rt cannot send (invalid status or header): answered 502. Nothing follows. */
-  malformed(problem: string): void;
-  /** The guest set an error-code instead of a response. Nothing follows. */
-  refused(code: ErrorCode): void;
+export interface BodySink {
   /** Bytes the sink takes now (the guest's check-write): the credit its reader granted. */
   credit(): number;
   /** False once the far side is gone (a client that disconnected): writes fail from then on. */
@@ -55,6 +56,19 @@ export interface ResponseSink {
   finish(trailers: FieldEntry[] | undefined): void;
   /** The body ends incomplete: the guest broke it off, or returned without finishing it. */
   abort(reason: string): void;
+}
+
+/**
+ * Where a handler's response goes. Calls come in this order: `head`, then
+ * the body's calls; or `malformed` / `refused` alone.
+ */
+export interface ResponseSink extends BodySink {
+  /** The guest set a valid response. */
+  head(head: ResponseHead): void;
+  /** The guest set a response rt cannot send (invalid status or header): answered 502. Nothing follows. */
+  malformed(problem: string): void;
+  /** The guest set an error-code instead of a response. Nothing follows. */
+  refused(code: ErrorCode): void;
 }
 
 /** What a `handle` call left behind, once it returned or threw. */

@@ -1,22 +1,22 @@
 // wasi:http/types for handlers: the request rt hands in, the response the
 // guest builds, and the response-outparam that sends it to a ResponseSink.
+// The bodies (incoming-body, future-trailers, outgoing-body) serve outgoing
+// requests too (outgoing.ts): a request's body is an outgoing-body, the
+// response to it an incoming-body, as in the WIT.
 //
 // preview2-shim's classes cannot serve here: it deletes the factories of its
 // request and outparam objects after load, and its bodies are streams of its
-// own I/O worker (findings §3). Outgoing requests (outgoing-request,
-// request-options, incoming-response, future-incoming-response) exist as
-// classes so the glue links, and trap when constructed: wasi:http/outgoing-
-// handler for handlers is a separate piece of work.
+// own I/O worker (findings §3).
 
-import type { ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseSink } from './exchange.js';
+import type { BodySink, ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseSink } from './exchange.js';
 import { FORBIDDEN_HEADERS, Fields, isValidFieldName, isValidFieldValue, type FieldEntry } from './fields.js';
 import { Pollable } from './poll.js';
 import { assignRep, GuestMisuse, WasiError } from './resource.js';
 import { InputStream, IoError, OutputStream, type ByteSink } from './streams.js';
 
-type Method = { tag: 'get' | 'head' | 'post' | 'put' | 'delete' | 'connect' | 'options' | 'trace' | 'patch' } | { tag: 'other'; val: string };
-type Scheme = { tag: 'HTTP' } | { tag: 'HTTPS' } | { tag: 'other'; val: string };
-type Result<T, E> = { tag: 'ok'; val: T } | { tag: 'err'; val: E };
+export type Method = { tag: 'get' | 'head' | 'post' | 'put' | 'delete' | 'connect' | 'options' | 'trace' | 'patch' } | { tag: 'other'; val: string };
+export type Scheme = { tag: 'HTTP' } | { tag: 'HTTPS' } | { tag: 'other'; val: string };
+export type Result<T, E> = { tag: 'ok'; val: T } | { tag: 'err'; val: E };
 
 const METHODS = new Set(['get', 'head', 'post', 'put', 'delete', 'connect', 'options', 'trace', 'patch']);
 
@@ -73,6 +73,7 @@ export class IncomingRequest {
 export class IncomingBody {
   #source: RequestBodySource | undefined;
   readonly #trailersFrom: RequestBodySource;
+  #finished = false;
 
   constructor(source: RequestBodySource) {
     this.#source = source;
@@ -88,10 +89,16 @@ export class IncomingBody {
   }
 
   static finish(body: IncomingBody): FutureTrailers {
+    body.#finished = true;
+    // What the guest did not read it never will: the trailers need only the rest to pass.
+    body.#trailersFrom.skipRest?.();
     return new FutureTrailers(body.#trailersFrom);
   }
 
-  [Symbol.dispose](): void {}
+  [Symbol.dispose](): void {
+    // Dropped without finish (the stream, its child, is gone by now): nobody reads the rest.
+    if (!this.#finished) this.#trailersFrom.release?.();
+  }
 }
 
 export class FutureTrailers {
@@ -114,16 +121,18 @@ export class FutureTrailers {
     if (status.kind === 'open') return undefined;
     if (this.#taken) return { tag: 'err', val: undefined };
     this.#taken = true;
-    if (status.kind === 'failed') return { tag: 'ok', val: { tag: 'err', val: { tag: 'internal-error', val: status.reason } } };
+    if (status.kind === 'failed') return { tag: 'ok', val: { tag: 'err', val: status.code ?? { tag: 'internal-error', val: status.reason } } };
     const trailers = this.#source.trailers();
     return { tag: 'ok', val: { tag: 'ok', val: trailers ? Fields.fromHost(trailers) : undefined } };
   }
 
-  [Symbol.dispose](): void {}
+  [Symbol.dispose](): void {
+    if (this.#source.status().kind === 'open') this.#source.release?.();
+  }
 }
 
-/** How much body a guest may write before its response is set (then the sink's credit rules). */
-const UNSENT_WINDOW = 64 * 1024;
+/** How much body a guest may write before its response is set or its request sent (then the sink's credit rules). */
+export const UNSENT_WINDOW = 64 * 1024;
 
 export class OutgoingResponse {
   readonly #headers: Fields;
@@ -165,11 +174,14 @@ export class OutgoingResponse {
 type BodyState = 'writing' | 'finished' | 'aborted';
 
 /**
- * A response body. Until the response is set its bytes wait here (at most
- * UNSENT_WINDOW); from then on they go straight to the sink, within its credit.
+ * A response's body, or a request's (one resource type in the WIT). Until the
+ * response is set (the request handed to outgoing-handler) its bytes wait
+ * here, at most UNSENT_WINDOW; from then on they go straight to the sink,
+ * within its credit.
  */
 export class OutgoingBody {
-  #sink: ResponseSink | undefined;
+  readonly #role: 'request' | 'response';
+  #sink: BodySink | undefined;
   #held: Uint8Array[] = [];
   #heldBytes = 0;
   #state: BodyState = 'writing';
@@ -180,7 +192,9 @@ export class OutgoingBody {
   /** Set when writes must fail: the body was cut, the response was refused, the client left. */
   #failure: string | undefined;
 
-  constructor() {
+  /** rt's constructor (the glue never builds one): `role` names the message, for errors. */
+  constructor(role: 'request' | 'response' = 'response') {
+    this.#role = role;
     assignRep(this);
   }
 
@@ -206,15 +220,15 @@ export class OutgoingBody {
     if (body.#contentLength !== undefined && body.#written !== body.#contentLength) {
       const problem = `the body has ${body.#written} bytes where content-length says ${body.#contentLength}`;
       body.#cut(problem);
-      throw new WasiError<ErrorCode>({ tag: 'HTTP-response-body-size', val: BigInt(body.#written) });
+      throw new WasiError<ErrorCode>({ tag: body.#role === 'request' ? 'HTTP-request-body-size' : 'HTTP-response-body-size', val: BigInt(body.#written) });
     }
     body.#state = 'finished';
     body.#trailers = list;
     if (body.#sink) body.#sink.finish(list);
   }
 
-  /** @internal The response was set: what was held goes out, and so does the end if it came already. */
-  attach(sink: ResponseSink, contentLength: number | undefined): void {
+  /** @internal The response was set (the request sent): what was held goes out, and so does the end if it came already. */
+  attach(sink: BodySink, contentLength: number | undefined): void {
     this.#sink = sink;
     this.#contentLength = contentLength;
     if (contentLength !== undefined && this.#written > contentLength) return this.#cut(`the body has more bytes than content-length says (${contentLength})`);
@@ -244,6 +258,11 @@ export class OutgoingBody {
     return this.#written;
   }
 
+  /** @internal Finished already (a request body written whole before the request was sent). */
+  get finished(): boolean {
+    return this.#state === 'finished';
+  }
+
   #write(bytes: Uint8Array): void {
     this.#written += bytes.length;
     if (this.#contentLength !== undefined && this.#written > this.#contentLength) return this.#cut(`the body has more bytes than content-length says (${this.#contentLength})`);
@@ -264,7 +283,7 @@ export class OutgoingBody {
   [Symbol.dispose](): void {
     // wasi:http: dropping a body without finish means it is incomplete. (An
     // unfinished body that is never dropped is cut when `handle` returns.)
-    if (this.#state === 'writing' && this.#sink) this.#cut('the handler dropped its response body without finishing it');
+    if (this.#state === 'writing' && this.#sink) this.#cut(`the handler dropped its ${this.#role} body without finishing it`);
   }
 }
 
@@ -274,7 +293,7 @@ function statusProblem(status: number): string | undefined {
 }
 
 /** Headers that can go on the wire as they are; the problem otherwise (fields cloned from rt's may hold anything). */
-function headerProblem(headers: FieldEntry[]): { problem: string } | { contentLength: number | undefined } {
+export function headerProblem(headers: FieldEntry[]): { problem: string } | { contentLength: number | undefined } {
   let contentLength: number | undefined;
   for (const [name, value] of headers) {
     if (!isValidFieldName(name)) return { problem: `invalid header name ${JSON.stringify(name)}` };
@@ -375,38 +394,6 @@ export class HandlerExchange {
 }
 
 /** wasi:http/types#http-error-code: the error-code behind a stream's io-error, when rt gave it one. */
-const errorCodes = new WeakMap<IoError, ErrorCode>();
-
-export function ioErrorWithCode(message: string, code: ErrorCode): IoError {
-  const error = new IoError(message);
-  errorCodes.set(error, code);
-  return error;
-}
-
 export function httpErrorCode(error: IoError): ErrorCode | undefined {
-  return errorCodes.get(error);
+  return error.code;
 }
-
-/** Outgoing HTTP is not part of the handler host (yet): these exist for the glue to link, and trap when used. */
-function unavailable(name: string): new () => object {
-  return class {
-    constructor() {
-      throw new GuestMisuse(`wasi:http/types#${name}: outgoing HTTP is not available to handlers`);
-    }
-  };
-}
-
-export const httpTypes = {
-  Fields,
-  IncomingRequest,
-  IncomingBody,
-  FutureTrailers,
-  OutgoingResponse,
-  OutgoingBody,
-  ResponseOutparam,
-  OutgoingRequest: unavailable('outgoing-request'),
-  RequestOptions: unavailable('request-options'),
-  IncomingResponse: unavailable('incoming-response'),
-  FutureIncomingResponse: unavailable('future-incoming-response'),
-  httpErrorCode,
-};

@@ -8,6 +8,12 @@
 // rt's objects therefore take their reps from a range of their own, above both
 // small counters and below 2^30, where the glue's handle flag (T_FLAG) begins.
 
+/** A WIT variant value as jco's glue represents it: the case's name, and its payload if it has one. */
+export interface Variant {
+  tag: string;
+  val?: unknown;
+}
+
 /** The key jco's glue reads a host object's representation from. */
 export const CABI_REP = Symbol.for('cabiRep');
 

@@ -8,11 +8,18 @@
 // interface's rules traps.
 
 import { Pollable, poll } from './poll.js';
-import { assignRep, GuestMisuse, WasiError } from './resource.js';
+import { assignRep, GuestMisuse, WasiError, type Variant } from './resource.js';
 
-/** wasi:io/error#error: what `last-operation-failed` carries. */
+/**
+ * wasi:io/error#error: what `last-operation-failed` carries. `code` is the
+ * wasi:http error-code behind it, when the stream is an HTTP body that broke
+ * (wasi:http/types#http-error-code reads it back).
+ */
 export class IoError {
-  constructor(readonly message: string) {
+  constructor(
+    readonly message: string,
+    readonly code?: Variant,
+  ) {
     assignRep(this);
   }
 
@@ -26,14 +33,14 @@ export class IoError {
 export type StreamError = { tag: 'closed' } | { tag: 'last-operation-failed'; val: IoError };
 
 const closed = (): WasiError<StreamError> => new WasiError<StreamError>({ tag: 'closed' });
-const failed = (message: string): WasiError<StreamError> => new WasiError<StreamError>({ tag: 'last-operation-failed', val: new IoError(message) });
+const failed = (message: string, code?: Variant): WasiError<StreamError> => new WasiError<StreamError>({ tag: 'last-operation-failed', val: new IoError(message, code) });
 
 /** Bytes an input stream reads: never blocks; says when no more will come. */
 export interface ByteSource {
   /** Up to `max` bytes that are here now (empty when none are yet). */
   read(max: number): Uint8Array;
-  /** 'open': more may come; 'ended': all were read once `available` is 0; 'failed': the source broke. */
-  status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string };
+  /** 'open': more may come; 'ended': all were read once `available` is 0; 'failed': the source broke (`code`: why, as wasi:http says it). */
+  status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string; code?: Variant };
   /** Bytes here now. */
   available(): number;
 }
@@ -55,7 +62,7 @@ export class InputStream {
     if (got.length > 0 || len === 0n) return got;
     const status = this.#source.status();
     if (status.kind === 'ended') throw closed();
-    if (status.kind === 'failed') throw failed(status.reason);
+    if (status.kind === 'failed') throw failed(status.reason, status.code);
     return got;
   }
 
