@@ -8,7 +8,8 @@ import { request } from 'node:http';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
-import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
+import { FETCH_HANDLER, OUTGOING_FETCH_HANDLER, OUTGOING_TYPES_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
+import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess } from '../support/rt-process.js';
@@ -42,11 +43,21 @@ const TIMEOUT_S = 5;
 describe('HTTP handler components (e2e)', function () {
   this.timeout(120_000);
   let rt: RtProcess;
+  /** What the handlers granted outbound hosts may reach. */
+  let upstream: LoopbackServer;
   const api = (service: string, path: string) => `${rt.url}/api/services/default/${service}/http${path}`;
 
   before(async function () {
     this.timeout(600_000);
+    upstream = await loopbackServer();
+    const granted = `allowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n`;
     const repo = await repository({
+      caller: OUTGOING_TYPES_HANDLER,
+      'caller.toml': { raw: `service = "caller"\n${granted}` },
+      fetcher: OUTGOING_FETCH_HANDLER,
+      'fetcher.toml': { raw: `service = "fetcher"\n${granted}` },
+      'closed.wasm': OUTGOING_FETCH_HANDLER,
+      'closed.toml': { raw: 'service = "closed"\n' },
       hello: TYPES_HANDLER,
       'hello.toml': { raw: 'service = "hello"\nhttp_route = "/hello"\n' },
       fetch: FETCH_HANDLER,
@@ -58,6 +69,7 @@ describe('HTTP handler components (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    await upstream?.close();
   });
 
   it('passes method, path with query, scheme, authority and headers to the handler', async () => {
@@ -242,6 +254,35 @@ describe('HTTP handler components (e2e)', function () {
     expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/api\/services\/default\/hello\/http",status="200"\} [1-9]\d*$/m);
     expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/hello",status="404"\} [1-9]\d*$/m);
     expect(metrics).to.match(/^rt_http_requests_total\{service="default\.hello",route="\/api\/services\/default\/hello\/http",status="500"\} [1-9]\d*$/m);
+  });
+
+  describe('outgoing requests', () => {
+    const json = async (url: string) => {
+      const r = await send(url);
+      return { status: r.status, body: JSON.parse(r.body) as Record<string, unknown> };
+    };
+
+    it('reach a host the sidecar allows, through wasi:http/outgoing-handler and through fetch()', async () => {
+      const before = await upstream.connections();
+      const typed = await json(api('caller', `/call?url=${encodeURIComponent(`${upstream.url}/x`)}`));
+      expect(typed.status).to.equal(200);
+      expect(typed.body).to.include({ status: 200, text: 'reached' });
+      const fetched = await json(api('fetcher', `/fetch?url=${encodeURIComponent(`${upstream.url}/y`)}`));
+      expect(fetched.body).to.include({ status: 200, text: 'reached' });
+      expect(await upstream.connections()).to.be.above(before);
+    });
+
+    it('fail with HTTP-request-denied for any other host, and nothing connects', async () => {
+      const before = await upstream.connections();
+      const other = await json(api('caller', `/call?url=${encodeURIComponent('http://127.0.0.1:9/x')}`));
+      expect(other.body).to.deep.equal({ stage: 'handle', error: { tag: 'HTTP-request-denied' } });
+      // A service granted nothing reaches nothing, not even the host the others may reach.
+      const closed = await json(api('closed', `/fetch?url=${encodeURIComponent(`${upstream.url}/z`)}`));
+      expect(closed.status).to.equal(502);
+      // StarlingMonkey's fetch rejects with a message of its own, whatever the error code was.
+      expect(String(closed.body.error)).to.match(/error/i);
+      expect(await upstream.connections()).to.equal(before);
+    });
   });
 
   it('answers 404 for a service that is not an HTTP handler, and for an unknown one', async () => {

@@ -22,11 +22,11 @@
 // and response cross on a channel of their own (wasi-host/channel.ts), bound
 // to the thread's shared cells while the thread has the request.
 
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
-import { threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
+import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
 import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
@@ -128,13 +128,22 @@ class PoolThread {
   holder: HandleHolder;
   /** Shared with the thread: what an HTTP handler's guest sleeps on and reads its response credit from. */
   readonly cells = threadCells();
+  /** The thread's outgoing requests (an HTTP handler's), ended with it. */
+  #outgoing: OutgoingClient | undefined;
 
   constructor(
     spec: PoolSpec,
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    this.worker = new Worker(THREAD_URL, { workerData: { ...spec, cells: this.cells } satisfies ThreadSpec, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
+    // An HTTP handler's outgoing requests are sent from here, within its allowed_outbound_hosts.
+    const outgoing = spec.descriptor.http ? new MessageChannel() : undefined;
+    if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts);
+    this.worker = new Worker(THREAD_URL, {
+      workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}) } satisfies ThreadSpec,
+      ...(outgoing ? { transferList: [outgoing.port2] } : {}),
+      resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+    });
     this.holder = this.#newHolder();
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: ThreadMessage) => {
@@ -200,6 +209,7 @@ class PoolThread {
     const call = this.running;
     this.running = undefined;
     if (call) settle(call, failure);
+    this.#outgoing?.close();
     return this.worker.terminate();
   }
 

@@ -5,6 +5,7 @@
 
 import type { ServiceDescriptor } from '../../service.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
+import type { OutgoingTransport } from '../wasi-host/index.js';
 import { hostImports, unversioned, type Grants, type ImportObject } from '../sandbox/wasi-imports.js';
 import { handlerImports } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
@@ -12,15 +13,16 @@ import type { InstanceSpec } from './component-instance.js';
 /**
  * The instance spec of `d`, its core modules compiled already (with the
  * memory cap `memoryCapBytes`). An HTTP handler's instance takes wasi:io,
- * wasi:http/types and what goes with them from rt's handler host, whose
- * objects write what the guest prints to `handlerOutput`.
+ * wasi:http/types and what goes with them from rt's handler host
+ * (`handlerHost`: where what the guest prints goes, and how its outgoing
+ * requests leave the thread).
  */
-export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerOutput?: OutputCapture): InstanceSpec {
+export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingTransport }): InstanceSpec {
   const imports = hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d));
   return {
     entry: d.artifact.entry,
     modules: new Map(modules),
-    imports: d.http && handlerOutput ? withHandlerHost(imports, handlerImports(handlerOutput)) : imports,
+    imports: d.http && handlerHost ? withHandlerHost(imports, handlerImports(handlerHost.output, handlerHost.outgoing)) : imports,
     ...(d.http ? { handler: { exportKey: d.http.interface, jsName: 'handle' } } : {}),
     methods: d.methods.map((m) => (m.member ? { exportKey: m.exportKey, jsName: m.jsName, className: m.member.className, kind: m.member.kind } : { exportKey: m.exportKey, jsName: m.jsName })),
     init: d.init,

@@ -21,7 +21,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
-import { handlerExchange, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
+import { handlerExchange, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
@@ -30,10 +30,12 @@ import { framer, type Framer } from './stream-framing.js';
 import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
-const { descriptor, modules, memoryCapBytes, issuer, cells } = workerData as ThreadSpec;
+const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
 if (descriptor.http) usePollWaker(threadWaker(cells));
+/** An HTTP handler's outgoing requests, sent by the main thread. */
+const outgoing = outgoingPort && new OutgoingChannel(outgoingPort, cells);
 
 function post(message: CallAnswer | StreamAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
   port.postMessage(message, transfer);
@@ -43,7 +45,7 @@ function flushOutput(): void {
   for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
 }
 
-const spec = instanceSpec(descriptor, modules, memoryCapBytes, output);
+const spec = instanceSpec(descriptor, modules, memoryCapBytes, { output, ...(outgoing ? { outgoing } : {}) });
 const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;
@@ -131,6 +133,8 @@ function httpWork(id: number, { request, port }: HttpWork): boolean {
   const called = instance!.handle(exchange.request, exchange.responseOut);
   // What the guest left unfinished is finished or cut off here, before the main thread hears that handle returned.
   const outcome = exchange.settle();
+  // What it left in flight is stopped: nothing of this request runs after handle returned.
+  outgoing?.abandon();
   const ranMs = performance.now() - began;
   flushOutput();
   sink.settled(called.kind === 'trap' ? { outcome, trap: { code: called.code, message: called.message } } : { outcome });

@@ -22,6 +22,8 @@ export interface ThreadSpec {
   issuer: HandleIssuer;
   /** The cells an HTTP handler's guest sleeps on and reads its response credit from (wasi-host/channel.ts), shared with the main thread. */
   cells: SharedArrayBuffer;
+  /** An HTTP handler's outgoing requests (wasi-host/outgoing-channel.ts): the thread's end; the main thread sends them. */
+  outgoing?: MessagePort;
 }
 
 /**
