@@ -149,6 +149,24 @@ describe('console (e2e, Chromium)', function () {
     expect(await callPanel.locator('select.handle-select option').allInnerTexts()).not.to.include(handle);
   });
 
+  it("shows an HTTP handler's routes and sends it a request from its box", async function () {
+    this.timeout(30_000);
+    const s = service('example/hello-http');
+    await s.locator('summary').first().click();
+    expect(await s.locator('.handler-facts').innerText()).to.include('/api/services/example/hello-http/http').and.include('/hello');
+    const box = s.locator('.handler');
+    // The description, fetched when the service is opened, brings the box.
+    await box.locator('.handler-routes a').first().waitFor();
+    expect(await box.locator('.handler-routes a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).to.deep.equal(['/api/services/example/hello-http/http/', '/hello/']);
+    await box.locator('select.handler-method').selectOption('POST');
+    await box.locator('select.handler-route').selectOption('/hello');
+    await box.locator('input.handler-path').fill('/upper');
+    await box.locator('textarea.handler-body').fill('from the console');
+    await box.getByRole('button', { name: 'Send' }).click();
+    await box.locator('.answer-body').filter({ hasText: 'FROM THE CONSOLE' }).waitFor();
+    expect(await box.locator('.answer-status').innerText()).to.match(/^200 OK/);
+  });
+
   it('restarts the greeter with a configuration body, and the next call greets with it', async function () {
     this.timeout(30_000);
     const greeter = service('example/greeter');
