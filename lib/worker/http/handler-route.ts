@@ -87,7 +87,7 @@ function splitName(name: string): [string, string] {
 async function serveHandler(ctx: RtContext, hosted: HostedService, route: string, pathWithQuery: string, deps: HandlerDeps): Promise<void> {
   ctx.state.route = route;
   const { req, res } = ctx;
-  if (bodyLength(req).length! > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
+  if ((bodyLength(req).length ?? 0) > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
   const head = handlerRequestHead(req, pathWithQuery);
   const request: HandlerRequest = { ...head, headers: head.headers.map(([name, value]): FieldEntry => [name, Buffer.from(value, 'latin1')]) };
   const answer = new HandlerAnswer(ctx, hosted.name, deps.log);

@@ -12,7 +12,7 @@
 // change (e.g. a shared ring buffer) without touching the guest side.
 
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import type { TrapCode } from '../execution/component-instance.js';
+import type { ErrorCode as RtErrorCode } from '../../errors.js';
 import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 import type { FieldEntry } from './fields.js';
 import { Waker } from './poll.js';
@@ -170,7 +170,8 @@ export type ResponseMessage =
  */
 export interface Settled {
   outcome: HandleOutcome;
-  trap?: { code: TrapCode; message: string };
+  /** The trap's code in rt's catalogue (RT_ERR_COMPONENT_TRAPPED, …) and its message. */
+  trap?: { code: RtErrorCode; message: string };
 }
 
 /** The thread's sink: posts what the guest sends and spends the credit the main thread granted. */
