@@ -58,6 +58,11 @@ describe('HTTP handler components (e2e)', function () {
       'fetcher.toml': { raw: `service = "fetcher"\n${granted}` },
       'closed.wasm': OUTGOING_FETCH_HANDLER,
       'closed.toml': { raw: 'service = "closed"\n' },
+      // Mounts that cannot be: claimed already (by hello, first by address), and inside rt's API.
+      'zclash.wasm': TYPES_HANDLER,
+      'zclash.toml': { raw: 'service = "zclash"\nhttp_route = "/hello"\n' },
+      'inapi.wasm': TYPES_HANDLER,
+      'inapi.toml': { raw: 'service = "inapi"\nhttp_route = "/API/services"\n' },
       hello: TYPES_HANDLER,
       'hello.toml': { raw: 'service = "hello"\nhttp_route = "/hello"\n' },
       fetch: FETCH_HANDLER,
@@ -283,6 +288,15 @@ describe('HTTP handler components (e2e)', function () {
       expect(String(closed.body.error)).to.match(/error/i);
       expect(await upstream.connections()).to.equal(before);
     });
+  });
+
+  it('fails the load of a handler whose mount is taken or inside /api, naming why; the others serve', async () => {
+    const listed = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const failed = listed.body.failed as { source: string; error: string }[];
+    const why = (file: string) => failed.find((f) => f.source.endsWith(file))?.error;
+    expect(why('zclash.wasm')).to.match(/http_route "\/hello" is claimed by default\.hello \(.*hello\.wasm\) already/);
+    expect(why('inapi.wasm')).to.match(/http_route.*\/API\/services.*rt's API/);
+    expect((await send(`${rt.url}/hello/x`)).body).to.equal('no such path /hello/x');
   });
 
   it('answers 404 for a service that is not an HTTP handler, and for an unknown one', async () => {
