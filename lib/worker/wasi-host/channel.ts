@@ -16,6 +16,7 @@ import type { ErrorCode as RtErrorCode } from '../../errors.js';
 import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 import type { FieldEntry } from './fields.js';
 import { Waker } from './poll.js';
+import { ChunkQueue } from './streams.js';
 
 /** The thread's shared cells (Int32 each): the wake counter poll sleeps on, the response credit, "the client is gone". */
 const WAKE = 0;
@@ -91,8 +92,7 @@ export const BODY_WINDOW_BYTES = 4 * TAKEN_BYTES;
 
 /** The thread's end: what the feeder posted, read without blocking. */
 export class PortBodySource implements RequestBodySource {
-  readonly #chunks: Uint8Array[] = [];
-  #available = 0;
+  readonly #queue = new ChunkQueue();
   /** Read since the last `taken` message. */
   #taken = 0;
   #status: { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } = { kind: 'open' };
@@ -105,8 +105,7 @@ export class PortBodySource implements RequestBodySource {
     for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
       const message = m.message as BodyMessage;
       if (message.kind === 'chunk') {
-        this.#chunks.push(message.bytes);
-        this.#available += message.bytes.length;
+        this.#queue.push(message.bytes);
       } else if (message.kind === 'end') {
         this.#status = { kind: 'ended' };
         this.#trailers = message.trailers;
@@ -120,29 +119,24 @@ export class PortBodySource implements RequestBodySource {
 
   read(max: number): Uint8Array {
     this.#drain();
-    const first = this.#chunks[0];
-    if (!first) return new Uint8Array(0);
-    const n = Math.min(max, first.length);
-    if (n === first.length) this.#chunks.shift();
-    else this.#chunks[0] = first.subarray(n);
-    this.#available -= n;
-    this.#taken += n;
-    if (this.#taken >= TAKEN_BYTES || (this.#available === 0 && this.#taken > 0)) {
+    const bytes = this.#queue.take(max);
+    this.#taken += bytes.length;
+    if (this.#taken >= TAKEN_BYTES || (this.#queue.available === 0 && this.#taken > 0)) {
       this.port.postMessage({ kind: 'taken', bytes: this.#taken } satisfies ResponseMessage);
       this.#taken = 0;
     }
-    return first.subarray(0, n);
+    return bytes;
   }
 
   available(): number {
     this.#drain();
-    return this.#available;
+    return this.#queue.available;
   }
 
   status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } {
     this.#drain();
     // Bytes that arrived before a failure are still read; the failure shows once they are.
-    return this.#status.kind === 'failed' && this.#available > 0 ? { kind: 'open' } : this.#status;
+    return this.#status.kind === 'failed' && this.#queue.available > 0 ? { kind: 'open' } : this.#status;
   }
 
   trailers(): FieldEntry[] | undefined {

@@ -28,6 +28,7 @@ import type { FieldEntry } from './fields.js';
 import { UNSENT_WINDOW } from './http-types.js';
 import type { OutgoingCall, OutgoingHead, OutgoingResponseState, OutgoingTimeouts, OutgoingTransport } from './outgoing.js';
 import type { Waker } from './poll.js';
+import { ChunkQueue } from './streams.js';
 
 /** Thread → main. */
 export type OutgoingToMain =
@@ -154,8 +155,7 @@ class Flight implements OutgoingCall {
   readonly #id: number;
   readonly #channel: OutgoingChannel;
   #response: OutgoingResponseState = { kind: 'waiting' };
-  readonly #chunks: Uint8Array[] = [];
-  #available = 0;
+  readonly #queue = new ChunkQueue();
   #body: BodyStatus = { kind: 'open' };
   #trailers: FieldEntry[] | undefined;
   #credit = REQUEST_WINDOW;
@@ -182,8 +182,7 @@ class Flight implements OutgoingCall {
       case 'chunk':
         // After a skip, what was already on its way is dropped too.
         if (this.#skipping) return;
-        this.#chunks.push(message.bytes);
-        this.#available += message.bytes.length;
+        this.#queue.push(message.bytes);
         return;
       case 'end':
         this.#body = { kind: 'ended' };
@@ -233,30 +232,24 @@ class Flight implements OutgoingCall {
   readonly responseBody: RequestBodySource = {
     read: (max) => {
       this.#channel.drain();
-      const first = this.#chunks[0];
-      if (!first) return new Uint8Array(0);
-      const n = Math.min(max, first.length);
-      if (n === first.length) this.#chunks.shift();
-      else this.#chunks[0] = first.subarray(n);
-      this.#available -= n;
-      if (n > 0 && this.#body.kind === 'open') this.#channel.post({ kind: 'read', id: this.#id, bytes: n });
-      return first.subarray(0, n);
+      const bytes = this.#queue.take(max);
+      if (bytes.length > 0 && this.#body.kind === 'open') this.#channel.post({ kind: 'read', id: this.#id, bytes: bytes.length });
+      return bytes;
     },
     available: () => {
       this.#channel.drain();
-      return this.#available;
+      return this.#queue.available;
     },
     status: () => {
       this.#channel.drain();
       // Bytes that arrived before a failure are still read; the failure shows once they are.
-      return this.#body.kind === 'failed' && this.#available > 0 ? { kind: 'open' } : this.#body;
+      return this.#body.kind === 'failed' && this.#queue.available > 0 ? { kind: 'open' } : this.#body;
     },
     trailers: () => this.#trailers,
     release: () => this.cancel('the guest dropped the response body before its end'),
     skipRest: () => {
       this.#channel.drain();
-      this.#chunks.length = 0;
-      this.#available = 0;
+      this.#queue.clear();
       if (this.#body.kind !== 'open' || this.#skipping) return;
       this.#skipping = true;
       this.#channel.post({ kind: 'skip', id: this.#id });

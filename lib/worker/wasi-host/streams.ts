@@ -45,6 +45,37 @@ export interface ByteSource {
   available(): number;
 }
 
+/** Bytes that arrived in pieces, read in any sizes: a body's side of a channel (channel.ts, outgoing-channel.ts). */
+export class ChunkQueue {
+  readonly #chunks: Uint8Array[] = [];
+  #available = 0;
+
+  get available(): number {
+    return this.#available;
+  }
+
+  push(bytes: Uint8Array): void {
+    this.#chunks.push(bytes);
+    this.#available += bytes.length;
+  }
+
+  /** At most `max` bytes, from the first piece only (a view, no copy); empty when none are here. */
+  take(max: number): Uint8Array {
+    const first = this.#chunks[0];
+    if (!first) return new Uint8Array(0);
+    const n = Math.min(max, first.length);
+    if (n === first.length) this.#chunks.shift();
+    else this.#chunks[0] = first.subarray(n);
+    this.#available -= n;
+    return first.subarray(0, n);
+  }
+
+  clear(): void {
+    this.#chunks.length = 0;
+    this.#available = 0;
+  }
+}
+
 /** A source with nothing in it: stdin, and bodies that have none. */
 export const EMPTY_SOURCE: ByteSource = { read: () => new Uint8Array(0), status: () => ({ kind: 'ended' }), available: () => 0 };
 
