@@ -45,6 +45,7 @@ describe('HTTP handler components (e2e)', function () {
   let rt: RtProcess;
   /** What the handlers granted outbound hosts may reach. */
   let upstream: LoopbackServer;
+  let workers: number[];
   const api = (service: string, path: string) => `${rt.url}/api/services/default/${service}/http${path}`;
 
   before(async function () {
@@ -70,11 +71,17 @@ describe('HTTP handler components (e2e)', function () {
     });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${TIMEOUT_S}\nmax_body_bytes = 1048576\n` });
     await rt.ready();
+    workers = rt.workerPids();
   });
 
   after(async () => {
     await rt?.stop();
     await upstream?.close();
+  });
+
+  afterEach(function () {
+    // No handler failure ends a worker: a trap, a timeout, a client gone, a malformed answer.
+    expect(rt.workerPids(), `the workers after "${this.currentTest?.title}"`).to.deep.equal(workers);
   });
 
   it('passes method, path with query, scheme, authority and headers to the handler', async () => {
