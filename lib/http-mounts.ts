@@ -9,6 +9,11 @@ export function apiHandlerPath(id: { domain: string; service: string }): string 
   return `/api/services/${id.domain}/${id.service}/http`;
 }
 
+/** Every path an HTTP handler serves at: below its API path, and below its mount if its sidecar gives one. */
+export function handlerRoutes(id: { domain: string; service: string }, route: string | null): string[] {
+  return [apiHandlerPath(id), ...(route ? [route] : [])];
+}
+
 /** Paths rt answers itself, which no route may claim (itself or anything below it). */
 export const RESERVED_PATHS: readonly { path: string; owner: string }[] = [
   { path: '/api', owner: "rt's API" },

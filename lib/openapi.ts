@@ -3,7 +3,7 @@
 // and per service with resources (docs/api.md §5.1.2) their constructors, the
 // methods called through handles, dropping and listing handles.
 
-import { apiHandlerPath } from './http-mounts.js';
+import { handlerRoutes } from './http-mounts.js';
 import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
 import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
 import { printMemberSignature, printSignature } from './wit/print.js';
@@ -223,7 +223,7 @@ function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>
   if (!service.http) return;
   const name = serviceName(service.id);
   const rest = { name: 'path', in: 'path', required: true, description: 'The rest of the path, as the handler sees it (it may hold more segments)', schema: { type: 'string' } };
-  for (const base of [apiHandlerPath(service.id), ...(service.http.route ? [service.http.route] : [])]) {
+  for (const base of handlerRoutes(service.id, service.http.route)) {
     for (const [path, parameters] of [[base, []], [`${base}/{path}`, [rest]]] as const) {
       const operation = (method: string) => ({
         operationId: `${name}.http.${method}${path === base ? '' : '.below'}${base === service.http?.route ? '.mount' : ''}`,

@@ -16,6 +16,7 @@ import type { Next } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
 import { apiHandlerPath, mountFor } from '../../http-mounts.js';
+import type { ServiceId } from '../../service.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Failure } from '../execution/invocation.js';
 import type { ServiceRegistry } from '../execution/registry.js';
@@ -60,27 +61,20 @@ export function handlerApiRoute(deps: HandlerDeps) {
  * table follows the registry's service set.
  */
 export function handlerMounts(deps: HandlerDeps) {
-  let mounts: { generation: number; routes: Map<string, string> } | undefined;
+  let mounts: { generation: number; routes: Map<string, ServiceId> } | undefined;
   return (ctx: RtContext, next: Next): Promise<void> => {
     if (mounts?.generation !== deps.registry.generation) {
-      const routes = new Map<string, string>();
-      for (const hosted of deps.registry.list()) if (hosted.descriptor.http?.route) routes.set(hosted.descriptor.http.route, hosted.name);
+      const routes = new Map<string, ServiceId>();
+      for (const hosted of deps.registry.list()) if (hosted.descriptor.http?.route) routes.set(hosted.descriptor.http.route, hosted.descriptor.id);
       mounts = { generation: deps.registry.generation, routes };
     }
     if (mounts.routes.size === 0) return next();
     const found = mountFor(mounts.routes, ctx.path);
     if (!found) return next();
-    const [domain, service] = splitName(found.mounted);
-    const hosted = findService(deps.registry, deps.state, domain, service);
+    const hosted = findService(deps.registry, deps.state, found.mounted.domain, found.mounted.service);
     ctx.state.service = hosted.name;
     return serveHandler(ctx, hosted, found.route, ctx.url, deps);
   };
-}
-
-/** `domain.service` → its parts (a domain may hold dots; a service name may not). */
-function splitName(name: string): [string, string] {
-  const dot = name.lastIndexOf('.');
-  return [name.slice(0, dot), name.slice(dot + 1)];
 }
 
 /** Serves the request in `ctx` with `hosted`'s handler, as `pathWithQuery`; resolves once the answer is complete or cut off. */

@@ -2,7 +2,7 @@
 // entry of each, and one service in full with its WIT and JSON Schemas, its
 // resources (docs/api.md §5.1.2) among them.
 
-import { apiHandlerPath } from '../../http-mounts.js';
+import { handlerRoutes } from '../../http-mounts.js';
 import { serviceKey, type MethodDescriptor, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
 import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, handleSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
 import { printComponentWit, printMemberSignature, printSignature } from '../../wit/print.js';
@@ -70,11 +70,6 @@ function placements(hosted: HostedService, state: WorkerState): Record<string, P
   return all;
 }
 
-/** Where an HTTP handler is served: below its API path, and below its mount if its sidecar gives one. */
-export function handlerRoutes(d: ServiceDescriptor): string[] {
-  return [apiHandlerPath(d.id), ...(d.http?.route ? [d.http.route] : [])];
-}
-
 export function summary(hosted: HostedService, state: WorkerState) {
   const d = hosted.descriptor;
   return {
@@ -85,7 +80,7 @@ export function summary(hosted: HostedService, state: WorkerState) {
     state: hosted.quiesced ? 'quiesced' : 'active',
     /** `http`: an HTTP handler (docs/api.md §5.8), served at `routes`; `methods`: its exported functions are its interface. */
     kind: d.http ? 'http' : 'methods',
-    ...(d.http ? { routes: handlerRoutes(d), handler: d.http.interface } : {}),
+    ...(d.http ? { routes: handlerRoutes(d.id, d.http.route), handler: d.http.interface } : {}),
     /** Where the configuration its instances got came from: a file's path or "restart body". */
     config: d.config ? { origin: d.config.origin, content_type: d.config.contentType, bytes: d.config.bytes.length } : null,
     methods: invokable(d).map((m) => ({
