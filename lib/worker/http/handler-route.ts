@@ -4,7 +4,7 @@
 // request; its body follows as it arrives, at most BODY_WINDOW_BYTES ahead of
 // what the guest has read; the response is written as the guest writes it,
 // paid for with credit granted as bytes leave for the socket (the same
-// window as streamed answers: stream-response.ts), so neither a slow client
+// window as streamed answers: credited-writes.ts), so neither a slow client
 // nor a slow guest makes the worker buffer. The request's deadline bounds
 // the whole exchange: a 504 before the headers, the body cut short after.
 //
@@ -27,7 +27,7 @@ import { failureError } from './failures.js';
 import { handlerRequestHead, pathBelow } from './handler-request.js';
 import { findService } from './lookup.js';
 import type { RtContext } from './request-state.js';
-import { GRANT_BYTES, WINDOW_BYTES } from './stream-response.js';
+import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
 import type { WorkerState } from './worker-state.js';
 
 export interface HandlerDeps {
@@ -172,8 +172,7 @@ class HandlerAnswer implements ResponseListener {
   #error: ApiError | undefined;
   /** The response is over (complete, cut, or answered by rt): nothing more is written. */
   #over = false;
-  #corked = false;
-  #returned = 0;
+  readonly #writes: CreditedWrites;
   readonly #where: { service: string };
 
   constructor(
@@ -182,6 +181,7 @@ class HandlerAnswer implements ResponseListener {
     private readonly log: Logger,
   ) {
     this.#where = { service };
+    this.#writes = new CreditedWrites(ctx.res, (bytes) => this.channel.grant(bytes));
     this.settledOrClosed = new Promise((resolve) => (this.#settle = resolve));
   }
 
@@ -206,26 +206,8 @@ class HandlerAnswer implements ResponseListener {
   }
 
   chunk(bytes: Uint8Array): void {
-    const { res } = this.ctx;
-    if (this.#over || res.destroyed) return;
-    const n = bytes.byteLength;
-    // Chunks that arrive together leave together: one write to the socket per turn of the event loop (stream-response.ts).
-    if (!this.#corked) {
-      this.#corked = true;
-      res.cork();
-      setImmediate(() => {
-        this.#corked = false;
-        res.uncork();
-      });
-    }
-    res.write(bytes, (error) => {
-      if (error) return;
-      this.#returned += n;
-      if (this.#returned >= GRANT_BYTES) {
-        this.channel.grant(this.#returned);
-        this.#returned = 0;
-      }
-    });
+    if (this.#over || this.ctx.res.destroyed) return;
+    this.#writes.write(bytes);
   }
 
   finish(trailers: FieldEntry[] | undefined): void {
@@ -296,7 +278,7 @@ class HandlerAnswer implements ResponseListener {
     this.#over = true;
     const { res } = this.ctx;
     this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, details: why }, 'handler response cut short');
-    if (this.#corked) res.uncork();
+    this.#writes.flush();
     // The bytes already written still go out; the connection ends without the final chunk.
     res.socket?.end();
   }

@@ -10,15 +10,11 @@
 import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';
 import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
+import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
 import type { Framing, StreamFailure, StreamHandle, StreamSink } from '../execution/invocation.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
 import { sseError } from '../execution/stream-framing.js';
-
-/** Bytes a stream may have produced ahead of its reader. */
-export const WINDOW_BYTES = 256 * 1024;
-/** Credit goes back in pieces of at least this, so a stream of small items does not cost a message per item. */
-export const GRANT_BYTES = WINDOW_BYTES / 4;
 
 export interface StreamAnswer {
   mediaType: string;
@@ -41,8 +37,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   let outcome: StreamOutcome | undefined;
   /** Whether the headers went out, and the stream is counted as open. */
   let started = false;
-  let returned = 0;
-  let corked = false;
+  const writes = new CreditedWrites(res, (bytes) => handle?.grant(bytes));
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
   const stats = { items: 0, bytes: 0 };
@@ -74,25 +69,8 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
       stats.bytes += bytes.byteLength;
       series.streamItems++;
       series.streamBytes += bytes.byteLength;
-      const n = bytes.byteLength;
-      // Items that arrive together leave together: one write to the socket per turn of the event loop.
-      // (Not on nextTick: Node runs that queue after every port message, so it would uncork after each item.)
-      if (!corked) {
-        corked = true;
-        res.cork();
-        setImmediate(() => {
-          corked = false;
-          res.uncork();
-        });
-      }
-      res.write(bytes, (error) => {
-        if (error || outcome) return;
-        returned += n;
-        if (returned >= GRANT_BYTES) {
-          handle?.grant(returned);
-          returned = 0;
-        }
-      });
+      // Items that arrive together leave together (credited-writes.ts).
+      writes.write(bytes, () => outcome !== undefined);
     },
     end(failure) {
       writeHeaders();
@@ -102,7 +80,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
       answer.log.warn({ error: error.error, details: error.details, items: stats.items }, 'stream failed after its headers were sent');
       // Without the final chunk, the client sees the body cut short; SSE clients get told why first.
       // The items written (and corked) before the failure still go out: the socket ends once they have left.
-      if (corked) res.uncork();
+      writes.flush();
       if (framing === 'sse') res.write(sseError(error.body()));
       res.socket?.end();
     },
