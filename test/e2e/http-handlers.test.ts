@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { request } from 'node:http';
 import { eventually, letTimePass } from '../support/eventually.js';
-import { repository } from '../support/fixtures.js';
+import { repository, versioned } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
 import { FETCH_HANDLER, OUTGOING_FETCH_HANDLER, OUTGOING_TYPES_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
@@ -59,6 +59,8 @@ describe('HTTP handler components (e2e)', function () {
       'fetcher.toml': { raw: `service = "fetcher"\n${granted}` },
       'closed.wasm': OUTGOING_FETCH_HANDLER,
       'closed.toml': { raw: 'service = "closed"\n' },
+      // A typed service, which has no handler to reach.
+      plain: versioned(1, 'plain'),
       // Mounts that cannot be: claimed already (by hello, first by address), and inside rt's API.
       'zclash.wasm': TYPES_HANDLER,
       'zclash.toml': { raw: 'service = "zclash"\nhttp_route = "/hello"\n' },
@@ -307,9 +309,21 @@ describe('HTTP handler components (e2e)', function () {
   });
 
   it('answers 404 for a service that is not an HTTP handler, and for an unknown one', async () => {
+    const typed = await send(`${rt.url}/api/services/acme/plain/http/x`, { method: 'POST' });
+    expect(typed.status).to.equal(404);
+    expect(JSON.parse(typed.body)).to.include({ code: 'RT_ERR_NOT_FOUND', service: 'acme.plain' });
+    expect((JSON.parse(typed.body) as { details: string }).details).to.match(/not an HTTP handler.*\/api\/services\/acme\/plain\/invoke\//);
     const unknown = await send(`${rt.url}/api/services/default/nope/http/x`);
     expect(unknown.status).to.equal(404);
     expect(JSON.parse(unknown.body)).to.include({ code: 'RT_ERR_UNKNOWN_SERVICE' });
+  });
+
+  it('answers 500 RT_ERR_HANDLER_ERROR naming the error code a handler set instead of a response', async () => {
+    const r = await send(api('hello', '/refuse'));
+    expect(r.status).to.equal(500);
+    const body = JSON.parse(r.body) as { code: string; service: string; details: string };
+    expect(body).to.include({ code: 'RT_ERR_HANDLER_ERROR', service: 'default.hello' });
+    expect(body.details).to.match(/internal-error/).and.match(/nope/);
   });
 });
 

@@ -32,6 +32,7 @@ world handler {
  * - `/trailers`: body `with trailers`, finished with `x-checksum: 42`.
  * - `/big?n`: n bytes of 'x' written within check-write, polling for credit.
  * - `/throw`: throws (a trap).
+ * - `/refuse`: sets the error code internal-error("nope") instead of a response.
  * - `/sleep?ms`: sleeps ms milliseconds, then sets its response.
  * - `/drip?ms`: sets the response, then writes `tick;` every ms
  *   milliseconds until a write fails (its client left), then returns.
@@ -103,6 +104,7 @@ export const incomingHandler = {
     if (path === '/bad-status') return respond(out, 103, [], []);
     if (path === '/trailers') return respond(out, 200, [], ['with trailers'], [['x-checksum', '42']]);
     if (path === '/throw') throw new Error('boom');
+    if (path === '/refuse') return ResponseOutparam.set(out, { tag: 'err', val: { tag: 'internal-error', val: 'nope' } });
     if (path.startsWith('/sleep?')) {
       subscribeDuration(BigInt(path.slice(7)) * 1000000n).block();
       return respond(out, 200, [], ['slept']);
