@@ -72,7 +72,7 @@ export interface ThreadCalls {
   openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
   /** A call that involves handles but names none (a constructor): on any thread; which instance ran it. */
   callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<{ result: HolderResult; holder?: HandleHolder }>;
-  /** One request to an HTTP handler, on a fresh instance. */
+  /** One request to an HTTP handler, on an instance of its own unless max_invocations lets it keep one. */
   serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions): Promise<CallResult>;
   drain(): Promise<void>;
   close(): Promise<void>;

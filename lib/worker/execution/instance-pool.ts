@@ -396,7 +396,7 @@ export class InstancePool {
   }
 
   /**
-   * Serves one request to an HTTP handler on a fresh instance: its body and
+   * Serves one request to an HTTP handler (a fresh instance unless its max_invocations says otherwise): its body and
    * response cross on `channel`; resolves (value null) once `handle` has
    * returned, or with why it did not run or was cut off.
    */

@@ -46,7 +46,7 @@ export type HandleWork = { kind: 'handle-call'; call: HandleCall } | { kind: 'ha
 
 /**
  * Main → thread: one request to an HTTP handler (docs/api.md §5.8), on a
- * fresh instance. Its body comes and its response goes on `port`
+ * fresh instance unless its max_invocations says otherwise. Its body comes and its response goes on `port`
  * (wasi-host/channel.ts), ending with what `handle` left behind; the call is
  * answered OK (null) once `handle` has returned.
  */
