@@ -21,6 +21,7 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
   }
-  function autocannon(opts: Options): Promise<Result>;
+  /** Runs the load; `stop` ends it early (the result then covers the time it ran). */
+  function autocannon(opts: Options): Promise<Result> & { stop(): void };
   export default autocannon;
 }
