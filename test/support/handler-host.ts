@@ -11,7 +11,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { transpile } from '@bytecodealliance/jco';
 import { MainEnd, OutgoingClient, threadCells, type FieldEntry, type HandlerRequest, type ResponseHead } from '../../lib/worker/wasi-host/index.js';
 import { within } from './eventually.js';
-import type { HandledMessage, HandlerThreadData } from './handler-thread.js';
+import type { HandledMessage, HandleRequestMessage, HandlerThreadData } from './handler-thread.js';
 
 const OPTIONS = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 } as unknown as Parameters<typeof transpile>[1];
 const enc = new TextEncoder();
@@ -108,7 +108,7 @@ export class HandlerThread {
     );
     end.bind(this.shared);
     const handled = new Promise<HandledMessage>((resolve) => this.#worker.once('message', resolve));
-    this.#worker.postMessage({ request: full, port: end.threadPort }, [end.threadPort]);
+    this.#worker.postMessage({ request: full, port: end.threadPort, ring: end.ring } satisfies HandleRequestMessage, [end.threadPort]);
     let at = 0;
     for (const [delay, text] of feed.pieces ?? []) {
       at += delay;

@@ -26,8 +26,10 @@ export interface HandlerThreadData {
 
 export interface HandleRequestMessage {
   request: HandlerRequest;
-  /** The request's channel (wasi-host/channel.ts): its body in, its response out. */
+  /** The request's channel (wasi-host/channel.ts): its body in, its response's head and end out. */
   port: MessagePort;
+  /** Its response body's ring (byte-ring.ts). */
+  ring: SharedArrayBuffer;
 }
 
 export interface HandledMessage {
@@ -61,16 +63,16 @@ const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).h
 const modules = new Map<string, WebAssembly.Module>();
 for (const file of (await import('node:fs')).readdirSync(dir)) if (file.endsWith('.wasm')) modules.set(file, await WebAssembly.compile(await readFile(join(dir, file))));
 
-port.on('message', ({ request, port: channel }: HandleRequestMessage) => {
-  serve(request, channel).catch((e: unknown) => port.postMessage({ threw: `instantiating: ${String(e)}`, output: output.take(), returnedAt: 0 } satisfies HandledMessage));
+port.on('message', ({ request, port: channel, ring }: HandleRequestMessage) => {
+  serve(request, channel, ring).catch((e: unknown) => port.postMessage({ threw: `instantiating: ${String(e)}`, output: output.take(), returnedAt: 0 } satisfies HandledMessage));
 });
 
-async function serve(request: HandlerRequest, channel: MessagePort): Promise<void> {
+async function serve(request: HandlerRequest, channel: MessagePort, ring: SharedArrayBuffer): Promise<void> {
   {
     const exports = await instantiate((name) => modules.get(name)!, imports);
     const key = Object.keys(exports).find((k) => k.startsWith('wasi:http/incoming-handler@')) ?? 'incomingHandler';
     const handler = exports[key] as Handler;
-    const sink = new PortResponseSink(channel, shared);
+    const sink = new PortResponseSink(channel, ring);
     const exchange = handlerExchange(request, new PortBodySource(channel), sink);
     let threw: string | undefined;
     try {

@@ -4,7 +4,9 @@
 // thread a call ran on shows in RUNAWAY's per-instance call counter.
 
 import { getEventListeners } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
+import { publishedBytes } from '../../lib/byte-ring.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
 import { handleKey } from '../../lib/worker/execution/handle-ids.js';
@@ -32,7 +34,7 @@ class Collected implements StreamSink {
     this.done = new Promise((resolve) => (this.#end = resolve));
   }
 
-  chunk(bytes: Uint8Array): void {
+  chunk(bytes: Uint8Array, _items: number): void {
     this.chunks.push(Buffer.from(bytes).toString());
     for (const wake of this.#arrivals.splice(0)) wake();
   }
@@ -180,18 +182,61 @@ describe('instance pool (in process, real threads)', function () {
       return opening.handle;
     };
 
-    it('sends items as far as the credit granted goes, and ends once next answers none', async () => {
+    it('makes items as far as the window goes, and ends once next answers none', async () => {
       const sink = new Collected();
       const handle = await open(sink, 3, 2);
       await sink.until(1);
-      // The first item used the window up: nothing more comes until the reader grants more.
-      await letTimePass(100, 'an item sent beyond the window would have come by now');
+      // The first item filled the window: nothing more comes until the reader grants it back.
+      await letTimePass(100, 'an item made beyond the window would have come by now');
       expect(sink.chunks).to.deep.equal(['0\n']);
       handle.grant(2);
       await sink.until(2);
-      handle.grant(4);
+      handle.grant(2);
+      await sink.until(3);
+      // The third item filled it again: `next` is called once more, and answers none, only once it is read.
+      await letTimePass(100, 'an end found without room would have come by now');
+      expect(sink.ended).to.equal(false);
+      handle.grant(2);
       expect(await sink.done).to.equal(undefined);
       expect(sink.chunks).to.deep.equal(['0\n', '1\n', '2\n']);
+    });
+
+    it('gives the sink views of one shared ring, many items at a time, with no message or copy per item', async () => {
+      const n = 1_000;
+      const text = Array.from({ length: n }, (_, i) => `${i}\n`).join('');
+      const buffers = new Set<ArrayBufferLike>();
+      let threadMessages = 0;
+      const emit = Worker.prototype.emit;
+      Worker.prototype.emit = function (this: Worker, event: string | symbol, ...args: unknown[]) {
+        if (event === 'message') threadMessages++;
+        return emit.call(this, event, ...args);
+      };
+      try {
+        const sink = new (class extends Collected {
+          override chunk(bytes: Uint8Array, items: number): void {
+            buffers.add(bytes.buffer);
+            if (this.chunks.length === 0) {
+              // The main thread busy with something else: the thread makes every item meanwhile, unasked.
+              const ring = bytes.buffer as SharedArrayBuffer;
+              const until = performance.now() + 5_000;
+              while (publishedBytes(ring) < text.length && performance.now() < until);
+            }
+            super.chunk(bytes, items);
+          }
+        })();
+        const handle = await open(sink, n, 64 * 1024);
+        const afterOpen = threadMessages;
+        expect(await sink.done).to.equal(undefined);
+        handle.grant(text.length);
+        expect(sink.chunks.join('')).to.equal(text);
+        expect([...buffers].every((b) => b instanceof SharedArrayBuffer), 'views of shared memory, not copies').to.equal(true);
+        expect(buffers.size, 'one ring').to.equal(1);
+        expect(sink.chunks.length, 'deliveries: the first item, then the rest at once').to.be.at.most(3);
+        // Its doorbell and its end, where a message per item would be a thousand.
+        expect(threadMessages - afterOpen, 'messages from the thread once the stream was open').to.be.at.most(3);
+      } finally {
+        Worker.prototype.emit = emit;
+      }
     });
 
     it('a cancelled stream drops its resource and tells its sink nothing more; the thread serves the next call', async () => {

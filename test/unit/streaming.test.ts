@@ -93,7 +93,7 @@ describe('streaming methods', () => {
   });
 
   describe('framing', () => {
-    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    const text = (b: Uint8Array | string) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
     const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding });
     const entry = record({ 'seq-no': prim('u64'), text: prim('string') });
 

@@ -192,7 +192,7 @@ export class HostedService {
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
     const { sink } = stream;
-    const encoded = { chunk: (bytes: Uint8Array) => sink.chunk(bytes), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
+    const encoded = { chunk: (bytes: Uint8Array, items: number) => sink.chunk(bytes, items), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
     const opening = await ready.execution.openStream(method.index, ready.args, deadline, { ...stream, sink: encoded, ...(signal ? { signal } : {}) });
     return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
   }

@@ -13,9 +13,9 @@
 // have been idle for IDLE_MS.
 //
 // A streaming call holds its thread until the stream ends (instance-thread.ts):
-// its chunks go to the call's sink, and the credit its reader grants goes back
-// to the thread. Each `next` is bounded by the call timeout, the whole stream
-// by its own deadline.
+// its bytes come through a ring of shared memory (byte-ring.ts) to the call's
+// sink, which releases them as its reader takes them. Each `next` is bounded
+// by the call timeout, the whole stream by its own deadline.
 //
 // A request to an HTTP handler (`serveHttp`) runs like a call: it holds its
 // thread until `handle` returns, and its deadline cuts it off there. Its body
@@ -23,12 +23,13 @@
 // to the thread's shared cells while the thread has the request.
 
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { RingReader } from '../../byte-ring.js';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, PUBLISHED, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
 export type PoolSpec = Omit<ThreadSpec, 'cells'>;
@@ -87,9 +88,11 @@ interface StreamState extends StreamOptions {
   open: boolean;
   /** Cancelled (the client left, or the stream's deadline passed): the thread still holds the instance until it has dropped the resource. */
   cancelled: boolean;
-  /** Credit granted and not yet used, as the main thread counts it: above 0, the thread is calling `next`. */
-  outstanding: number;
-  /** When the `next` running now must have returned (while outstanding > 0). */
+  /** Where its bytes come from: made when a thread takes the call. */
+  ring?: RingReader;
+  /** The items the thread had made when the deadline sweep last looked. */
+  items: number;
+  /** When the `next` running now must have returned (unless the thread waits for room). */
   nextDeadline: number;
 }
 
@@ -193,6 +196,7 @@ class PoolThread {
     this.startedAt = performance.now();
     const args = call.request[2];
     call.channel?.bind(this.cells);
+    if (call.stream) call.request[4] = this.#ring(call, call.stream).shared;
     // A large JSON body moves to the thread rather than being copied; an HTTP request's port goes there.
     this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : isWork(args) && args.kind === 'http-request' ? [args.port] : undefined);
   }
@@ -208,6 +212,9 @@ class PoolThread {
     this.holder.end(failure.kind === 'timeout' ? 'a call on it ran past its deadline and its thread was ended' : failure.message);
     const call = this.running;
     this.running = undefined;
+    // What a stream's thread published goes out before the failure; it may go on writing until it is gone.
+    call?.stream?.ring?.pull();
+    call?.stream?.ring?.abandon();
     if (call) settle(call, failure);
     this.#outgoing?.close();
     return this.worker.terminate();
@@ -254,12 +261,9 @@ class PoolThread {
   }
 
   #streamAnswer(call: Call, stream: StreamState, answer: StreamAnswer): void {
-    if (answer[1] === CHUNK) {
-      stream.outstanding -= answer[2].byteLength;
-      stream.nextDeadline = performance.now() + this.options.timeoutMs;
-      if (!stream.cancelled) stream.sink.chunk(answer[2]);
-      return;
-    }
+    if (answer[1] === PUBLISHED) return stream.ring!.pull();
+    // Its last bytes are in the ring before its end.
+    stream.ring!.end();
     this.release();
     call.finish();
     if (!stream.cancelled) stream.sink.end(answer[1] === END ? undefined : answer[2]);
@@ -274,21 +278,25 @@ class PoolThread {
     const stream = call.stream!;
     if (this.running !== call || stream.cancelled) return;
     stream.cancelled = true;
-    if (stream.outstanding <= 0) stream.nextDeadline = performance.now() + this.options.timeoutMs;
-    // Counted as producing until the acknowledgement, so a `next` that never returns is still cut off.
-    stream.outstanding = Math.max(stream.outstanding, 1);
+    // A thread waiting for room acknowledges at once; one in a `next` has the rest of its deadline.
+    if (stream.ring!.stalled) stream.nextDeadline = performance.now() + this.options.timeoutMs;
     this.control({ type: 'cancel', id: call.request[0] });
   }
 
-  #handle(call: Call, stream: StreamState): StreamHandle {
+  /** The ring a stream's bytes come through, delivered to its sink (or released at once once it is cancelled). */
+  #ring(call: Call, stream: StreamState): RingReader {
     const id = call.request[0];
+    stream.ring = new RingReader(
+      stream.window,
+      (bytes, items) => (stream.cancelled ? stream.ring!.release(bytes.length) : stream.sink.chunk(bytes, items)),
+      () => this.running === call && this.control({ type: 'room', id }),
+    );
+    return stream.ring;
+  }
+
+  #handle(call: Call, stream: StreamState): StreamHandle {
     return {
-      grant: (bytes) => {
-        if (this.running !== call || stream.cancelled) return;
-        if (stream.outstanding <= 0 && stream.outstanding + bytes > 0) stream.nextDeadline = performance.now() + this.options.timeoutMs;
-        stream.outstanding += bytes;
-        this.control({ type: 'credit', id, bytes });
-      },
+      grant: (bytes) => stream.ring!.release(bytes),
       cancel: () => this.cancel(call),
     };
   }
@@ -388,10 +396,10 @@ export class InstancePool {
    * `options.sink` until it ends. The thread stays with the stream until then.
    */
   openStream(method: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
-    const stream: StreamState = { ...options, open: false, cancelled: false, outstanding: options.window, nextDeadline: deadline };
+    const stream: StreamState = { ...options, open: false, cancelled: false, items: 0, nextDeadline: deadline };
     return new Promise((resolve) => {
       const opened = (handle: StreamHandle) => resolve({ kind: 'open', handle });
-      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, options.window], deadline, failed: resolve, stream, opened, finish: NOTHING }, options.signal);
+      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, undefined], deadline, failed: resolve, stream, opened, finish: NOTHING }, options.signal);
     });
   }
 
@@ -403,7 +411,7 @@ export class InstancePool {
   serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions = {}): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
-      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
     });
   }
 
@@ -532,10 +540,18 @@ export class InstancePool {
         if (now >= call.deadline) this.#cutOff(thread, TIMEOUT);
         continue;
       }
-      // A `next` that runs too long is cut off like a call; at the stream's deadline the stream is cancelled (its resource dropped).
-      const producing = stream.outstanding > 0;
-      if (producing && now >= stream.nextDeadline) this.#cutOff(thread, { kind: 'timeout', what: 'next' });
-      else if (now >= stream.streamDeadline && !stream.cancelled) {
+      // A `next` that runs too long is cut off like a call (the thread made no item since the deadline was set, and does
+      // not wait for room); at the stream's deadline the stream is cancelled (its resource dropped).
+      const ring = stream.ring!;
+      const items = ring.items;
+      if (items !== stream.items || (ring.stalled && !stream.cancelled)) {
+        stream.items = items;
+        stream.nextDeadline = now + this.options.timeoutMs;
+      } else if (now >= stream.nextDeadline) {
+        this.#cutOff(thread, { kind: 'timeout', what: 'next' });
+        continue;
+      }
+      if (now >= stream.streamDeadline && !stream.cancelled) {
         stream.sink.end({ kind: 'timeout', what: 'stream' });
         thread.cancel(call);
       }

@@ -6,9 +6,11 @@
 // compute-heavy code runs at full speed.
 //
 // A streaming method's call holds the instance until its stream ends: the
-// thread keeps the resource and calls `next` while the main thread has
-// granted it credit (bytes it may send ahead of the client), so a slow reader
-// stops production instead of making anyone buffer (docs/api.md §5.1.1).
+// thread keeps the resource and calls `next` while the stream's ring
+// (byte-ring.ts) has room, framing each item straight into it; the main
+// thread writes what it finds there and frees the room as the client takes
+// it, so a slow reader stops production instead of making anyone buffer
+// (docs/api.md §5.1.1). No message passes per item.
 //
 // An HTTP handler's thread serves each request on a fresh instance by
 // default (its max_invocations is 1), made ahead while it waits for the next
@@ -27,7 +29,8 @@ import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { BAD_ARGUMENTS, CHUNK, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { RingProducer } from '../../byte-ring.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, PUBLISHED, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
@@ -37,8 +40,8 @@ if (descriptor.http) usePollWaker(threadWaker(cells));
 /** An HTTP handler's outgoing requests, sent by the main thread. */
 const outgoing = outgoingPort && new OutgoingChannel(outgoingPort, cells);
 
-function post(message: CallAnswer | StreamAnswer | ThreadEvent, transfer?: ArrayBuffer[]): void {
-  port.postMessage(message, transfer);
+function post(message: CallAnswer | StreamAnswer | ThreadEvent): void {
+  port.postMessage(message);
 }
 
 function flushOutput(): void {
@@ -58,12 +61,11 @@ interface Stream {
   id: number;
   resource: unknown;
   frame: Framer;
-  /** Bytes it may still send before the main thread grants more. */
-  credit: number;
+  ring: RingProducer;
 }
 let stream: Stream | undefined;
 let pumping = false;
-/** How long `next` is called in one go before the thread looks at its messages (credit, cancel). */
+/** How long `next` is called in one go before the thread looks at its messages (room, cancel). */
 const PUMP_SLICE_MS = 2;
 
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
@@ -126,9 +128,9 @@ function handleWork(id: number, work: HandleWork): boolean {
 }
 
 /** One request to the HTTP handler; its instance is replaced after it (max_invocations is 1 for a handler unless its sidecar says otherwise), or after one it did not answer whole. */
-function httpWork(id: number, { request, port }: HttpWork): boolean {
+function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   const began = performance.now();
-  const sink = new PortResponseSink(port, cells);
+  const sink = new PortResponseSink(port, ring);
   const exchange = handlerExchange(request, new PortBodySource(port), sink);
   const called = instance!.handle(exchange.request, exchange.responseOut);
   // What the guest left unfinished is finished or cut off here, before the main thread hears that handle returned.
@@ -148,7 +150,7 @@ function httpWork(id: number, { request, port }: HttpWork): boolean {
 
 function drain(): void {
   while (instance && !stream && queue.length > 0) {
-    const [id, method, body, framing, credit] = queue.shift()!;
+    const [id, method, body, framing, ring] = queue.shift()!;
     if (isWork(body)) {
       if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
       continue;
@@ -165,7 +167,8 @@ function drain(): void {
     if (outcome.kind === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
-      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), credit: credit! };
+      const producer = new RingProducer(ring!, () => post([id, PUBLISHED]));
+      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), ring: producer };
       pump();
       return;
     }
@@ -184,25 +187,30 @@ function afterCall(outcome: CallOutcome): boolean {
   return false;
 }
 
-/** Calls `next` while there is credit, for a slice of time, then yields so credit and cancel messages come in. */
+/** Calls `next` while the ring has room, for a slice of time, then yields so room and cancel messages come in. */
 function pump(): void {
   if (pumping) return;
   pumping = true;
   const sliceEnd = performance.now() + PUMP_SLICE_MS;
-  while (stream && stream.credit > 0) {
+  while (stream) {
     const current = stream;
+    const { ring } = current;
+    if (!ring.flush() || ring.free === 0) {
+      ring.publish();
+      // Full: the main thread sends `room` once the client has taken a quarter of it.
+      if (ring.stall()) break;
+      continue;
+    }
     const outcome = instance!.next(current.resource);
     flushOutput();
     if (outcome.kind !== 'ok' || outcome.value === undefined || outcome.value === null) {
+      ring.publish();
       post(outcome.kind === 'ok' ? [current.id, END] : [current.id, STREAM_FAILED, outcome]);
       endStream(outcome);
     } else {
-      // Each item goes out as soon as it exists: the next `next` may take long (a tail waiting for a line), or never return.
-      const bytes = current.frame(outcome.value);
-      current.credit -= bytes.byteLength;
-      // jco copies a list<u8> into an ArrayBuffer of its own; anything else is a view that must not drag its whole buffer along.
-      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-      post([current.id, CHUNK, own], [own.buffer as ArrayBuffer]);
+      ring.put(current.frame(outcome.value));
+      // Each item is visible as soon as it exists: the next `next` may take long (a tail waiting for a line), or never return.
+      ring.publish();
     }
     if (performance.now() >= sliceEnd) {
       setImmediate(() => {
@@ -242,7 +250,6 @@ function control(message: StreamControl): void {
     endStream({ kind: 'ok', value: undefined });
     return post([id, END]);
   }
-  stream.credit += message.bytes;
   pump();
 }
 

@@ -74,15 +74,19 @@ export type Framing = 'raw' | 'ndjson' | 'sse';
 
 /** Where an open stream's framed items go. */
 export interface StreamSink {
-  /** The next framed item. */
-  chunk(bytes: Uint8Array): void;
+  /**
+   * The next bytes of framed items, and how many items they complete: a view
+   * of the stream's ring, valid until granted back (StreamHandle.grant),
+   * which must happen for every byte, once it has gone out or is dropped.
+   */
+  chunk(bytes: Uint8Array, items: number): void;
   /** The stream is over: its items all came (no failure), or it failed. Not called after `cancel`. */
   end(failure?: StreamFailure): void;
 }
 
 export interface StreamOptions {
   framing: Framing;
-  /** Bytes the instance may send ahead of what the sink's reader has taken. */
+  /** Bytes the instance may make ahead of what the sink has granted back (a power of two: its ring's size). */
   window: number;
   /** performance.now() at which the whole stream is ended. */
   streamDeadline: number;
@@ -91,7 +95,7 @@ export interface StreamOptions {
 
 /** What the caller of an open stream does with it. */
 export interface StreamHandle {
-  /** `bytes` more may be sent: the reader took that many. */
+  /** `bytes` the sink was given are no longer needed (the reader took them): the instance may make that many more. */
   grant(bytes: number): void;
   /** Ends the stream early (the client went away): the instance drops its resource. */
   cancel(): void;

@@ -31,12 +31,13 @@ export interface ThreadSpec {
  * arguments a large JSON body holds (its bytes, moved: the thread parses and
  * decodes them, and answers BAD_ARGUMENTS when they do not fit). With a framing,
  * the method returns a stream: the thread keeps its resource, answers OK
- * (value null) and then calls `next` while it has `credit` (bytes), sending
- * each framed item as a CHUNK, until END or FAILED.
+ * (value null) and then calls `next` while the stream's ring (byte-ring.ts)
+ * has room, framing each item into it, until END or STREAM_FAILED.
  */
 export type CallRequest =
   | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer> | Work]
-  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, credit: number];
+  /** `ring`: the stream's, made by the pool when a thread takes the call. */
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, ring: SharedArrayBuffer | undefined];
 
 /**
  * Main → thread: work on the instance's handles (handle-table.ts), answered
@@ -54,6 +55,8 @@ export interface HttpWork {
   kind: 'http-request';
   request: HandlerRequest;
   port: MessagePort;
+  /** The ring its response body goes through (byte-ring.ts). */
+  ring: SharedArrayBuffer;
 }
 
 /** What a call request carries instead of a method's arguments. */
@@ -69,14 +72,14 @@ export function isHandleWork(body: CallRequest[2]): body is HandleWork {
   return isWork(body) && body.kind !== 'http-request';
 }
 
-/** Main → thread, for an open stream: more credit (bytes the main thread has written out), or the end of it (dropping the resource). */
-export type StreamControl = { type: 'credit'; id: number; bytes: number } | { type: 'cancel'; id: number };
+/** Main → thread, for an open stream: its ring has room again (the thread had stalled), or the end of it (dropping the resource). */
+export type StreamControl = { type: 'room'; id: number } | { type: 'cancel'; id: number };
 
 export const OK = 0;
 export const COMPONENT_ERROR = 1;
 export const TRAP = 2;
-/** A stream's next framed item. */
-export const CHUNK = 3;
+/** A stream's ring has bytes the main thread has not taken (it had asked to be told). */
+export const PUBLISHED = 3;
 /** A stream's next returned none, or it was cancelled; its resource is dropped. */
 export const END = 4;
 /** The JSON body the thread was given does not decode: the call was not made. */
@@ -97,9 +100,9 @@ export type CallAnswer =
   | [id: number, tag: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
   | [id: number, tag: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments' | 'unknown-handle' | 'handle-ended', details: string];
 
-/** Thread → main, once a stream's call has answered OK: its chunks, then its end (END or STREAM_FAILED). */
+/** Thread → main, once a stream's call has answered OK: doorbells for its ring, then its end (END or STREAM_FAILED, after its last bytes). */
 export type StreamAnswer =
-  | [id: number, tag: typeof CHUNK, bytes: Uint8Array]
+  | [id: number, tag: typeof PUBLISHED]
   | [id: number, tag: typeof END]
   | [id: number, tag: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
 
@@ -128,5 +131,5 @@ export function ranMs(answer: CallAnswer): number | undefined {
 
 /** Whether a message from the thread is a stream's, not a call's answer. */
 export function isStreamAnswer(answer: CallAnswer | StreamAnswer): answer is StreamAnswer {
-  return answer[1] === CHUNK || answer[1] === END || answer[1] === STREAM_FAILED;
+  return answer[1] === PUBLISHED || answer[1] === END || answer[1] === STREAM_FAILED;
 }

@@ -206,7 +206,8 @@ class HandlerAnswer implements ResponseListener {
   }
 
   chunk(bytes: Uint8Array): void {
-    if (this.#over || this.ctx.res.destroyed) return;
+    // Not sent: its room goes back at once.
+    if (this.#over || this.ctx.res.destroyed) return this.channel.grant(bytes.length);
     this.#writes.write(bytes);
   }
 

@@ -1,9 +1,9 @@
 // A streamed answer on the wire (docs/api.md §5.1.1): chunked, its headers out
-// as soon as the method has returned its resource, each item written as it
-// comes. The reader sets the pace: credit goes back to the instance thread
-// only as written bytes leave for the socket, so a slow reader stops `next`
-// instead of filling the worker's memory (at most WINDOW_BYTES per stream,
-// plus one item). A client that goes away ends the stream (the resource is
+// as soon as the method has returned its resource, the items written as they
+// come (those made together in one write). The reader sets the pace: the
+// stream's ring frees room for the instance thread only as written bytes
+// leave for the socket, so a slow reader stops `next` instead of filling the
+// worker's memory (at most WINDOW_BYTES per stream, plus one item). A client that goes away ends the stream (the resource is
 // dropped); a failure after the headers cuts the body short, without the
 // final chunk, so no client takes a broken stream for a whole one.
 
@@ -62,15 +62,15 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
     return true;
   };
   const sink: StreamSink = {
-    chunk(bytes) {
-      if (outcome) return;
+    chunk(bytes, items) {
+      if (outcome) return void handle?.grant(bytes.byteLength);
       writeHeaders();
-      stats.items++;
+      stats.items += items;
       stats.bytes += bytes.byteLength;
-      series.streamItems++;
+      series.streamItems += items;
       series.streamBytes += bytes.byteLength;
-      // Items that arrive together leave together (credited-writes.ts).
-      writes.write(bytes, () => outcome !== undefined);
+      // Bytes that arrive together leave together (credited-writes.ts).
+      writes.write(bytes);
     },
     end(failure) {
       writeHeaders();

@@ -4,25 +4,24 @@
 // The guest's thread sleeps in Atomics.wait (poll.ts), so it cannot take
 // 'message' events: the main thread posts on a MessagePort and bumps the
 // thread's wake counter; the thread drains the port with receiveMessageOnPort
-// whenever readiness is asked. Response bytes go the other way as ordinary
-// messages, paid for with a byte credit in shared memory that the main thread
-// grants as its client takes them (backpressure: a slow reader stops the
-// guest in check-write/poll instead of making anyone buffer). These are
-// interfaces with one port-based implementation each, so the transport can
-// change (e.g. a shared ring buffer) without touching the guest side.
+// whenever readiness is asked. The response's body goes the other way
+// through a ring of shared memory (byte-ring.ts) whose room is the guest's
+// credit: the main thread frees it as its client takes the bytes, so a slow
+// reader stops the guest in check-write/poll instead of making anyone
+// buffer. The response's head and end are messages, posted after the bytes
+// before them are in the ring.
 
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { RingProducer, RingReader } from '../../byte-ring.js';
 import type { ErrorCode as RtErrorCode } from '../../errors.js';
 import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
 import type { FieldEntry } from './fields.js';
 import { Waker } from './poll.js';
 import { ChunkQueue } from './streams.js';
 
-/** The thread's shared cells (Int32 each): the wake counter poll sleeps on, the response credit, "the client is gone". */
+/** The thread's shared cells (Int32 each): the wake counter poll sleeps on. */
 const WAKE = 0;
-const CREDIT = 1;
-const CLOSED = 2;
-export const SHARED_CELLS = 3;
+export const SHARED_CELLS = 1;
 
 /** One per instance thread: made on the main thread, sent to the thread in its workerData. */
 export function threadCells(): SharedArrayBuffer {
@@ -150,7 +149,8 @@ export type ResponseMessage =
   | { kind: 'head'; head: ResponseHead }
   | { kind: 'malformed'; problem: string }
   | { kind: 'refused'; code: ErrorCode }
-  | { kind: 'chunk'; bytes: Uint8Array }
+  /** Body bytes are in the ring, and the main thread had asked to be told. */
+  | { kind: 'published' }
   | { kind: 'finish'; trailers: FieldEntry[] | undefined }
   | { kind: 'abort'; reason: string }
   | { kind: 'settled'; settled: Settled }
@@ -168,15 +168,15 @@ export interface Settled {
   trap?: { code: RtErrorCode; message: string };
 }
 
-/** The thread's sink: posts what the guest sends and spends the credit the main thread granted. */
+/** The thread's sink: the body into the request's ring, the rest as messages. */
 export class PortResponseSink implements ResponseSink {
-  readonly #cells: Int32Array;
+  readonly #ring: RingProducer;
 
   constructor(
     private readonly port: MessagePort,
-    shared: SharedArrayBuffer,
+    ring: SharedArrayBuffer,
   ) {
-    this.#cells = new Int32Array(shared);
+    this.#ring = new RingProducer(ring, () => port.postMessage({ kind: 'published' } satisfies ResponseMessage));
   }
 
   head(head: ResponseHead): void {
@@ -192,18 +192,19 @@ export class PortResponseSink implements ResponseSink {
   }
 
   credit(): number {
-    return Math.max(0, Atomics.load(this.#cells, CREDIT));
+    // Asked before the guest waits (check-write, its pollable): a full ring asks the main thread to wake it when it has room.
+    const free = this.#ring.free;
+    return free > 0 || !this.#ring.stall() ? this.#ring.free : 0;
   }
 
   open(): boolean {
-    return Atomics.load(this.#cells, CLOSED) === 0;
+    return !this.#ring.closed;
   }
 
   chunk(bytes: Uint8Array): void {
-    Atomics.sub(this.#cells, CREDIT, bytes.length);
-    // The bytes are the sink's own copy (streams.ts): moved, not copied again.
-    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-    this.port.postMessage({ kind: 'chunk', bytes } satisfies ResponseMessage, whole ? [bytes.buffer] : []);
+    // Within the credit, so it fits whole.
+    this.#ring.put(bytes);
+    this.#ring.publish();
   }
 
   finish(trailers: FieldEntry[] | undefined): void {
@@ -230,24 +231,23 @@ export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refuse
 /**
  * The main thread's end of one request's channel. It exists from the moment
  * the request arrives, before any thread takes it: body bytes posted before
- * then wait in the port, and credit granted before then is handed over at
- * `bind`. Once the request's thread is done with it (`unbind`), it no longer
- * touches that thread's cells, which belong to the thread's next request.
+ * then wait in the port, and response bytes wait in its ring. Once the
+ * request's thread is done with it (`unbind`), it no longer wakes that
+ * thread, whose cells belong to the thread's next request.
  */
 export class MainEnd implements RequestBodyFeeder {
   /** The main thread's port of the request's channel. */
   readonly port: MessagePort;
   /** The other port: goes to the thread with the request. */
   readonly threadPort: MessagePort;
+  /** The response body's ring: goes to the thread with the request. */
+  readonly #ring: RingReader;
   #shared: SharedArrayBuffer | undefined;
-  /** Credit granted and not yet handed to a thread. */
-  #credit: number;
-  #closed = false;
 
-  /** `window`: the bytes of response the guest may write before the client has taken any. */
+  /** `window`: the bytes of response the guest may write before the client has taken any (its ring's size). */
   constructor(listener: ResponseListener, window: number) {
     ({ port1: this.port, port2: this.threadPort } = new MessageChannel());
-    this.#credit = window;
+    this.#ring = new RingReader(window, (bytes) => listener.chunk(bytes), () => this.#shared && Waker.wake(this.#shared, WAKE));
     this.port.on('message', (message: ResponseMessage) => {
       switch (message.kind) {
         case 'head':
@@ -256,13 +256,17 @@ export class MainEnd implements RequestBodyFeeder {
           return listener.malformed(message.problem);
         case 'refused':
           return listener.refused(message.code);
-        case 'chunk':
-          return listener.chunk(message.bytes);
+        case 'published':
+          return this.#ring.pull();
         case 'finish':
+          this.#ring.pull();
           return listener.finish(message.trailers);
         case 'abort':
+          this.#ring.pull();
           return listener.abort(message.reason);
         case 'settled':
+          // The thread is done with the ring.
+          this.#ring.end();
           return listener.settled(message.settled);
         case 'taken':
           return listener.taken?.(message.bytes);
@@ -270,12 +274,14 @@ export class MainEnd implements RequestBodyFeeder {
     });
   }
 
+  /** The response body's ring, for the thread. */
+  get ring(): SharedArrayBuffer {
+    return this.#ring.shared;
+  }
+
   /** The thread whose cells are `shared` takes the request now. */
   bind(shared: SharedArrayBuffer): void {
     this.#shared = shared;
-    const cells = new Int32Array(shared);
-    Atomics.store(cells, CREDIT, this.#credit);
-    Atomics.store(cells, CLOSED, this.#closed ? 1 : 0);
     Waker.wake(shared, WAKE);
   }
 
@@ -296,26 +302,19 @@ export class MainEnd implements RequestBodyFeeder {
     this.#send({ kind: 'fail', reason });
   }
 
-  /** The client took `bytes` more: the guest may write that much again. */
+  /** The client took `bytes` more of what the listener was given: the guest may write that much again. */
   grant(bytes: number): void {
-    if (!this.#shared) {
-      this.#credit += bytes;
-      return;
-    }
-    Atomics.add(new Int32Array(this.#shared), CREDIT, bytes);
-    Waker.wake(this.#shared, WAKE);
+    this.#ring.release(bytes);
   }
 
   /** The client is gone: the guest's writes fail from now on. */
   close(): void {
-    this.#closed = true;
-    if (!this.#shared) return;
-    Atomics.store(new Int32Array(this.#shared), CLOSED, 1);
-    Waker.wake(this.#shared, WAKE);
+    this.#ring.close();
   }
 
-  /** Nothing more is heard from the thread. */
+  /** Nothing more is heard from the thread (it may still be running, if it was cut off: its ring is not reused). */
   dispose(): void {
+    this.#ring.abandon();
     this.#shared = undefined;
     this.port.close();
   }

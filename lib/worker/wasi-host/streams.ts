@@ -155,8 +155,8 @@ export class OutputStream {
     this.#check();
     // wasi:io: writing more than check-write permitted is a guest bug (wasmtime traps too).
     if (contents.length > this.#sink.capacity()) throw new GuestMisuse(`output-stream.write: ${contents.length} bytes where check-write permitted ${this.#sink.capacity()}`);
-    // The guest's buffer is a view of its memory: the sink gets a copy.
-    if (contents.length > 0) this.#sink.write(contents.slice());
+    // jco lifts a list<u8> argument as a copy of its own (memory.buffer.slice): the sink may keep it.
+    if (contents.length > 0) this.#sink.write(contents);
   }
 
   blockingWriteAndFlush(contents: Uint8Array): void {

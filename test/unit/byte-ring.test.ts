@@ -1,0 +1,197 @@
+// The byte ring between an instance thread and its worker's main thread
+// (lib/byte-ring.ts): bytes and strings in order across the ring's end, room
+// and its wake-ups, the doorbell only while the consumer waits, reuse of a
+// ring only once nothing can touch it, and a real producer thread.
+
+import { expect } from 'chai';
+import { Worker } from 'node:worker_threads';
+import { RingProducer, RingReader } from '../../lib/byte-ring.js';
+import { within } from '../support/eventually.js';
+import { patternByte, type RingProducerData } from '../support/ring-producer.js';
+
+/** A reader whose deliveries are kept (as copies) with their item counts; releases are the test's to make. */
+function reader(capacity: number) {
+  const got: { bytes: Buffer; items: number; shared: boolean }[] = [];
+  let wakes = 0;
+  const ring = new RingReader(
+    capacity,
+    (bytes, items) => got.push({ bytes: Buffer.from(bytes), items, shared: bytes.buffer instanceof SharedArrayBuffer }),
+    () => wakes++,
+  );
+  let doorbells = 0;
+  const producer = new RingProducer(ring.shared, () => doorbells++);
+  return {
+    ring,
+    producer,
+    got,
+    text: () => Buffer.concat(got.map((g) => g.bytes)).toString(),
+    items: () => got.reduce((n, g) => n + g.items, 0),
+    get wakes() {
+      return wakes;
+    },
+    get doorbells() {
+      return doorbells;
+    },
+  };
+}
+
+describe('byte ring', () => {
+  it('delivers bytes and strings in order, as views of the shared memory, across the ring’s end', () => {
+    const r = reader(16);
+    r.producer.put('abcdefghij');
+    r.producer.publish();
+    r.ring.pull();
+    expect(r.text()).to.equal('abcdefghij');
+    expect(r.got.every((g) => g.shared)).to.equal(true);
+    r.ring.release(10);
+    // 10 bytes in: the next 12 go 6 to the end and 6 from the start.
+    r.producer.put(Buffer.from('klmnop'));
+    r.producer.put('qrstuv');
+    r.producer.publish();
+    r.ring.pull();
+    expect(r.text()).to.equal('abcdefghijklmnopqrstuv');
+    expect(r.got.slice(1).map((g) => g.bytes.toString())).to.deep.equal(['klmnop', 'qrstuv']);
+    expect(r.items()).to.equal(3);
+  });
+
+  it('encodes a string whose UTF-8 straddles the end through its scratch, characters whole', () => {
+    const r = reader(16);
+    r.producer.put('0123456789abc');
+    r.producer.publish();
+    r.ring.pull();
+    r.ring.release(13);
+    // 3 bytes to the end: "é€😀" is 2 + 3 + 4 bytes.
+    expect(r.producer.put('é€😀')).to.equal(true);
+    r.producer.publish();
+    r.ring.pull();
+    expect(r.text()).to.equal('0123456789abcé€😀');
+  });
+
+  it('keeps what does not fit pending, writes it as room comes, and stalls only when full', () => {
+    const r = reader(16);
+    expect(r.producer.put(Buffer.alloc(24, 'x'))).to.equal(false);
+    expect(r.producer.pending).to.equal(true);
+    expect(r.producer.free).to.equal(0);
+    r.producer.publish();
+    expect(r.producer.stall()).to.equal(true);
+    expect(r.ring.stalled).to.equal(true);
+    r.ring.pull();
+    r.ring.release(3);
+    expect(r.wakes, 'less than a quarter free: no wake-up').to.equal(0);
+    r.ring.release(1);
+    expect(r.wakes, 'a quarter free: one wake-up').to.equal(1);
+    expect(r.ring.stalled).to.equal(false);
+    r.ring.release(12);
+    expect(r.wakes, 'not stalled any more: no second wake-up').to.equal(1);
+    expect(r.producer.flush()).to.equal(true);
+    r.producer.publish();
+    r.ring.pull();
+    expect(r.text()).to.equal('x'.repeat(24));
+    expect(r.items(), 'an item split across deliveries counts once').to.equal(1);
+  });
+
+  it('does not stall when room came between the look and the wait', () => {
+    const r = reader(16);
+    r.producer.put(Buffer.alloc(16));
+    r.producer.publish();
+    r.ring.pull();
+    r.ring.release(16);
+    expect(r.producer.stall()).to.equal(false);
+    expect(r.ring.stalled).to.equal(false);
+  });
+
+  it('rings the doorbell once when the consumer waits, not for every publish', async () => {
+    const r = reader(1024);
+    r.ring.pull(); // finds nothing: arms
+    for (let i = 0; i < 10; i++) {
+      r.producer.put(`${i}\n`);
+      r.producer.publish();
+    }
+    expect(r.doorbells).to.equal(1);
+    r.ring.pull();
+    expect(r.items()).to.equal(10);
+    // While bytes keep coming it looks again each turn, unasked.
+    r.producer.put('10\n');
+    r.producer.publish();
+    expect(r.doorbells).to.equal(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.items()).to.equal(11);
+    // A turn that finds nothing arms it again.
+    await new Promise((resolve) => setImmediate(resolve));
+    r.producer.put('11\n');
+    r.producer.publish();
+    expect(r.doorbells).to.equal(2);
+  });
+
+  it('is reused once its producer ended and every byte was released; never when a byte is held or the producer was cut off', () => {
+    const capacity = 4096;
+    const used = reader(capacity);
+    used.producer.put('held');
+    used.producer.publish();
+    used.ring.end();
+    expect(used.text()).to.equal('held');
+    expect(new RingReader(capacity, () => {}, () => {}).shared, 'a byte is still held').to.not.equal(used.ring.shared);
+    used.ring.release(4);
+    const next = new RingReader(capacity, () => {}, () => {});
+    expect(next.shared, 'released whole: reused').to.equal(used.ring.shared);
+    expect(new RingProducer(next.shared, () => {}).free, 'and empty').to.equal(capacity);
+
+    const cut = reader(capacity);
+    cut.ring.abandon();
+    expect(new RingReader(capacity, () => {}, () => {}).shared).to.not.equal(cut.ring.shared);
+  });
+
+  it('refuses a capacity that is no power of two', () => {
+    expect(() => new RingReader(1000, () => {}, () => {})).to.throw(RangeError, /power of two/);
+  });
+
+  it('carries 16 MiB from a producer thread in items of every size, strings and bytes, byte for byte, through a 64 KiB ring', async function () {
+    this.timeout(20_000);
+    const total = 16 << 20;
+    let expected = 0;
+    let bad = -1;
+    let items = 0;
+    let wakes = 0;
+    // Made once the ring exists; the ring's wake-up, made before, reads it when it runs.
+    // eslint-disable-next-line prefer-const
+    let worker!: Worker;
+    const ring: RingReader = new RingReader(
+      64 * 1024,
+      (bytes, n) => {
+        items += n;
+        for (let i = 0; i < bytes.length; i++) if (bad === -1 && bytes[i] !== patternByte(expected + i)) bad = expected + i;
+        expected += bytes.length;
+        // Released a turn later, as a socket would.
+        const length = bytes.length;
+        setImmediate(() => ring.release(length));
+      },
+      () => {
+        wakes++;
+        worker.postMessage('room');
+      },
+    );
+    worker = new Worker(new URL('../support/ring-producer.js', import.meta.url), { workerData: { ring: ring.shared, total } satisfies RingProducerData });
+    try {
+      await within(
+        new Promise<void>((resolve, reject) => {
+          worker.on('error', reject);
+          worker.on('message', (m: string) => {
+            if (m === 'published') ring.pull();
+            if (m === 'end') {
+              ring.end();
+              resolve();
+            }
+          });
+        }),
+        15_000,
+        'the producer thread to end',
+      );
+    } finally {
+      await worker.terminate();
+    }
+    expect(bad, 'the first byte out of place').to.equal(-1);
+    expect(expected).to.equal(total);
+    expect(items).to.be.greaterThan(100);
+    expect(wakes, 'a full ring woke its producer').to.be.greaterThan(0);
+  });
+});
