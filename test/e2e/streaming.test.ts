@@ -141,7 +141,10 @@ describe('streaming methods (e2e)', function () {
 
     it('keeps a slow reader\'s stream within a bounded window: the worker does not buffer what the reader has not taken', async function () {
       const [worker] = rt.workerPids();
+      // Its instance warmed by a stream read whole first: what grows then is what the stream holds.
+      expect((await (await stream('bytes', { total: 16 * 1024 * 1024, chunk: 65_536 })).ended).complete).to.equal(true);
       const before = (await RtProcess.status(worker)).rssMiB;
+      const nextsBefore = (await stats()).nexts;
       // 512 MiB offered in 64 KiB items; the reader takes nothing for 3 s.
       const answer = await openStream(url('streams', 'bytes'), { total: 512 * 1024 * 1024, chunk: 65_536 }, {}, { paused: true });
       let peak = 0;
@@ -150,10 +153,12 @@ describe('streaming methods (e2e)', function () {
         peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
       }
       answer.close();
-      const made = await stats();
+      const nexts = (await stats()).nexts - nextsBefore;
+      console.log(`      worker RSS +${peak - before} MiB, ${nexts} next calls, for a reader that took nothing of 512 MiB`);
       // The 256 KiB window plus what the sockets hold (a few MiB on loopback) at 64 KiB per next.
-      expect(made.nexts, 'next calls made for a reader that took nothing').to.be.below(200);
-      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.below(96);
+      expect(nexts, 'next calls made for a reader that took nothing').to.be.below(200);
+      // Measured 6–17 MiB (docs/performance.md): what the kernel's socket buffers let the guest make, as garbage not yet collected.
+      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.below(40);
     });
   });
 
