@@ -6,9 +6,11 @@
 //
 // 1. raw bytes, one stream at a time, 1 worker: bytes(total, chunk) at 1, 16
 //    and 64 KiB chunks, MiB/s, from two guests against the same baseline
-//    rows: STREAMS (componentize-js, whose `next` costs ~15-18 µs of its own)
-//    and CHUNKS (WAT, whose `next` returns a slice of its linear memory: what
-//    is left is rt's path, and jco's copy of the list);
+//    rows: STREAMS (componentize-js, whose `next` costs ~15-18 µs of its own
+//    at 1 KiB, docs/performance.md, and far more at 16 and 64 KiB, where its
+//    copying and GC of each chunk dominate) and CHUNKS (WAT, whose `next`
+//    returns a slice of its linear memory: what is left is rt's path, and
+//    jco's copy of the list); the line under the table prints the difference;
 // 2. small items, one stream at a time, 1 worker: STREAMS words(n) (text
 //    lines) and count(n, 0) (NDJSON records), DROPS start(n, 0) (NDJSON
 //    numbers, from WAT), items/s;
