@@ -77,11 +77,16 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-/** Forks `script` (a sibling of this file: a node:cluster server) and waits for its "ready" message. */
-export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number): Promise<Baseline> {
+/**
+ * Forks `script` (a sibling of this file: a node:cluster server) and waits for
+ * its "ready" message. `env` adds to its environment (e.g.
+ * NODE_CLUSTER_SCHED_POLICY=none: its workers accept connections themselves,
+ * as rt's do, instead of the primary handing them out in turn).
+ */
+export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js', workers: number, env: Record<string, string> = {}): Promise<Baseline> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [], {
-    env: { ...process.env, PORT: String(port), WORKERS: String(workers) },
+    env: { ...process.env, ...env, PORT: String(port), WORKERS: String(workers) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   track(child);

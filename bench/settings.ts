@@ -46,6 +46,8 @@ export const settings = {
   streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 64))),
   /** Items of each small-item stream (words, count, ticks). */
   streamItems: Math.max(1, Math.round(num('BENCH_STREAM_ITEMS', 200_000))),
+  /** Streams started at once in the concurrent variants of the streams section (rt and baseline with 2 workers). */
+  streamConcurrent: Math.max(1, Math.round(num('BENCH_STREAM_CONCURRENT', 8))),
   /** Requests per variant for time to first byte, spread over the rounds. */
   streamTtfbRequests: Math.max(1, Math.round(num('BENCH_STREAM_TTFB', 200))),
   /** Components in the large start-up case. */
@@ -84,7 +86,8 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(
     `  streams: ${settings.streamRounds} round(s) (BENCH_STREAM_ROUNDS), ${settings.streamMiB} MiB per byte stream (BENCH_STREAM_MIB), ` +
-      `${settings.streamItems} items per item stream (BENCH_STREAM_ITEMS), ${settings.streamTtfbRequests} requests per first-byte variant (BENCH_STREAM_TTFB), 1 worker`,
+      `${settings.streamItems} items per item stream (BENCH_STREAM_ITEMS), ${settings.streamTtfbRequests} requests per first-byte variant (BENCH_STREAM_TTFB), 1 worker; ` +
+      `${settings.streamConcurrent} streams at once (BENCH_STREAM_CONCURRENT) on 2 workers`,
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);

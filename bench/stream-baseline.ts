@@ -87,7 +87,8 @@ clustered((port) => {
       }
       const next = items(req.url ?? '', args);
       if (!next) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': MEDIA[req.url!], 'cache-control': 'no-cache' });
+      // Which worker answered, like rt's X-Rt-Worker: how the connections were spread over the workers.
+      res.writeHead(200, { 'content-type': MEDIA[req.url!], 'cache-control': 'no-cache', 'x-baseline-worker': String(process.pid) });
       res.flushHeaders();
       res.on('close', () => res.emit('drain')); // a client that hangs up releases a writer waiting for 'drain'
       void stream(res, next);

@@ -207,3 +207,101 @@ ${SLEEP_WIT}`,
   (func (export "acme:drops/api@1.0.0#live") (result i32) (global.get $live))
   (func (export "acme:drops/api@1.0.0#dropped") (result i32) (global.get $dropped)))`,
 };
+
+/**
+ * Raw bytes from a guest whose `next` costs next to nothing (hand-written WAT;
+ * `acme:chunks/api@1.0.0`): `bytes(total, chunk)` → `chunks`, the same bytes
+ * as {@link STREAMS}'s `bytes` (byte i is i % 251, in items of `chunk` bytes,
+ * the last one shorter; `chunk` 0: all in one item). `next` returns a slice of
+ * a pattern kept in linear memory, so it neither loops over bytes nor
+ * allocates: what a stream of it costs is rt's (and jco's copy of the list
+ * out of linear memory), not the guest's. componentize-js's `next` costs
+ * ~15–18 µs a call (bench/streams.ts measures both).
+ */
+export const CHUNKS: ComponentSource = {
+  kind: 'wat',
+  world: 'chunks',
+  wit: `package acme:chunks@1.0.0;
+interface api {
+  resource chunks { next: func() -> option<list<u8>>; }
+  bytes: func(total: u32, chunk: u32) -> chunks;
+}
+world chunks { export api; }`,
+  // Bytes 0..11 are `next`'s return area: option tag (u8) at 0, then the
+  // list's ptr at 4 and len at 8. A chunks' state is 16 bytes at its rep, in
+  // 1024..65535: +0 bytes sent, +4 total, +8 item size (chunk, or total when
+  // chunk is 0); states come from a bump allocator, and the destructor puts
+  // them on a free list (linked through +0). From 65536 on is the pattern:
+  // byte 65536 + i is i % 251, `$have` bytes of it filled so far, always a
+  // multiple of 251. `bytes` makes it reach 250 + the largest item (1 MiB of
+  // pattern: 17 pages more), doubling it with memory.copy; an item at
+  // offset `sent` is then the slice at 65536 + sent % 251, never copied by
+  // the guest. Items larger than 1 GiB trap (the arithmetic stays in u32).
+  wat: `(module
+  (import "[export]acme:chunks/api@1.0.0" "[resource-new]chunks" (func $resource_new (param i32) (result i32)))
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 1024))
+  (global $free (mut i32) (i32.const 0))
+  (global $have (mut i32) (i32.const 0))
+  ;; Makes the first $need bytes of the pattern hold it (grows memory as needed).
+  (func $pattern (param $need i32)
+    (local $i i32) (local $pages i32) (local $n i32)
+    ;; A multiple of 251, so that each copy continues the pattern where it stops.
+    (local.set $need (i32.mul (i32.div_u (i32.add (local.get $need) (i32.const 250)) (i32.const 251)) (i32.const 251)))
+    (if (i32.le_u (local.get $need) (global.get $have)) (then (return)))
+    (local.set $pages (i32.sub
+      (i32.shr_u (i32.add (i32.add (i32.const 65536) (local.get $need)) (i32.const 65535)) (i32.const 16))
+      (memory.size)))
+    (if (i32.gt_s (local.get $pages) (i32.const 0))
+      (then (if (i32.eq (memory.grow (local.get $pages)) (i32.const -1)) (then unreachable))))
+    (if (i32.eqz (global.get $have))
+      (then
+        (block $done (loop $fill
+          (br_if $done (i32.eq (local.get $i) (i32.const 251)))
+          (i32.store8 offset=65536 (local.get $i) (local.get $i))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $fill)))
+        (global.set $have (i32.const 251))))
+    (block $done (loop $double
+      (br_if $done (i32.ge_u (global.get $have) (local.get $need)))
+      (local.set $n (i32.sub (local.get $need) (global.get $have)))
+      (if (i32.gt_u (local.get $n) (global.get $have)) (then (local.set $n (global.get $have))))
+      (memory.copy (i32.add (i32.const 65536) (global.get $have)) (i32.const 65536) (local.get $n))
+      (global.set $have (i32.add (global.get $have) (local.get $n)))
+      (br $double))))
+  (func (export "acme:chunks/api@1.0.0#bytes") (param $total i32) (param $chunk i32) (result i32)
+    (local $rep i32) (local $item i32)
+    (if (i32.eqz (local.get $chunk)) (then (local.set $chunk (local.get $total))))
+    (local.set $item (local.get $chunk))
+    (if (i32.gt_u (local.get $item) (local.get $total)) (then (local.set $item (local.get $total))))
+    (if (i32.gt_u (local.get $item) (i32.const 0x40000000)) (then unreachable))
+    (call $pattern (i32.add (local.get $item) (i32.const 250)))
+    (if (global.get $free)
+      (then
+        (local.set $rep (global.get $free))
+        (global.set $free (i32.load offset=0 (local.get $rep))))
+      (else
+        (local.set $rep (global.get $heap))
+        (global.set $heap (i32.add (local.get $rep) (i32.const 16)))
+        (if (i32.gt_u (global.get $heap) (i32.const 65536)) (then unreachable))))
+    (i32.store offset=0 (local.get $rep) (i32.const 0))
+    (i32.store offset=4 (local.get $rep) (local.get $total))
+    (i32.store offset=8 (local.get $rep) (local.get $chunk))
+    (call $resource_new (local.get $rep)))
+  (func (export "acme:chunks/api@1.0.0#[method]chunks.next") (param $rep i32) (result i32)
+    (local $sent i32) (local $left i32) (local $size i32)
+    (local.set $sent (i32.load offset=0 (local.get $rep)))
+    (local.set $left (i32.sub (i32.load offset=4 (local.get $rep)) (local.get $sent)))
+    (if (i32.eqz (local.get $left))
+      (then (i32.store8 (i32.const 0) (i32.const 0)) (return (i32.const 0))))
+    (local.set $size (i32.load offset=8 (local.get $rep)))
+    (if (i32.lt_u (local.get $left) (local.get $size)) (then (local.set $size (local.get $left))))
+    (i32.store offset=0 (local.get $rep) (i32.add (local.get $sent) (local.get $size)))
+    (i32.store8 (i32.const 0) (i32.const 1))
+    (i32.store (i32.const 4) (i32.add (i32.const 65536) (i32.rem_u (local.get $sent) (i32.const 251))))
+    (i32.store (i32.const 8) (local.get $size))
+    (i32.const 0))
+  (func (export "acme:chunks/api@1.0.0#[dtor]chunks") (param $rep i32)
+    (i32.store offset=0 (local.get $rep) (global.get $free))
+    (global.set $free (local.get $rep))))`,
+};

@@ -1,0 +1,63 @@
+// End to end: the WAT raw-bytes stream (CHUNKS, test/support/streaming-fixtures.ts)
+// through the real CLI. Its `next` hands rt a slice of a pattern kept in
+// linear memory; bench/streams.ts measures rt's stream path with it, so these
+// check that what it streams is the same bytes as STREAMS's `bytes`: byte i
+// is i % 251, in items of `chunk` bytes, the last one shorter.
+
+import { expect } from 'chai';
+import { repository } from '../support/fixtures.js';
+import { RtProcess } from '../support/rt-process.js';
+import { openStream } from '../support/stream-client.js';
+import { CHUNKS } from '../support/streaming-fixtures.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The first index where `body` leaves the pattern, or -1. */
+function offPattern(body: Buffer): number {
+  for (let i = 0; i < body.length; i++) if (body[i] !== i % 251) return i;
+  return -1;
+}
+
+describe('streaming raw bytes from WAT (e2e)', function () {
+  this.timeout(30_000);
+  let rt: RtProcess;
+
+  before(async function () {
+    this.timeout(120_000);
+    const repo = await repository({ chunks: CHUNKS });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  /** Streams bytes(total, chunk) and checks the answer: 200, octet-stream, the final chunk, exactly the pattern. */
+  async function expectPattern(total: number, chunk: number): Promise<void> {
+    const answer = await openStream(`${rt.url}/api/services/acme/chunks/invoke/bytes`, { total, chunk });
+    expect(answer.status).to.equal(200);
+    expect(answer.res.headers).to.include({ 'content-type': 'application/octet-stream', 'cache-control': 'no-cache', 'transfer-encoding': 'chunked' });
+    expect((await answer.ended).complete, 'the body ends with its final chunk').to.equal(true);
+    const body = answer.body();
+    expect(body.length, `bytes of bytes(${total}, ${chunk})`).to.equal(total);
+    expect(offPattern(body), `first byte off the pattern in bytes(${total}, ${chunk})`).to.equal(-1);
+  }
+
+  for (const chunk of [1 * KiB, 64 * KiB, 1 * MiB]) {
+    it(`streams 3 MiB in ${chunk / KiB} KiB items, byte for byte the pattern`, async () => {
+      await expectPattern(3 * MiB, chunk);
+    });
+  }
+
+  it('streams a total that is not a multiple of the chunk (the last item shorter), and all in one item for chunk 0', async () => {
+    await expectPattern(1_000_003, 65_536);
+    await expectPattern(1_000_003, 0);
+  });
+
+  it('streams nothing, ended properly, for total 0', async () => {
+    await expectPattern(0, 1024);
+    await expectPattern(0, 0);
+  });
+});
