@@ -7,12 +7,15 @@
 // socket has taken them. The ring's capacity is the body's window: a producer
 // whose reader takes nothing stops when the ring is full.
 //
-// Messages pass only when a side waits. The consumer `arm`s when it finds
-// nothing new: the producer's next publish rings its doorbell (one message),
-// and while bytes keep coming the consumer looks again each turn of its event
-// loop without being told. The producer `stall`s when the ring is full: the
-// consumer wakes it once a quarter of the ring is free again, so a full ring
-// costs one wake-up per quarter, not one per release.
+// No message passes between the threads: a side that waits sleeps on a cell
+// of the ring (Atomics.waitAsync, so its event loop runs on), and the other
+// notifies it only when it asked. The consumer arms when a look finds nothing
+// new: the producer's next publish wakes it (Atomics.notify, a few µs where a
+// postMessage costs 10–20), and while bytes keep coming the consumer looks
+// again each turn of its event loop without being woken. The producer stalls
+// when the ring is full: the consumer wakes it once a quarter of the ring is
+// free again, so a full ring costs one wake-up per quarter, not one per
+// release.
 //
 // Positions are byte counts that wrap at 2^32 (Int32 arithmetic); the
 // capacity is a power of two, so a position modulo the capacity is its index.
@@ -20,9 +23,9 @@
 /** Int32 cells before the bytes. */
 const WRITTEN = 0;
 const RELEASED = 1;
-/** 1: the consumer waits for the producer's next publish. */
+/** 1: the consumer waits on WRITTEN for the producer's next publish. */
 const ARMED = 2;
-/** 1: the producer waits for room. */
+/** 1: the producer waits for room (on this cell, or on its thread's own: see RingReader's `wake`). */
 const STALLED = 3;
 /** 1: the consumer is gone; the producer's bytes go nowhere. */
 const CLOSED = 4;
@@ -59,11 +62,7 @@ export class RingProducer {
   /** Where a string is encoded when it cannot be encoded in place. */
   #scratch = new Uint8Array(0);
 
-  /** `doorbell`: tells the consumer bytes were published while it waited (a message to its thread). */
-  constructor(
-    shared: SharedArrayBuffer,
-    private readonly doorbell: () => void,
-  ) {
+  constructor(shared: SharedArrayBuffer) {
     this.#cells = new Int32Array(shared, 0, HEADER_BYTES / 4);
     this.#capacity = capacityOf(shared);
     this.#data = new Uint8Array(shared, HEADER_BYTES, this.#capacity);
@@ -115,11 +114,11 @@ export class RingProducer {
     return this.#copy(rest, false);
   }
 
-  /** Makes what was put visible to the consumer, and rings its doorbell if it waits. */
+  /** Makes what was put visible to the consumer, and wakes it if it waits. */
   publish(): void {
     Atomics.store(this.#cells, ITEMS, this.#items);
     Atomics.store(this.#cells, WRITTEN, this.#written);
-    if (Atomics.load(this.#cells, ARMED) === 1 && Atomics.exchange(this.#cells, ARMED, 0) === 1) this.doorbell();
+    if (Atomics.load(this.#cells, ARMED) === 1 && Atomics.exchange(this.#cells, ARMED, 0) === 1) Atomics.notify(this.#cells, WRITTEN);
   }
 
   /**
@@ -132,6 +131,12 @@ export class RingProducer {
     // Room came: whether or not the consumer has seen the flag (then a wake-up is on its way, and finds nothing to do).
     Atomics.store(this.#cells, STALLED, 0);
     return false;
+  }
+
+  /** Resolves once the consumer has woken a stalled producer, without blocking the thread's event loop. */
+  async room(): Promise<void> {
+    const wait = Atomics.waitAsync(this.#cells, STALLED, 1);
+    if (wait.async) await wait.value;
   }
 
   /** Copies what fits of `bytes` in; the rest stays pending (copied when `bytes` is the scratch, which the next put reuses). */
@@ -176,29 +181,36 @@ export class RingReader {
   #recycled = false;
   /** The producer may still write into the ring: it is never reused. */
   #abandoned = false;
+  /** Waiting on WRITTEN for the producer's next publish. */
+  #armed = false;
   readonly #again = () => {
     this.#scheduled = false;
+    this.pull();
+  };
+  readonly #woken = () => {
+    this.#armed = false;
     this.pull();
   };
 
   /**
    * A ring of `capacity` bytes (reused when one is idle). `deliver` gets
    * each run of published bytes, with the items published since the last
-   * run (an item split across runs counts once); `wake` tells the stalled producer there is
-   * room (a message to its thread, or a notify on what it sleeps on).
+   * run (an item split across runs counts once), from the first `pull` on
+   * (the owner's to make once what must come before the bytes has come: a
+   * stream's opening, a response's head). A stalled producer is woken on the
+   * ring's STALLED cell, and with `wake` besides when it sleeps on a cell of
+   * its own (an HTTP handler's thread, blocked in its guest's poll).
    */
   constructor(
     capacity: number,
     private readonly deliver: (bytes: Uint8Array, items: number) => void,
-    private readonly wake: () => void,
+    private readonly wake: () => void = () => {},
   ) {
     const reused = idle.findIndex((shared) => capacityOf(shared) === capacity);
     this.shared = reused === -1 ? ringMemory(capacity) : idle.splice(reused, 1)[0];
     this.#capacity = capacity;
     this.#cells = new Int32Array(this.shared, 0, HEADER_BYTES / 4);
     this.#cells.fill(0);
-    // Armed from the start: the producer's first publish rings.
-    this.#cells[ARMED] = 1;
     this.#data = new Uint8Array(this.shared, HEADER_BYTES, capacity);
   }
 
@@ -213,9 +225,9 @@ export class RingReader {
   }
 
   /**
-   * Delivers what was published since the last delivery (the doorbell rang,
-   * or the producer said it ended); looks again next turn while bytes keep
-   * coming, and arms the doorbell once a look finds none.
+   * Delivers what was published since the last delivery; looks again next
+   * turn while bytes keep coming, and once a look finds none waits (without
+   * blocking) for the producer's next publish to wake it.
    */
   pull(): void {
     if (this.#stopped) return;
@@ -228,13 +240,17 @@ export class RingReader {
       }
       return;
     }
-    if (this.#scheduled) return;
+    if (this.#scheduled || this.#armed) return;
     Atomics.store(this.#cells, ARMED, 1);
-    // Published between the look and the arming: take it now (a doorbell may still come, and finds nothing).
-    if (Atomics.load(this.#cells, WRITTEN) !== this.#taken) {
-      Atomics.store(this.#cells, ARMED, 0);
-      this.pull();
+    const wait = Atomics.waitAsync(this.#cells, WRITTEN, written);
+    if (wait.async) {
+      this.#armed = true;
+      void wait.value.then(this.#woken);
+      return;
     }
+    // Published between the look and the arming: take it now.
+    Atomics.store(this.#cells, ARMED, 0);
+    this.pull();
   }
 
   /** `bytes` delivered earlier are no longer needed: room for the producer. */
@@ -245,20 +261,21 @@ export class RingReader {
     this.#released = (this.#released + bytes) | 0;
     Atomics.add(this.#cells, RELEASED, bytes);
     const free = this.#capacity - ((Atomics.load(this.#cells, WRITTEN) - this.#released) | 0);
-    if (free >= this.#capacity / 4 && Atomics.load(this.#cells, STALLED) === 1 && Atomics.exchange(this.#cells, STALLED, 0) === 1) this.wake();
+    if (free >= this.#capacity / 4 && Atomics.load(this.#cells, STALLED) === 1 && Atomics.exchange(this.#cells, STALLED, 0) === 1) this.#wake();
     this.#recycle();
   }
 
   /** The consumer is gone: the producer's writes fail from now on (a handler's guest sees its client gone). */
   close(): void {
     Atomics.store(this.#cells, CLOSED, 1);
-    this.wake();
+    Atomics.store(this.#cells, STALLED, 0);
+    this.#wake();
   }
 
   /** The producer is done with the ring: what it published last is delivered, then nothing more. */
   end(): void {
     this.pull();
-    this.#stopped = true;
+    this.#stop();
     this.#ended = true;
     this.#recycle();
   }
@@ -266,8 +283,20 @@ export class RingReader {
   /** Delivers nothing more, the producer perhaps still writing (its thread being ended): the ring is never reused, unless it had ended. */
   abandon(): void {
     if (this.#ended) return;
-    this.#stopped = true;
+    this.#stop();
     this.#abandoned = true;
+  }
+
+  #stop(): void {
+    this.#stopped = true;
+    // Its own wait on WRITTEN ends (it would hold the ring while nothing is published), and a stalled producer's on STALLED.
+    if (this.#armed) Atomics.notify(this.#cells, WRITTEN);
+    Atomics.notify(this.#cells, STALLED);
+  }
+
+  #wake(): void {
+    Atomics.notify(this.#cells, STALLED);
+    this.wake();
   }
 
   #deliver(written: number): void {

@@ -1,7 +1,8 @@
 // A producer thread for the byte ring's test (test/unit/byte-ring.test.ts):
 // `total` bytes, byte j being 32 + j % 89 (printable, so an item can go in as
 // a string or as bytes alike), in items of 1 B to 100 KiB, every third one a
-// string; it stalls when the ring is full and goes on at each message.
+// string; it stalls when the ring is full and goes on once woken, and says
+// 'end' when all is published.
 
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { RingProducer } from '../../lib/byte-ring.js';
@@ -18,7 +19,7 @@ if (!isMainThread) produce(workerData as RingProducerData);
 
 function produce({ ring: shared, total }: RingProducerData): void {
   const port = parentPort!;
-  const ring = new RingProducer(shared, () => port.postMessage('published'));
+  const ring = new RingProducer(shared);
   let made = 0;
   let size = 1;
   let count = 0;
@@ -33,7 +34,7 @@ function produce({ ring: shared, total }: RingProducerData): void {
     for (;;) {
       if (!ring.flush() || ring.free === 0) {
         ring.publish();
-        if (ring.stall()) return;
+        if (ring.stall()) return void ring.room().then(pump);
         continue;
       }
       if (made >= total) {
@@ -48,6 +49,7 @@ function produce({ ring: shared, total }: RingProducerData): void {
     }
   };
 
-  port.on('message', pump);
+  // A thread waiting only in Atomics.waitAsync would exit: listening keeps it alive, as rt's instance threads are.
+  port.on('message', () => {});
   pump();
 }

@@ -18,8 +18,7 @@ function reader(capacity: number) {
     (bytes, items) => got.push({ bytes: Buffer.from(bytes), items, shared: bytes.buffer instanceof SharedArrayBuffer }),
     () => wakes++,
   );
-  let doorbells = 0;
-  const producer = new RingProducer(ring.shared, () => doorbells++);
+  const producer = new RingProducer(ring.shared);
   return {
     ring,
     producer,
@@ -28,9 +27,6 @@ function reader(capacity: number) {
     items: () => got.reduce((n, g) => n + g.items, 0),
     get wakes() {
       return wakes;
-    },
-    get doorbells() {
-      return doorbells;
     },
   };
 }
@@ -100,27 +96,40 @@ describe('byte ring', () => {
     expect(r.ring.stalled).to.equal(false);
   });
 
-  it('rings the doorbell once when the consumer waits, not for every publish', async () => {
+  it('wakes the consumer at the first publish once it waits, not at every publish, and not while bytes keep coming', async () => {
     const r = reader(1024);
-    r.ring.pull(); // finds nothing: arms
-    for (let i = 0; i < 10; i++) {
-      r.producer.put(`${i}\n`);
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    let notified = 0;
+    const notify = Atomics.notify;
+    Atomics.notify = ((cells: Int32Array, index: number, count?: number) => {
+      notified++;
+      return notify(cells, index, count);
+    }) as typeof Atomics.notify;
+    try {
+      r.ring.pull(); // finds nothing: waits
+      for (let i = 0; i < 10; i++) {
+        r.producer.put(`${i}\n`);
+        r.producer.publish();
+      }
+      expect(notified).to.equal(1);
+      await turn();
+      expect(r.items(), 'delivered once woken').to.equal(10);
+      // While bytes keep coming it looks again each turn, unasked.
+      r.producer.put('10\n');
       r.producer.publish();
+      expect(notified).to.equal(1);
+      await turn();
+      expect(r.items()).to.equal(11);
+      // A turn that finds nothing has it wait again.
+      await turn();
+      r.producer.put('11\n');
+      r.producer.publish();
+      expect(notified).to.equal(2);
+      await turn();
+      expect(r.items()).to.equal(12);
+    } finally {
+      Atomics.notify = notify;
     }
-    expect(r.doorbells).to.equal(1);
-    r.ring.pull();
-    expect(r.items()).to.equal(10);
-    // While bytes keep coming it looks again each turn, unasked.
-    r.producer.put('10\n');
-    r.producer.publish();
-    expect(r.doorbells).to.equal(1);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(r.items()).to.equal(11);
-    // A turn that finds nothing arms it again.
-    await new Promise((resolve) => setImmediate(resolve));
-    r.producer.put('11\n');
-    r.producer.publish();
-    expect(r.doorbells).to.equal(2);
   });
 
   it('is reused once its producer ended and every byte was released; never when a byte is held or the producer was cut off', () => {
@@ -134,7 +143,7 @@ describe('byte ring', () => {
     used.ring.release(4);
     const next = new RingReader(capacity, () => {}, () => {});
     expect(next.shared, 'released whole: reused').to.equal(used.ring.shared);
-    expect(new RingProducer(next.shared, () => {}).free, 'and empty').to.equal(capacity);
+    expect(new RingProducer(next.shared).free, 'and empty').to.equal(capacity);
 
     const cut = reader(capacity);
     cut.ring.abandon();
@@ -152,9 +161,6 @@ describe('byte ring', () => {
     let bad = -1;
     let items = 0;
     let wakes = 0;
-    // Made once the ring exists; the ring's wake-up, made before, reads it when it runs.
-    // eslint-disable-next-line prefer-const
-    let worker!: Worker;
     const ring: RingReader = new RingReader(
       64 * 1024,
       (bytes, n) => {
@@ -165,22 +171,17 @@ describe('byte ring', () => {
         const length = bytes.length;
         setImmediate(() => ring.release(length));
       },
-      () => {
-        wakes++;
-        worker.postMessage('room');
-      },
+      () => wakes++,
     );
-    worker = new Worker(new URL('../support/ring-producer.js', import.meta.url), { workerData: { ring: ring.shared, total } satisfies RingProducerData });
+    const worker = new Worker(new URL('../support/ring-producer.js', import.meta.url), { workerData: { ring: ring.shared, total } satisfies RingProducerData });
+    ring.pull();
     try {
       await within(
         new Promise<void>((resolve, reject) => {
           worker.on('error', reject);
-          worker.on('message', (m: string) => {
-            if (m === 'published') ring.pull();
-            if (m === 'end') {
-              ring.end();
-              resolve();
-            }
+          worker.once('message', () => {
+            ring.end();
+            resolve();
           });
         }),
         15_000,

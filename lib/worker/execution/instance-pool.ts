@@ -29,7 +29,7 @@ import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
-import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, PUBLISHED, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamControl, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
 export type PoolSpec = Omit<ThreadSpec, 'cells'>;
@@ -196,7 +196,7 @@ class PoolThread {
     this.startedAt = performance.now();
     const args = call.request[2];
     call.channel?.bind(this.cells);
-    if (call.stream) call.request[4] = this.#ring(call, call.stream).shared;
+    if (call.stream) call.request[4] = this.#ring(call.stream).shared;
     // A large JSON body moves to the thread rather than being copied; an HTTP request's port goes there.
     this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : isWork(args) && args.kind === 'http-request' ? [args.port] : undefined);
   }
@@ -220,8 +220,8 @@ class PoolThread {
     return this.worker.terminate();
   }
 
-  /** Sends an open stream's credit or cancel to the thread. */
-  control(message: StreamControl): void {
+  /** Ends an open stream on the thread. */
+  control(message: StreamCancel): void {
     this.worker.postMessage(message);
   }
 
@@ -242,7 +242,9 @@ class PoolThread {
     if (call.stream && answer[1] === OK) {
       call.stream.open = true;
       call.stream.nextDeadline = performance.now() + this.options.timeoutMs;
-      return call.opened(this.#handle(call, call.stream));
+      call.opened(this.#handle(call, call.stream));
+      // Its bytes reach the sink from now on, after the opening.
+      return call.stream.ring!.pull();
     }
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
@@ -261,7 +263,6 @@ class PoolThread {
   }
 
   #streamAnswer(call: Call, stream: StreamState, answer: StreamAnswer): void {
-    if (answer[1] === PUBLISHED) return stream.ring!.pull();
     // Its last bytes are in the ring before its end.
     stream.ring!.end();
     this.release();
@@ -284,13 +285,8 @@ class PoolThread {
   }
 
   /** The ring a stream's bytes come through, delivered to its sink (or released at once once it is cancelled). */
-  #ring(call: Call, stream: StreamState): RingReader {
-    const id = call.request[0];
-    stream.ring = new RingReader(
-      stream.window,
-      (bytes, items) => (stream.cancelled ? stream.ring!.release(bytes.length) : stream.sink.chunk(bytes, items)),
-      () => this.running === call && this.control({ type: 'room', id }),
-    );
+  #ring(stream: StreamState): RingReader {
+    stream.ring = new RingReader(stream.window, (bytes, items) => (stream.cancelled ? stream.ring!.release(bytes.length) : stream.sink.chunk(bytes, items)));
     return stream.ring;
   }
 

@@ -30,7 +30,7 @@ import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
 import { RingProducer } from '../../byte-ring.js';
-import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, PUBLISHED, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamControl, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
@@ -65,7 +65,7 @@ interface Stream {
 }
 let stream: Stream | undefined;
 let pumping = false;
-/** How long `next` is called in one go before the thread looks at its messages (room, cancel). */
+/** How long `next` is called in one go before the thread looks at its messages (a cancel). */
 const PUMP_SLICE_MS = 2;
 
 /** A fresh instance after a trap or at the recycle count; calls wait in the queue meanwhile. */
@@ -167,8 +167,7 @@ function drain(): void {
     if (outcome.kind === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
-      const producer = new RingProducer(ring!, () => post([id, PUBLISHED]));
-      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), ring: producer };
+      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), ring: new RingProducer(ring!) };
       pump();
       return;
     }
@@ -187,7 +186,7 @@ function afterCall(outcome: CallOutcome): boolean {
   return false;
 }
 
-/** Calls `next` while the ring has room, for a slice of time, then yields so room and cancel messages come in. */
+/** Calls `next` while the ring has room, for a slice of time, then yields so a cancel message gets in. */
 function pump(): void {
   if (pumping) return;
   pumping = true;
@@ -197,8 +196,11 @@ function pump(): void {
     const { ring } = current;
     if (!ring.flush() || ring.free === 0) {
       ring.publish();
-      // Full: the main thread sends `room` once the client has taken a quarter of it.
-      if (ring.stall()) break;
+      // Full: the main thread wakes the ring once the client has taken a quarter of it.
+      if (ring.stall()) {
+        void ring.room().then(pump);
+        break;
+      }
       continue;
     }
     const outcome = instance!.next(current.resource);
@@ -236,21 +238,18 @@ function endStream(outcome: CallOutcome): void {
   if (!afterCall(last)) drain();
 }
 
-port.on('message', (message: CallRequest | StreamControl) => {
-  if (!Array.isArray(message)) return control(message);
+port.on('message', (message: CallRequest | StreamCancel) => {
+  if (!Array.isArray(message)) return cancel(message);
   queue.push(message);
   drain();
 });
 
-function control(message: StreamControl): void {
+function cancel(message: StreamCancel): void {
   if (stream?.id !== message.id) return;
-  if (message.type === 'cancel') {
-    // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
-    const id = stream.id;
-    endStream({ kind: 'ok', value: undefined });
-    return post([id, END]);
-  }
-  pump();
+  // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
+  const id = stream.id;
+  endStream({ kind: 'ok', value: undefined });
+  post([id, END]);
 }
 
 try {

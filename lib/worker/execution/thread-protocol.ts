@@ -72,14 +72,15 @@ export function isHandleWork(body: CallRequest[2]): body is HandleWork {
   return isWork(body) && body.kind !== 'http-request';
 }
 
-/** Main → thread, for an open stream: its ring has room again (the thread had stalled), or the end of it (dropping the resource). */
-export type StreamControl = { type: 'room'; id: number } | { type: 'cancel'; id: number };
+/** Main → thread, for an open stream: the end of it (dropping the resource). */
+export interface StreamCancel {
+  type: 'cancel';
+  id: number;
+}
 
 export const OK = 0;
 export const COMPONENT_ERROR = 1;
 export const TRAP = 2;
-/** A stream's ring has bytes the main thread has not taken (it had asked to be told). */
-export const PUBLISHED = 3;
 /** A stream's next returned none, or it was cancelled; its resource is dropped. */
 export const END = 4;
 /** The JSON body the thread was given does not decode: the call was not made. */
@@ -100,9 +101,8 @@ export type CallAnswer =
   | [id: number, tag: typeof TRAP, code: TrapCode, message: string, ranMs?: number]
   | [id: number, tag: typeof BAD_ARGUMENTS, kind: 'invalid-json' | 'invalid-arguments' | 'unknown-handle' | 'handle-ended', details: string];
 
-/** Thread → main, once a stream's call has answered OK: doorbells for its ring, then its end (END or STREAM_FAILED, after its last bytes). */
+/** Thread → main, once a stream's call has answered OK (its bytes come through its ring): its end, after its last bytes. */
 export type StreamAnswer =
-  | [id: number, tag: typeof PUBLISHED]
   | [id: number, tag: typeof END]
   | [id: number, tag: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
 
@@ -131,5 +131,5 @@ export function ranMs(answer: CallAnswer): number | undefined {
 
 /** Whether a message from the thread is a stream's, not a call's answer. */
 export function isStreamAnswer(answer: CallAnswer | StreamAnswer): answer is StreamAnswer {
-  return answer[1] === PUBLISHED || answer[1] === END || answer[1] === STREAM_FAILED;
+  return answer[1] === END || answer[1] === STREAM_FAILED;
 }

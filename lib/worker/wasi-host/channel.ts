@@ -149,8 +149,6 @@ export type ResponseMessage =
   | { kind: 'head'; head: ResponseHead }
   | { kind: 'malformed'; problem: string }
   | { kind: 'refused'; code: ErrorCode }
-  /** Body bytes are in the ring, and the main thread had asked to be told. */
-  | { kind: 'published' }
   | { kind: 'finish'; trailers: FieldEntry[] | undefined }
   | { kind: 'abort'; reason: string }
   | { kind: 'settled'; settled: Settled }
@@ -176,7 +174,7 @@ export class PortResponseSink implements ResponseSink {
     private readonly port: MessagePort,
     ring: SharedArrayBuffer,
   ) {
-    this.#ring = new RingProducer(ring, () => port.postMessage({ kind: 'published' } satisfies ResponseMessage));
+    this.#ring = new RingProducer(ring);
   }
 
   head(head: ResponseHead): void {
@@ -251,13 +249,13 @@ export class MainEnd implements RequestBodyFeeder {
     this.port.on('message', (message: ResponseMessage) => {
       switch (message.kind) {
         case 'head':
-          return listener.head(message.head);
+          listener.head(message.head);
+          // The body's bytes follow the head.
+          return this.#ring.pull();
         case 'malformed':
           return listener.malformed(message.problem);
         case 'refused':
           return listener.refused(message.code);
-        case 'published':
-          return this.#ring.pull();
         case 'finish':
           this.#ring.pull();
           return listener.finish(message.trailers);

@@ -50,7 +50,7 @@ export interface BodySink {
   credit(): number;
   /** False once the far side is gone (a client that disconnected): writes fail from then on. */
   open(): boolean;
-  /** Body bytes, at most `credit()` of them; the sink owns the array. */
+  /** Body bytes, at most `credit()` of them: the sink may keep the array, but not detach it. */
   chunk(bytes: Uint8Array): void;
   /** The body is complete. */
   finish(trailers: FieldEntry[] | undefined): void;

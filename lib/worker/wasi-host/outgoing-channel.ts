@@ -71,8 +71,6 @@ function patternsOf(hosts: string[]): HostPattern[] {
 
 const describe = (code: ErrorCode): string => (code.val === undefined ? code.tag : `${code.tag}: ${typeof code.val === 'string' ? code.val : JSON.stringify(code.val)}`);
 
-/** Bytes moved, not copied, when they are all of their buffer (as streams.ts hands them). */
-const transferOf = (bytes: Uint8Array): ArrayBuffer[] => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
 
 // ---- the thread's end ----
 
@@ -215,7 +213,8 @@ class Flight implements OutgoingCall {
     chunk: (bytes) => {
       if (this.#failed || this.#cancelled) return;
       this.#credit -= bytes.length;
-      this.#channel.post({ kind: 'chunk', id: this.#id, bytes }, transferOf(bytes));
+      // Copied by the post: the array may be a view of one the caller goes on using.
+      this.#channel.post({ kind: 'chunk', id: this.#id, bytes });
     },
     finish: (trailers) => {
       this.#requestDone = true;

@@ -129,7 +129,7 @@ export interface ByteSink {
   capacity(): number;
   /** Whether capacity can still grow: false once the far side is gone. */
   open(): boolean;
-  /** Takes `bytes` (at most `capacity()`); the sink owns the copy it is given. */
+  /** Takes `bytes` (at most `capacity()`): the host's own, which the sink may keep but not detach (it may be a view of a larger array the caller goes on using). */
   write(bytes: Uint8Array): void;
   /** Why writes fail, once they do (a client gone, a body cut): `last-operation-failed`. */
   failure(): string | undefined;
@@ -155,7 +155,7 @@ export class OutputStream {
     this.#check();
     // wasi:io: writing more than check-write permitted is a guest bug (wasmtime traps too).
     if (contents.length > this.#sink.capacity()) throw new GuestMisuse(`output-stream.write: ${contents.length} bytes where check-write permitted ${this.#sink.capacity()}`);
-    // jco lifts a list<u8> argument as a copy of its own (memory.buffer.slice): the sink may keep it.
+    // jco lifts a list<u8> argument as a copy of its own (memory.buffer.slice): no copy more here.
     if (contents.length > 0) this.#sink.write(contents);
   }
 
