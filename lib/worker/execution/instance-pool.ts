@@ -212,8 +212,8 @@ class PoolThread {
     this.holder.end(failure.kind === 'timeout' ? 'a call on it ran past its deadline and its thread was ended' : failure.message);
     const call = this.running;
     this.running = undefined;
-    // What a stream's thread published goes out before the failure; it may go on writing until it is gone.
-    call?.stream?.ring?.pull();
+    // What an open stream's thread published goes out before the failure; it may go on writing until it is gone.
+    if (call?.stream?.open) call.stream.ring!.pull();
     call?.stream?.ring?.abandon();
     if (call) settle(call, failure);
     this.#outgoing?.close();
@@ -246,6 +246,8 @@ class PoolThread {
       // Its bytes reach the sink from now on, after the opening.
       return call.stream.ring!.pull();
     }
+    // A stream that did not open never had its ring written to: it is free for another.
+    call.stream?.ring?.end();
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
     call.ranOn?.(this.holder);

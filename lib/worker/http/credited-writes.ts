@@ -22,7 +22,7 @@ export class CreditedWrites {
   write(bytes: Uint8Array): void {
     const { res } = this;
     const n = bytes.byteLength;
-    // Not on nextTick: Node runs that queue after every port message, so it would uncork after each item.
+    // Uncorked on setImmediate: what one turn of the event loop delivers (its look at the ring, the stream's end) leaves in one writev.
     if (!this.#corked) {
       this.#corked = true;
       res.cork();
