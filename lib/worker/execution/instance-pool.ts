@@ -220,11 +220,6 @@ class PoolThread {
     return this.worker.terminate();
   }
 
-  /** Ends an open stream on the thread. */
-  control(message: StreamCancel): void {
-    this.worker.postMessage(message);
-  }
-
   /** The running call's work is over: the thread is free for the next. */
   release(): void {
     this.running = undefined;
@@ -283,7 +278,7 @@ class PoolThread {
     stream.cancelled = true;
     // A thread waiting for room acknowledges at once; one in a `next` has the rest of its deadline.
     if (stream.ring!.stalled) stream.nextDeadline = performance.now() + this.options.timeoutMs;
-    this.control({ type: 'cancel', id: call.request[0] });
+    this.worker.postMessage({ type: 'cancel', id: call.request[0] } satisfies StreamCancel);
   }
 
   /** The ring a stream's bytes come through, delivered to its sink (or released at once once it is cancelled). */

@@ -3,9 +3,10 @@
 // come (those made together in one write). The reader sets the pace: the
 // stream's ring frees room for the instance thread only as written bytes
 // leave for the socket, so a slow reader stops `next` instead of filling the
-// worker's memory (at most WINDOW_BYTES per stream, plus one item). A client that goes away ends the stream (the resource is
-// dropped); a failure after the headers cuts the body short, without the
-// final chunk, so no client takes a broken stream for a whole one.
+// worker's memory (at most WINDOW_BYTES per stream, plus one item). A client
+// that goes away ends the stream (the resource is dropped); a failure after
+// the headers cuts the body short, without the final chunk, so no client
+// takes a broken stream for a whole one.
 
 import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';

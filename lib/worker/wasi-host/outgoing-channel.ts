@@ -71,7 +71,6 @@ function patternsOf(hosts: string[]): HostPattern[] {
 
 const describe = (code: ErrorCode): string => (code.val === undefined ? code.tag : `${code.tag}: ${typeof code.val === 'string' ? code.val : JSON.stringify(code.val)}`);
 
-
 // ---- the thread's end ----
 
 /**
