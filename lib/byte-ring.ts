@@ -267,6 +267,8 @@ export class RingReader {
 
   /** The consumer is gone: the producer's writes fail from now on (a handler's guest sees its client gone). */
   close(): void {
+    // Once reused, the ring is another body's: its client leaving late (after this body ended) must not close that one.
+    if (this.#recycled) return;
     Atomics.store(this.#cells, CLOSED, 1);
     Atomics.store(this.#cells, STALLED, 0);
     this.#wake();
@@ -288,6 +290,8 @@ export class RingReader {
   }
 
   #stop(): void {
+    // Once: a second stop could wake the producer of the body that reuses the ring.
+    if (this.#stopped) return;
     this.#stopped = true;
     // Its own wait on WRITTEN ends (it would hold the ring while nothing is published), and a stalled producer's on STALLED.
     if (this.#armed) Atomics.notify(this.#cells, WRITTEN);

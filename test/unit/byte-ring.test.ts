@@ -150,6 +150,26 @@ describe('byte ring', () => {
     expect(new RingReader(capacity, () => {}, () => {}).shared).to.not.equal(cut.ring.shared);
   });
 
+  it('once reused, is not touched by its former reader: a late close (its client gone after the body ended) leaves the new body open', () => {
+    const capacity = 4096;
+    const former = reader(capacity);
+    former.producer.put('done');
+    former.producer.publish();
+    former.ring.end();
+    former.ring.release(4);
+    const now = reader(capacity);
+    expect(now.ring.shared, 'reused').to.equal(former.ring.shared);
+    former.ring.close();
+    former.ring.end();
+    former.ring.abandon();
+    expect(now.producer.closed, 'the new body is still open').to.equal(false);
+    expect(now.producer.put('still'), 'and takes bytes').to.equal(true);
+    now.producer.publish();
+    now.ring.pull();
+    expect(now.text()).to.equal('still');
+    expect(former.text(), 'the former reader delivers nothing of it').to.equal('done');
+  });
+
   it('refuses a capacity that is no power of two', () => {
     expect(() => new RingReader(1000, () => {}, () => {})).to.throw(RangeError, /power of two/);
   });
