@@ -42,6 +42,13 @@ export const settings = {
   computeWarmup: Math.round(num('BENCH_COMPUTE_WARMUP', 10)),
   /** Interleaved rounds of the streams section (every variant once a round). */
   streamRounds: Math.max(1, Math.round(num('BENCH_STREAM_ROUNDS', 5))),
+  /**
+   * Passes over every variant within one round of the streams section: a
+   * round's figure is what its passes moved over the time they took, so it
+   * samples the machine at as many moments (its CPUs run up to 1.7x faster in
+   * spells of a fraction of a second, which one 60 ms stream catches or not).
+   */
+  streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 4))),
   /** MiB of each raw-bytes stream. */
   streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 64))),
   /** Items of each small-item stream (words, count, ticks). */
@@ -85,7 +92,7 @@ export function printHeader(sections: readonly Section[]): void {
     `  compute: spin(${settings.computeN}) (BENCH_COMPUTE_N), ${settings.computeCalls} calls (BENCH_COMPUTE_CALLS) after ${settings.computeWarmup} warm-up calls (BENCH_COMPUTE_WARMUP)`,
   );
   console.log(
-    `  streams: ${settings.streamRounds} round(s) (BENCH_STREAM_ROUNDS), ${settings.streamMiB} MiB per byte stream (BENCH_STREAM_MIB), ` +
+    `  streams: ${settings.streamRounds} round(s) (BENCH_STREAM_ROUNDS) of ${settings.streamPasses} pass(es) (BENCH_STREAM_PASSES), ${settings.streamMiB} MiB per byte stream (BENCH_STREAM_MIB), ` +
       `${settings.streamItems} items per item stream (BENCH_STREAM_ITEMS), ${settings.streamTtfbRequests} requests per first-byte variant (BENCH_STREAM_TTFB), 1 worker; ` +
       `${settings.streamConcurrent} streams at once (BENCH_STREAM_CONCURRENT) on 2 workers`,
   );

@@ -26,8 +26,15 @@
 // 4. time to first byte: a stream of one item vs a JSON invoke of the same
 //    service, on one kept-alive connection, alternating.
 //
-// Every variant (the concurrent ones too) runs once per round, the order
-// rotated each round; the tables show medians across rounds, each round's
+// A round is BENCH_STREAM_PASSES passes; every variant (the concurrent ones
+// too) runs once per pass, the order rotated each pass, and its figure for
+// the round is the bytes (items) of its passes over the time they took. One
+// 64 MiB stream lasts ~60 ms, and this VM's CPUs run up to 1.7x faster in
+// spells shorter than a second (probe.ts reads it between passes and the
+// section prints it), so a round of one stream per variant measured the spell
+// it fell in. The componentize-js streams of 1 KiB chunks and small items run
+// a quarter as long as the others (their guest makes 12-30k items/s: each
+// still lasts 1-3 s). The tables show medians across rounds, each round's
 // figure and the spread (max / min of them), and the spread of rt's figure
 // over the baseline's in the same round. The last table holds issue 25's
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
@@ -38,6 +45,7 @@ import { examples } from '../examples/index.js';
 import { repository } from '../test/support/fixtures.js';
 import type { RtProcess } from '../test/support/rt-process.js';
 import { CHUNKS, DROPS, STREAMS } from '../test/support/streaming-fixtures.js';
+import { cpuProbeMs } from './probe.js';
 import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { readStream, type StreamRead } from './stream-reader.js';
 import { settings } from './settings.js';
@@ -109,7 +117,7 @@ interface Variant {
   streams: number;
 }
 
-/** One run of a variant: all its streams' bytes and items, and the time from the first request sent to the last stream ended. */
+/** One run of a variant (or a round's runs of it, added up): all its streams' bytes and items, and the time from the first request sent to the last stream ended. */
 interface Sample {
   bytes: number;
   items: number;
@@ -132,12 +140,27 @@ async function measure(v: Variant): Promise<Sample> {
   };
 }
 
+/** Throws `e` with what the rt servers logged at warn and above: why a stream was cut short, say. */
+function failed(e: Error, servers: RtProcess[]): never {
+  const lines = servers.flatMap((s) => s.logLines().filter((l) => Number(l.level) >= 40));
+  throw new Error(`${e.message}\n  rt logged:\n${lines.map((l) => `    ${JSON.stringify(l)}`).join('\n') || '    nothing at warn or above'}`);
+}
+
 /** A variant at a quarter of its size, its answers not checked: the warm-up. */
 async function warm(v: Variant): Promise<void> {
   const json = v.json as Record<string, number>;
   const quarter = 'total' in json ? { ...json, total: json.total / 4 } : 'n' in json ? { ...json, n: Math.ceil(json.n / 4) } : json;
   await Promise.all(Array.from({ length: v.streams }, () => readStream(v.url, quarter)));
 }
+
+/** A round's runs of one variant as one: their bytes and items over their time, the first run's first byte, every worker. */
+const together = (samples: readonly Sample[]): Sample => ({
+  bytes: sum(samples.map((s) => s.bytes)),
+  items: sum(samples.map((s) => s.items)),
+  ms: sum(samples.map((s) => s.ms)),
+  firstByteMs: samples[0].firstByteMs,
+  workers: samples.flatMap((s) => s.workers),
+});
 
 const mibPerSec = (s: Sample) => s.bytes / MiB / (s.ms / 1000);
 const itemsPerSec = (s: Sample) => s.items / (s.ms / 1000);
@@ -149,7 +172,7 @@ const GUESTS = [
 ] as const;
 
 export async function streams(): Promise<void> {
-  const { streamRounds: rounds, streamMiB, streamItems: n, streamTtfbRequests, streamConcurrent: concurrent } = settings;
+  const { streamRounds: rounds, streamPasses: passes, streamMiB, streamItems: n, streamTtfbRequests, streamConcurrent: concurrent } = settings;
   const total = streamMiB * MiB;
   const cleanup = new Cleanup();
   try {
@@ -165,9 +188,10 @@ export async function streams(): Promise<void> {
     // Its workers accept connections themselves, as rt's do (SCHED_NONE: lib/primary/supervisor.ts).
     const asRt = { NODE_CLUSTER_SCHED_POLICY: 'none' };
     const [rt, base, rt2, base2] = await startAll(cleanup, [
-      startRt({ configToml, workers: 1, quiet: true }),
+      // Not quiet: at log level warn they print nothing unless something fails, and then it says what.
+      startRt({ configToml, workers: 1 }),
       startBaseline('stream-baseline.js', 1, asRt),
-      startRt({ configToml, workers: 2, quiet: true }),
+      startRt({ configToml, workers: 2 }),
       startBaseline('stream-baseline.js', 2, asRt),
     ] as const);
     const rtUrl = (server: RtProcess, service: string, method: string) => `${server.url}/api/services/${service}/invoke/${method}`;
@@ -195,20 +219,24 @@ export async function streams(): Promise<void> {
     const digitsBytes = DIGITS + 2;
     const chunks = [1 * KiB, 16 * KiB, 64 * KiB];
     const k = (chunk: number) => `${chunk / KiB}k`;
-    const bytesVariant = (key: string, url: string, chunk: number, streams = 1): Variant => ({ key, url, json: { total, chunk }, bytes: total, items: Math.ceil(total / chunk), streams });
+    const bytesVariant = (key: string, url: string, chunk: number, streams = 1, size = total): Variant => ({ key, url, json: { total: size, chunk }, bytes: size, items: Math.ceil(size / chunk), streams });
+    // A quarter as long where componentize-js makes ~12 MiB/s (see the header).
+    const guestTotal = (guest: string, chunk: number) => (guest === 'js' && chunk === KiB ? Math.round(total / 4) : total);
     const byteVariants: Variant[] = chunks.flatMap((chunk) => [
-      ...GUESTS.map(({ guest, service }) => bytesVariant(`bytes ${k(chunk)} rt ${guest}`, rtUrl(rt, service, 'bytes'), chunk)),
+      ...GUESTS.map(({ guest, service }) => bytesVariant(`bytes ${k(chunk)} rt ${guest}`, rtUrl(rt, service, 'bytes'), chunk, 1, guestTotal(guest, chunk))),
       bytesVariant(`bytes ${k(chunk)} baseline`, `${base.url}/bytes`, chunk),
     ]);
+    // The componentize-js streams of small items a quarter as long (see the header).
+    const js = Math.ceil(n / 4);
     const itemVariants: Variant[] = (
       [
-        ['words', 'words', 'acme/streams', { n }, wordsText(n).length],
-        ['count', 'count', 'acme/streams', { n, 'delay-ms': 0 }, countText(n).length],
-        ['ticks', 'start', 'acme/drops', { n, 'delay-ms': 0 }, ticksText(n).length],
+        ['words', 'words', 'acme/streams', (m: number) => ({ n: m }), (m: number) => wordsText(m).length, js],
+        ['count', 'count', 'acme/streams', (m: number) => ({ n: m, 'delay-ms': 0 }), (m: number) => countText(m).length, js],
+        ['ticks', 'start', 'acme/drops', (m: number) => ({ n: m, 'delay-ms': 0 }), (m: number) => ticksText(m).length, n],
       ] as const
-    ).flatMap(([key, method, service, json, bytes]) => [
-      { key: `${key} rt`, url: rtUrl(rt, service, method), json, bytes, items: n, streams: 1 },
-      { key: `${key} baseline`, url: `${base.url}/${key}`, json, bytes, items: n, streams: 1 },
+    ).flatMap(([key, method, service, json, bytes, rtItems]) => [
+      { key: `${key} rt`, url: rtUrl(rt, service, method), json: json(rtItems), bytes: bytes(rtItems), items: rtItems, streams: 1 },
+      { key: `${key} baseline`, url: `${base.url}/${key}`, json: json(n), bytes: bytes(n), items: n, streams: 1 },
     ]);
     const digitsVariant: Variant = { key: 'digits rt', url: rtUrl(rt, 'example/digits', 'e'), json: { count: DIGITS }, bytes: digitsBytes, items: Math.ceil(digitsBytes / 4096), streams: 1 };
     // Each of the concurrent streams is as long as a single-stream variant's.
@@ -241,14 +269,21 @@ export async function streams(): Promise<void> {
     process.stderr.write(`streams: warming up ${variants.length} variants\n`);
     for (const v of variants) await warm(v);
     for (let i = 0; i < 20; i++) for (const f of firstByte) await read(f.url, f.json, agent);
+    for (let i = 0; i < 3; i++) cpuProbeMs(); // its loop compiled before it is read
 
-    const runs = new Map<string, Sample[]>(variants.map((v) => [v.key, []]));
+    // Per variant, each round's runs (one a pass).
+    const runs = new Map<string, Sample[][]>(variants.map((v) => [v.key, []]));
     const ttfb = new Map<string, Read[]>(firstByte.map((f) => [f.key, []]));
+    const probes: number[] = [];
     const started = performance.now();
     for (let round = 0; round < rounds; round++) {
-      const order = variants.map((_, i) => variants[(i + round) % variants.length]);
-      process.stderr.write(`streams: round ${round + 1}/${rounds}\n`);
-      for (const v of order) runs.get(v.key)!.push(await measure(v));
+      process.stderr.write(`streams: round ${round + 1}/${rounds}, ${passes} pass(es)\n`);
+      for (const v of variants) runs.get(v.key)!.push([]);
+      for (let pass = 0; pass < passes; pass++) {
+        probes.push(cpuProbeMs());
+        const shift = round * passes + pass;
+        for (const v of variants.map((_, i) => variants[(i + shift) % variants.length])) runs.get(v.key)![round].push(await measure(v).catch((e: Error) => failed(e, [rt, rt2])));
+      }
       for (let i = 0; i < perRound; i++) {
         for (let j = 0; j < firstByte.length; j++) {
           const f = firstByte[(i + j) % firstByte.length];
@@ -260,8 +295,8 @@ export async function streams(): Promise<void> {
     }
     const seconds = (performance.now() - started) / 1000;
 
-    // Per variant: its figure each round (MiB/s or items/s), their median, and max / min.
-    const figures = (key: string, rate: (s: Sample) => number) => runs.get(key)!.map(rate);
+    // Per variant: its figure each round (MiB/s or items/s, its passes together), their median, and max / min.
+    const figures = (key: string, rate: (s: Sample) => number) => runs.get(key)!.map((round) => rate(together(round)));
     const mib = (key: string) => median(figures(key, mibPerSec));
     const items = (key: string) => median(figures(key, itemsPerSec));
     const perRoundOf = (key: string, rate: (s: Sample) => number, digits = 0) => figures(key, rate).map((x) => fixed(x, digits)).join(' / ');
@@ -276,8 +311,8 @@ export async function streams(): Promise<void> {
     };
 
     console.log(
-      `\nstreams: raw bytes, ${streamMiB} MiB per stream, bytes(total, chunk) from two guests against the same baseline rows, one stream at a time, ` +
-        `${rounds} interleaved rounds (medians; spread: max / min of the rounds); rt 1 worker, log warn; baseline: node:http, 1 worker, write + 'drain'`,
+      `\nstreams: raw bytes, ${streamMiB} MiB per stream (STREAMS at 1 KiB: a quarter of it), bytes(total, chunk) from two guests against the same baseline rows, one stream at a time, ` +
+        `${rounds} rounds of ${passes} interleaved passes (a round's figure: its passes together; medians of the rounds; spread: max / min of the rounds); rt 1 worker, log warn; baseline: node:http, 1 worker, write + 'drain'`,
     );
     printTable(
       Object.fromEntries(
@@ -307,13 +342,13 @@ export async function streams(): Promise<void> {
     // What componentize-js's next adds per item: the same bytes, the same rt, only the guest differs.
     const usPerItem = (chunk: number, guest: string) => 1e6 / ((mib(`bytes ${k(chunk)} rt ${guest}`) * MiB) / chunk);
     console.log(`  STREAMS - CHUNKS, µs per item (the componentize-js guest's cost): ${chunks.map((c) => `${fixed(usPerItem(c, 'js') - usPerItem(c, 'wat'), 2)} at ${c / KiB} KiB`).join(', ')}`);
-    const d = runs.get(digitsVariant.key)!;
+    const d = runs.get(digitsVariant.key)!.flat();
     console.log(
       `  digits e(${DIGITS}) (WAT, 4 KiB chunks, a spigot: compute-bound): ${fixed(median(d.map((r) => r.ms)), 0)} ms, ` +
         `first byte ${fixed(median(d.map((r) => r.firstByteMs)), 1)} ms, ${fixed(median(d.map((r) => digitsBytes / 1024 / (r.ms / 1000))), 0)} KiB/s, spread ${spreadCell(digitsVariant.key)}`,
     );
 
-    console.log(`\nstreams: small items, ${n} per stream, items/s, one stream at a time (medians of ${rounds} rounds; spread: max / min of the rounds)`);
+    console.log(`\nstreams: small items, ${n} per stream (STREAMS words and count: ${js}), items/s, one stream at a time (medians of ${rounds} rounds of ${passes} passes; spread: max / min of the rounds)`);
     const itemRows: [string, string][] = [
       ['words', 'STREAMS words(n): text lines (componentize-js)'],
       ['count', 'STREAMS count(n, 0): NDJSON records (componentize-js)'],
@@ -332,7 +367,7 @@ export async function streams(): Promise<void> {
               'baseline items/s': Math.round(b),
               'rt / baseline': ratio(r, b),
               'rt µs/item': fixed(1e6 / r, 2),
-              'rt MiB/s': fixed((rv.bytes / MiB) * (r / n), 1),
+              'rt MiB/s': fixed((rv.bytes / MiB) * (r / rv.items), 1),
               'rt spread': spreadCell(`${key} rt`),
               'baseline spread': spreadCell(`${key} baseline`),
               'ratio spread': fixed(ratioSpreadOf(`${key} rt`, `${key} baseline`)),
@@ -346,7 +381,7 @@ export async function streams(): Promise<void> {
 
     console.log(
       `\nstreams: ${concurrent} streams at once (${concurrent} connections), aggregate over all of them from the first request sent to the last stream ended ` +
-        `(medians of ${rounds} rounds; spread: max / min of the rounds); rt 2 workers, log warn; baseline: node:http, 2 workers; ` +
+        `(medians of ${rounds} rounds of ${passes} passes; spread: max / min of the rounds); rt 2 workers, log warn; baseline: node:http, 2 workers; ` +
         `each stream ${streamMiB} MiB or ${n} items; both servers' workers take connections as the OS hands them out`,
     );
     const concurrentRows = [
@@ -378,7 +413,8 @@ export async function streams(): Promise<void> {
     const split = (key: string) =>
       runs
         .get(key)!
-        .map((s) => {
+        .map((round) => {
+          const s = together(round);
           const counts = [...new Set(s.workers)].map((w) => s.workers.filter((x) => x === w).length).sort((a, b) => b - a);
           return [...counts, 0].slice(0, 2).join('+');
         })
@@ -417,7 +453,7 @@ export async function streams(): Promise<void> {
 
     // Issue 25's targets. The raw-bytes ones are judged on the WAT guest: what
     // is left there is rt's path; componentize-js's rows show what its next adds.
-    console.log(`\ntargets (issue 25): medians of ${rounds} interleaved rounds; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
+    console.log(`\ntargets (issue 25): medians of ${rounds} rounds of ${passes} interleaved passes; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
     const spreads = variants.map((v) => ({ key: v.key, spread: spreadOf(v.key) }));
     const worst = spreads.reduce((a, b) => (b.spread > a.spread ? b : a));
     const pairs = [
@@ -454,6 +490,10 @@ export async function streams(): Promise<void> {
     const wide = spreads.filter((s) => !(s.spread <= 1.5));
     if (wide.length) console.log(`  spread over 1.5: ${wide.map((s) => `${s.key} ${fixed(s.spread)}`).join(', ')}`);
     console.log(`  (measured rounds took ${fixed(seconds, 1)} s)`);
+    console.log(
+      `  the machine meanwhile: a fixed single-threaded loop (probe.ts), read before each of the ${probes.length} passes, took ` +
+        `${fixed(min(probes), 1)} / ${fixed(median(probes), 1)} / ${fixed(max(probes), 1)} ms of CPU (min / median / max; spread ${spread(probes)})`,
+    );
   } finally {
     await cleanup.run();
   }
