@@ -6,6 +6,7 @@
 
 import { expect } from 'chai';
 import { repository } from '../support/fixtures.js';
+import { letTimePass } from '../support/eventually.js';
 import { RtProcess } from '../support/rt-process.js';
 import { openStream } from '../support/stream-client.js';
 import { CHUNKS } from '../support/streaming-fixtures.js';
@@ -59,5 +60,23 @@ describe('streaming raw bytes from WAT (e2e)', function () {
   it('streams nothing, ended properly, for total 0', async () => {
     await expectPattern(0, 1024);
     await expectPattern(0, 0);
+  });
+
+  // Issue 25's bound on what a slow reader costs, with a guest that allocates nothing per item: what grows is rt's
+  // (the ring, and jco's lifted copy of each list not yet collected). A componentize-js guest adds its own heap's
+  // growth for the chunks it made (streaming.test.ts).
+  it('costs the worker at most 20 MiB of RSS for a reader that takes nothing of a 512 MiB stream', async () => {
+    const [worker] = rt.workerPids();
+    await expectPattern(16 * MiB, 64 * KiB);
+    const before = (await RtProcess.status(worker)).rssMiB;
+    const answer = await openStream(`${rt.url}/api/services/acme/chunks/invoke/bytes`, { total: 512 * MiB, chunk: 64 * KiB }, {}, { paused: true });
+    let peak = 0;
+    for (let i = 0; i < 15; i++) {
+      await letTimePass(200, 'the reader takes nothing for 3 s, its worker sampled every 200 ms');
+      peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
+    }
+    answer.close();
+    console.log(`      worker RSS +${peak - before} MiB for a reader that took nothing of 512 MiB`);
+    expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.at.most(20);
   });
 });
