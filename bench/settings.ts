@@ -45,7 +45,7 @@ export const settings = {
   /**
    * Passes over every variant within one round of the streams section: a
    * round's figure is what its passes moved over the time they took, so it
-   * samples the machine at as many moments (its CPUs run up to 1.7x faster in
+   * samples the machine at as many moments (its CPUs run 1.7-2.4x faster in some
    * spells of a fraction of a second, which one 60 ms stream catches or not).
    */
   streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 4))),

@@ -26,15 +26,16 @@
 // 4. time to first byte: a stream of one item vs a JSON invoke of the same
 //    service, on one kept-alive connection, alternating.
 //
-// A round is BENCH_STREAM_PASSES passes; every variant (the concurrent ones
-// too) runs once per pass, the order rotated each pass, and its figure for
-// the round is the bytes (items) of its passes over the time they took. One
-// 64 MiB stream lasts ~60 ms, and this VM's CPUs run up to 1.7x faster in
-// spells shorter than a second (probe.ts reads it between passes and the
-// section prints it), so a round of one stream per variant measured the spell
-// it fell in. The componentize-js streams of 1 KiB chunks and small items run
-// a quarter as long as the others (their guest makes 12-30k items/s: each
-// still lasts 1-3 s). The tables show medians across rounds, each round's
+// Two passes of every variant soak the servers first (not counted). A round
+// is BENCH_STREAM_PASSES passes; every variant (the concurrent ones too) runs
+// once per pass, the order rotated each pass, and its figure for the round is
+// the bytes (items) of its passes over the time they took. One 64 MiB stream
+// lasts ~60 ms, and this VM's CPUs run 1.7-2.4x faster in some spells shorter
+// than a second (probe.ts reads it between passes and the section prints
+// it), so a round of one stream per variant measured the spell it fell in.
+// The componentize-js streams of 1 KiB chunks and small items run a quarter
+// as long as the others (their guest makes 12-30k items/s: each still lasts
+// 1-3 s). The tables show medians across rounds, each round's
 // figure and the spread (max / min of them), and the spread of rt's figure
 // over the baseline's in the same round. The last table holds issue 25's
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
@@ -146,13 +147,6 @@ function failed(e: Error, servers: RtProcess[]): never {
   throw new Error(`${e.message}\n  rt logged:\n${lines.map((l) => `    ${JSON.stringify(l)}`).join('\n') || '    nothing at warn or above'}`);
 }
 
-/** A variant at a quarter of its size, its answers not checked: the warm-up. */
-async function warm(v: Variant): Promise<void> {
-  const json = v.json as Record<string, number>;
-  const quarter = 'total' in json ? { ...json, total: json.total / 4 } : 'n' in json ? { ...json, n: Math.ceil(json.n / 4) } : json;
-  await Promise.all(Array.from({ length: v.streams }, () => readStream(v.url, quarter)));
-}
-
 /** A round's runs of one variant as one: their bytes and items over their time, the first run's first byte, every worker. */
 const together = (samples: readonly Sample[]): Sample => ({
   bytes: sum(samples.map((s) => s.bytes)),
@@ -161,6 +155,9 @@ const together = (samples: readonly Sample[]): Sample => ({
   firstByteMs: samples[0].firstByteMs,
   workers: samples.flatMap((s) => s.workers),
 });
+
+/** Passes of every variant before the measured rounds. */
+const SOAK_PASSES = 2;
 
 const mibPerSec = (s: Sample) => s.bytes / MiB / (s.ms / 1000);
 const itemsPerSec = (s: Sample) => s.items / (s.ms / 1000);
@@ -265,9 +262,14 @@ export async function streams(): Promise<void> {
     cleanup.add(async () => agent.destroy());
     const perRound = Math.max(1, Math.round(streamTtfbRequests / rounds));
 
-    // Warm-up (not counted): every variant once at a quarter of its size, and some first-byte requests.
-    process.stderr.write(`streams: warming up ${variants.length} variants\n`);
-    for (const v of variants) await warm(v);
+    // The soak (not counted): SOAK_PASSES passes of every variant, and some first-byte requests. componentize-js's
+    // engine speeds up over the first ~200 MiB its instance makes (STREAMS at 16 KiB, 64 MiB streams back to back:
+    // 47, 95, 127, then ~150 MiB/s, its worker's CPU per MiB falling from 34 to 7-11 ms), which a lighter warm-up
+    // left to the first measured round.
+    for (let pass = 0; pass < SOAK_PASSES; pass++) {
+      process.stderr.write(`streams: soak, pass ${pass + 1}/${SOAK_PASSES} of ${variants.length} variants\n`);
+      for (const v of variants) await measure(v).catch((e: Error) => failed(e, [rt, rt2]));
+    }
     for (let i = 0; i < 20; i++) for (const f of firstByte) await read(f.url, f.json, agent);
     for (let i = 0; i < 3; i++) cpuProbeMs(); // its loop compiled before it is read
 
