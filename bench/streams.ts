@@ -7,9 +7,9 @@
 //
 // 1. raw bytes, one stream at a time, 1 worker: bytes(total, chunk) at 1, 16
 //    and 64 KiB chunks, MiB/s, from two guests against the same baseline
-//    rows: STREAMS (componentize-js, whose `next` costs ~15-18 µs of its own
-//    at 1 KiB, docs/performance.md, and far more at 16 and 64 KiB, where its
-//    copying and GC of each chunk dominate) and CHUNKS (WAT, whose `next`
+//    rows: STREAMS (componentize-js, whose `next` costs 50-70 µs of its own
+//    at 1 KiB and 170-250 µs at 64 KiB, docs/performance.md, its copying and
+//    GC of each chunk dominating) and CHUNKS (WAT, whose `next`
 //    returns a slice of its linear memory: what is left is rt's path, and
 //    jco's copy of the list); the line under the table prints the difference;
 // 2. small items, one stream at a time, 1 worker: STREAMS words(n) (text
@@ -35,9 +35,9 @@
 // it), so a round of one stream per variant measured the spell it fell in.
 // The componentize-js streams of 1 KiB chunks and small items run a quarter
 // as long as the others (their guest makes 12-30k items/s: each still lasts
-// 1-3 s). The tables show medians across rounds, each round's
-// figure and the spread (max / min of them), and the spread of rt's figure
-// over the baseline's in the same round. The last table holds issue 25's
+// 1-3 s). The tables show medians across rounds, each round's figure and
+// the spread (max / min of them), and the spread of rt's figure over the
+// baseline's in the same round. The last table holds issue 25's
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
 // spread of at most 1.5 for every variant.
 

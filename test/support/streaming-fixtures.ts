@@ -216,7 +216,7 @@ ${SLEEP_WIT}`,
  * a pattern kept in linear memory, so it neither loops over bytes nor
  * allocates: what a stream of it costs is rt's (and jco's copy of the list
  * out of linear memory), not the guest's. componentize-js's `next` costs
- * ~15–18 µs a call (bench/streams.ts measures both).
+ * 50–250 µs a call by chunk size (bench/streams.ts measures both).
  */
 export const CHUNKS: ComponentSource = {
   kind: 'wat',
