@@ -191,6 +191,8 @@ export async function streams(): Promise<void> {
       startRt({ configToml, workers: 2 }),
       startBaseline('stream-baseline.js', 2, asRt),
     ] as const);
+    /** A variant measured once; a stream cut short fails the section with what rt logged. */
+    const run = (v: Variant) => measure(v).catch((e: Error) => failed(e, [rt, rt2]));
     const rtUrl = (server: RtProcess, service: string, method: string) => `${server.url}/api/services/${service}/invoke/${method}`;
 
     // What each server answers, checked once (with small sizes) before anything is measured.
@@ -268,7 +270,7 @@ export async function streams(): Promise<void> {
     // left to the first measured round.
     for (let pass = 0; pass < SOAK_PASSES; pass++) {
       process.stderr.write(`streams: soak, pass ${pass + 1}/${SOAK_PASSES} of ${variants.length} variants\n`);
-      for (const v of variants) await measure(v).catch((e: Error) => failed(e, [rt, rt2]));
+      for (const v of variants) await run(v);
     }
     for (let i = 0; i < 20; i++) for (const f of firstByte) await read(f.url, f.json, agent);
     for (let i = 0; i < 3; i++) cpuProbeMs(); // its loop compiled before it is read
@@ -284,7 +286,7 @@ export async function streams(): Promise<void> {
       for (let pass = 0; pass < passes; pass++) {
         probes.push(cpuProbeMs());
         const shift = round * passes + pass;
-        for (const v of variants.map((_, i) => variants[(i + shift) % variants.length])) runs.get(v.key)![round].push(await measure(v).catch((e: Error) => failed(e, [rt, rt2])));
+        for (const v of variants.map((_, i) => variants[(i + shift) % variants.length])) runs.get(v.key)![round].push(await run(v));
       }
       for (let i = 0; i < perRound; i++) {
         for (let j = 0; j < firstByte.length; j++) {
