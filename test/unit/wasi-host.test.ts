@@ -22,6 +22,15 @@ describe('wasi-host: the wasi:http handler host', function () {
       expect(() => poll([new Pollable({ ready: () => false })])).to.throw(/can ever become ready/);
     });
 
+    it('returns a pollable that becomes ready while poll asks it, instead of trapping (CI saw the trap)', () => {
+      // Like the future of an outgoing response: each question takes in what
+      // the main thread sent, and the answer arrives after the first question.
+      let asked = 0;
+      const state = (): 'waiting' | 'done' => (++asked > 1 ? 'done' : 'waiting');
+      const future = new Pollable({ ready: () => state() === 'done', pending: () => state() === 'waiting' });
+      expect([...poll([future])]).to.deep.equal([0]);
+    });
+
     it('sleeps in poll until the earliest timer', () => {
       const start = process.hrtime.bigint();
       const late = new Pollable({ ready: () => false, deadline: start + 10_000_000_000n });

@@ -14,7 +14,8 @@ import { assignRep, GuestMisuse } from './resource.js';
  * What a pollable waits on. `ready` is asked after every wake-up; `deadline`
  * (monotonic ns) bounds the sleep for timers; `pending` says whether something
  * outside the thread can still make it ready (without one, and no deadline,
- * waiting would be forever).
+ * waiting would be forever). A source that stops pending must be ready from
+ * then on: `poll` relies on it to ask the two without a lock.
  */
 export interface Readiness {
   ready(): boolean;
@@ -111,9 +112,14 @@ export function poll(list: Pollable[]): Uint32Array {
     let pending = false;
     list.forEach((p, i) => {
       const r = p.readiness;
+      // `pending` before `ready`: asking a source may take in what another
+      // thread sent, so its state can move between the two questions. Asked
+      // the other way round, "not ready yet" then "no longer pending" would
+      // trap a poll whose pollable has just become ready; asked in this
+      // order, a source that has stopped pending answers ready.
+      if (r.pending?.()) pending = true;
       if (r.ready()) ready.push(i);
       if (r.deadline !== undefined && (deadline === undefined || r.deadline < deadline)) deadline = r.deadline;
-      if (r.pending?.()) pending = true;
     });
     if (ready.length > 0) return Uint32Array.from(ready);
     if (deadline === undefined && !pending) throw new GuestMisuse(`poll: none of the ${list.length} pollables can ever become ready`);
