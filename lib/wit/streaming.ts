@@ -19,6 +19,12 @@ export interface StreamSignature {
   /** Whether `next` returns a result (jco throws its err). */
   fallible: boolean;
   encoding: ItemEncoding;
+  /**
+   * `next` as the component exports it: `<interface>#[method]<resource>.next`,
+   * or `[method]<resource>.next` at world level. wit-component names the core
+   * function it lifts the same, which is how rt finds it (stream-items.ts).
+   */
+  nextExport: string;
 }
 
 /**
@@ -31,10 +37,12 @@ export function streamSignature(iface: ComponentInterface, fn: WitFunction): Str
   if (result?.kind !== 'own') return undefined;
   const resource = result.resource;
   // The resource's methods are exported beside the function that returns it (its own interface first).
-  const lists = [iface.functions, ...iface.interfaces.map((i) => i.functions)];
-  lists.sort((a, b) => Number(b.includes(fn)) - Number(a.includes(fn)));
-  const next = lists.map((list) => list.find((f) => f.name === `[method]${resource}.next`)).find((f) => f !== undefined);
-  if (!next) return `it returns the resource ${resource}, which has no exported next method to stream its items`;
+  const owners = [{ name: null as string | null, functions: iface.functions }, ...iface.interfaces];
+  owners.sort((a, b) => Number(b.functions.includes(fn)) - Number(a.functions.includes(fn)));
+  const nextName = `[method]${resource}.next`;
+  const owner = owners.find((o) => o.functions.some((f) => f.name === nextName));
+  const next = owner?.functions.find((f) => f.name === nextName);
+  if (!owner || !next) return `it returns the resource ${resource}, which has no exported next method to stream its items`;
   if (next.params.length !== 1) return `${resource}.next takes parameters; a streaming next takes none`;
   let option = next.result;
   let error: WitType | null = null;
@@ -47,7 +55,8 @@ export function streamSignature(iface: ComponentInterface, fn: WitFunction): Str
   const item = option.inner;
   if (item.kind === 'option') return `${resource}.next returns an option of an option: none would be ambiguous`;
   if (containsResource(item) || (error && containsResource(error))) return `the items of ${resource}.next hold a resource handle, which JSON cannot carry`;
-  return { resource, item, error, fallible, encoding: itemEncoding(item) };
+  const nextExport = owner.name === null ? nextName : `${owner.name}#${nextName}`;
+  return { resource, item, error, fallible, encoding: itemEncoding(item), nextExport };
 }
 
 function itemEncoding(item: WitType): ItemEncoding {

@@ -45,9 +45,19 @@ describe('streaming methods', () => {
         error: null,
         fallible: false,
         encoding: 'text',
+        nextExport: `${LOGS}#[method]lines.next`,
       });
       expect((signature(returning('raw', 'chunks'), [next('chunks', option(bytes))]) as StreamSignature).encoding).to.equal('bytes');
       expect((signature(returning('nums', 'n'), [next('n', option(prim('u64')))]) as StreamSignature).encoding).to.equal('ndjson');
+    });
+
+    it('names next as exported where the resource is, at world level too', () => {
+      const world: ComponentInterface = { imports: [], functions: [returning('tail', 'lines'), next('lines', option(prim('string')))], types: [], interfaces: [] };
+      expect(streamSignature(world, world.functions[0])).to.have.property('nextExport', '[method]lines.next');
+      // The resource may live in another interface than the function returning it.
+      const split = component([next('lines', option(prim('string')))]);
+      const opener: ComponentInterface = { ...split, interfaces: [{ name: 'acme:logs/open@1.0.0', interfaceName: 'open', types: [], functions: [returning('tail', 'lines')] }, ...split.interfaces] };
+      expect(streamSignature(opener, opener.interfaces[0].functions[0])).to.have.property('nextExport', `${LOGS}#[method]lines.next`);
     });
 
     it('takes next returning result<option<T>, E>, keeping E', () => {
@@ -94,7 +104,7 @@ describe('streaming methods', () => {
 
   describe('framing', () => {
     const text = (b: Uint8Array | string) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
-    const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding });
+    const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding, nextExport: '[method]r.next' });
     const entry = record({ 'seq-no': prim('u64'), text: prim('string') });
 
     it('writes bytes and text raw, and other items as NDJSON lines through the codec', () => {

@@ -8,9 +8,11 @@ import { pathToFileURL } from 'node:url';
 import type { ErrorCode } from '../../errors.js';
 import type { ExportLocation } from '../../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
+import { CoreByteNext, GlueItems, InPlaceBytes, type StreamItems } from './stream-items.js';
 
 type Bound = (...args: unknown[]) => unknown;
-type CoreInstantiate = (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>;
+/** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: stream-items.ts). */
+type CoreInstantiate = (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<{ exports: WebAssembly.Exports }>;
 type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports: ImportObject, instantiateCore: CoreInstantiate) => Promise<Record<string, unknown>>;
 
 /** How a call failed without an answer from the component (docs/api.md §5.5). */
@@ -40,6 +42,8 @@ export interface InstanceSpec {
   bounded?: <T>(fn: () => T) => T;
   /** Recognises the error that interrupts a call; it passes through as it is, never as a trap. */
   isInterrupt?: (e: unknown) => boolean;
+  /** The core `next` functions of byte streams (StreamSignature's `nextExport`), whose items may be read in place. */
+  byteNexts?: ReadonlySet<string>;
 }
 
 const NO_ARGS: unknown[] = [];
@@ -60,6 +64,7 @@ export class ComponentInstance {
     private readonly functions: (Bound | undefined)[],
     private readonly memories: WebAssembly.Memory[],
     private readonly handler: Bound | undefined,
+    private readonly byteNexts: Map<string, CoreByteNext>,
   ) {}
 
   /**
@@ -69,6 +74,7 @@ export class ComponentInstance {
    */
   static async create(spec: InstanceSpec): Promise<ComponentInstance> {
     const memories: WebAssembly.Memory[] = [];
+    const byteNexts = new Map<string, CoreByteNext>();
     const bounded = spec.bounded ?? ((fn) => fn());
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
@@ -81,7 +87,14 @@ export class ComponentInstance {
       async (module, imports) => {
         const instance = bounded(() => new WebAssembly.Instance(module, spec.coreImports ? { ...imports, ...spec.coreImports } : imports));
         for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
-        return instance;
+        let exports = instance.exports;
+        for (const name of spec.byteNexts ?? []) {
+          const core = CoreByteNext.find(exports, name);
+          if (!core) continue;
+          byteNexts.set(name, core);
+          exports = core.exports;
+        }
+        return { exports };
       },
     );
     const find = (m: ExportLocation): Bound | undefined => {
@@ -92,7 +105,7 @@ export class ComponentInstance {
       const init = find(spec.init);
       bounded(() => runInit(init, spec.config, spec.isInterrupt));
     }
-    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler));
+    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts);
   }
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
@@ -108,6 +121,21 @@ export class ComponentInstance {
   /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */
   next(resource: unknown): CallOutcome {
     return this.#run((resource as { next?: Bound }).next, resource, NO_ARGS);
+  }
+
+  /**
+   * The items of a stream's `resource`: read in place from the guest's memory
+   * when `byteNext` (its `nextExport`, for bytes written raw) was found among
+   * the core exports, else each through the glue's `next`.
+   */
+  streamItems(resource: unknown, byteNext?: string): StreamItems {
+    const core = byteNext === undefined ? undefined : this.byteNexts.get(byteNext);
+    return core ? new InPlaceBytes(this, resource, core) : new GlueItems(this, resource);
+  }
+
+  /** `fn` (a call into the instance past the glue: stream-items.ts) with `args`, its outcome as a call's. */
+  callCore(fn: Bound, args: unknown[]): CallOutcome {
+    return this.#run(fn, undefined, args);
   }
 
   /** Drops a resource the instance handed out: jco's glue runs the guest's destructor. */

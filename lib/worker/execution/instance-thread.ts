@@ -25,10 +25,11 @@ import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { handlerExchange, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
-import { instanceSpec } from './instance-spec.js';
+import { instanceSpec, readInPlace } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
+import type { StreamItems } from './stream-items.js';
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
@@ -60,6 +61,7 @@ let callsOnInstance = 0;
 interface Stream {
   id: number;
   resource: unknown;
+  items: StreamItems;
   frame: Framer;
   ring: RingProducer;
 }
@@ -167,7 +169,9 @@ function drain(): void {
     if (outcome.kind === 'ok' && framing !== undefined) {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
-      stream = { id, resource: outcome.value, frame: framer(descriptor.methods[method].stream!, framing), ring: new RingProducer(ring!) };
+      const signature = descriptor.methods[method].stream!;
+      const items = instance.streamItems(outcome.value, readInPlace(signature, framing) ? signature.nextExport : undefined);
+      stream = { id, resource: outcome.value, items, frame: framer(signature, framing), ring: new RingProducer(ring!) };
       pump();
       return;
     }
@@ -203,7 +207,8 @@ function pump(): void {
       }
       continue;
     }
-    const outcome = instance!.next(current.resource);
+    // An item read in place is a view of the guest's memory: the ring holds all of it (flushed above) before `next` runs again.
+    const outcome = current.items.next();
     flushOutput();
     if (outcome.kind !== 'ok' || outcome.value === undefined || outcome.value === null) {
       ring.publish();
@@ -231,7 +236,7 @@ function endStream(outcome: CallOutcome): void {
   stream = undefined;
   let last = outcome;
   if (outcome.kind !== 'trap') {
-    const dropped = instance!.drop(ended.resource);
+    const dropped = ended.items.done() ?? instance!.drop(ended.resource);
     flushOutput();
     if (dropped.kind === 'trap') last = dropped;
   }
