@@ -63,8 +63,8 @@ describe('streaming raw bytes from WAT (e2e)', function () {
   });
 
   // Issue 25's bound on what a slow reader costs, with a guest that allocates nothing per item: what grows is rt's
-  // (the ring, and jco's lifted copy of each list not yet collected). A componentize-js guest adds its own heap's
-  // growth for the chunks it made (streaming.test.ts).
+  // (the ring; its items are read in place, no copy each). A componentize-js guest adds its own heap's growth for the
+  // chunks it made (streaming.test.ts).
   it('costs the worker at most 20 MiB of RSS for a reader that takes nothing of a 512 MiB stream', async () => {
     const [worker] = rt.workerPids();
     await expectPattern(16 * MiB, 64 * KiB);

@@ -6,11 +6,13 @@
 // has let go of it.
 
 import { expect } from 'chai';
+import { WINDOW_BYTES } from '../../lib/worker/http/credited-writes.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream, sseEvents, type StreamedAnswer } from '../support/stream-client.js';
 import { DROPS, STREAMS } from '../support/streaming-fixtures.js';
+import { queuedBytes } from '../support/tcp-queues.js';
 
 const REQUEST_TIMEOUT_S = 2;
 const STREAM_TIMEOUT_S = 5;
@@ -145,23 +147,34 @@ describe('streaming methods (e2e)', function () {
       expect((await (await stream('bytes', { total: 16 * 1024 * 1024, chunk: 65_536 })).ended).complete).to.equal(true);
       const before = (await RtProcess.status(worker)).rssMiB;
       const nextsBefore = (await stats()).nexts;
-      // 512 MiB offered in 64 KiB items; the reader takes nothing for 3 s.
+      // 512 MiB offered in 64 KiB items; the reader takes nothing for 3 s or more.
       const answer = await openStream(url('streams', 'bytes'), { total: 512 * 1024 * 1024, chunk: 65_536 }, {}, { paused: true });
       let peak = 0;
-      for (let i = 0; i < 15; i++) {
+      let queued = -1;
+      // 3 s at least, until the kernel's socket queues stand still: a closed TCP window reopens by a few KiB now and
+      // then, letting rt make a little more, which the count of next calls below must not meet half-way.
+      for (let i = 0; i < 30; i++) {
         await letTimePass(200, 'the reader takes nothing for 3 s, its worker sampled every 200 ms');
         peak = Math.max(peak, (await RtProcess.status(worker)).rssMiB);
+        const now = await queuedBytes(rt.port);
+        if (i >= 14 && now === queued) break;
+        queued = now;
       }
+      const client = answer.res.readableLength + (answer.res.socket?.readableLength ?? 0);
       answer.close();
       const nexts = (await stats()).nexts - nextsBefore;
-      console.log(`      worker RSS +${peak - before} MiB, ${nexts} next calls, for a reader that took nothing of 512 MiB`);
-      // The 256 KiB window plus what the sockets hold (a few MiB on loopback) at 64 KiB per next.
-      expect(nexts, 'next calls made for a reader that took nothing').to.be.below(200);
-      // Measured 6–26 MiB: what the kernel's socket buffers let the guest make (~100–140 chunks of 64 KiB) as garbage
-      // not yet collected, twice over: jco's lifted copies, and the chunks in componentize-js's own heap, whose linear
-      // memory grows for them (6.4 MiB for 106 next calls, read from the worker's smaps). rt's own part, with a guest
-      // that allocates nothing, is bounded at 20 MiB in streaming-chunks.test.ts.
-      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.below(40);
+      const made = nexts * 65_536;
+      const held = made - queued - client;
+      const mib = (n: number) => (n / 1_048_576).toFixed(1);
+      console.log(`      worker RSS +${peak - before} MiB; ${nexts} next calls made ${mib(made)} MiB: ${mib(queued)} MiB in the kernel's socket queues, ${client} bytes in the client, ${held} bytes left in rt`);
+      // The kernel's socket queues autotune to MiBs (tcp_rmem, tcp_wmem). rt holds its window (the ring) and the item
+      // partly written into it: 256–268 KiB, measured. In 1 of 8 runs the queues had moved between the last look and
+      // the hang-up, and rt had made one item more: 332 KiB.
+      expect(held, 'bytes made that neither the kernel nor the client holds').to.be.at.most(WINDOW_BYTES + 2 * 65_536);
+      // The guest's own heap may keep every chunk it made (componentize-js's does until its GC: 6.4 MiB for 106 next
+      // calls, read from the worker's smaps); what rt adds is bounded at 20 MiB, as streaming-chunks.test.ts checks
+      // with a guest that allocates nothing.
+      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.at.most(Math.ceil(made / 1_048_576) + 20);
     });
   });
 
