@@ -1,7 +1,7 @@
 // A producer thread for the byte ring's test (test/unit/byte-ring.test.ts):
 // `total` bytes, byte j being 32 + j % 89 (printable, so an item can go in as
-// a string or as bytes alike), in items of 1 B to 100 KiB, every third one a
-// string; it stalls when the ring is full and goes on once woken, and says
+// a string or as bytes alike), in items of 1 B to 100 KiB at every alignment,
+// every third one a string; it stalls when the ring is full and goes on once woken, and says
 // 'end' when all is published.
 
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -25,7 +25,8 @@ function produce({ ring: shared, total }: RingProducerData): void {
   let count = 0;
 
   const item = (n: number): Uint8Array | string => {
-    const bytes = new Uint8Array(n);
+    // At every alignment, as items read in place from a guest's memory lie: large ones go in after holes.
+    const bytes = new Uint8Array(n + 8).subarray(count % 8, (count % 8) + n);
     for (let i = 0; i < n; i++) bytes[i] = patternByte(made + i);
     return ++count % 3 === 0 ? Buffer.from(bytes).toString('latin1') : bytes;
   };

@@ -5,7 +5,7 @@
 
 import { expect } from 'chai';
 import { Worker } from 'node:worker_threads';
-import { RingProducer, RingReader } from '../../lib/byte-ring.js';
+import { listedHoles, RingProducer, RingReader } from '../../lib/byte-ring.js';
 import { within } from '../support/eventually.js';
 import { patternByte, type RingProducerData } from '../support/ring-producer.js';
 
@@ -214,5 +214,51 @@ describe('byte ring', () => {
     expect(expected).to.equal(total);
     expect(items).to.be.greaterThan(100);
     expect(wakes, 'a full ring woke its producer').to.be.greaterThan(0);
+    // Large items at every alignment went in after holes; with every byte released, the holes were freed too.
+    expect(listedHoles(ring.shared)).to.be.greaterThan(10);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(new RingProducer(ring.shared).free).to.equal(64 * 1024);
+  });
+
+  it('puts a large item that lies otherwise than the write position after a hole, skipped on delivery and freed with the bytes before it', () => {
+    const r = reader(64 * 1024);
+    const offsets: number[] = [];
+    const ring = new RingReader(64 * 1024, (bytes) => offsets.push(bytes.byteOffset));
+    const producer = new RingProducer(ring.shared);
+    // 8 KiB at offset 8 of its buffer: 3 bytes in, the write position lies at 3.
+    const item = new Uint8Array(8192 + 16).subarray(8, 8 + 8192).map((_, i) => i % 251);
+    for (const p of [r.producer, producer]) {
+      p.put('abc');
+      p.put(item);
+      p.publish();
+    }
+    r.ring.pull();
+    ring.pull();
+    expect(r.got.map((g) => g.bytes.length)).to.deep.equal([3, 8192]);
+    expect(Buffer.concat(r.got.map((g) => g.bytes)).equals(Buffer.concat([Buffer.from('abc'), item]))).to.equal(true);
+    expect(r.items()).to.equal(2);
+    // The item's bytes lie as its source's, modulo 8: copied word by word.
+    expect((offsets[1] - item.byteOffset) % 8).to.equal(0);
+    // 5 bytes of hole: freed once the 3 before it are, not before.
+    const capacity = 64 * 1024;
+    expect(r.producer.free).to.equal(capacity - 3 - 5 - 8192);
+    r.ring.release(2);
+    expect(r.producer.free).to.equal(capacity - 1 - 5 - 8192);
+    r.ring.release(1);
+    expect(r.producer.free).to.equal(capacity - 8192);
+    r.ring.release(8192);
+    expect(r.producer.free).to.equal(capacity);
+  });
+
+  it('leaves no hole before a small item, or one that lies as the write position does', () => {
+    const r = reader(64 * 1024);
+    r.producer.put('abc');
+    r.producer.put(new Uint8Array(4095));
+    // Now at 4098: a large item at an offset of 2 modulo 8 lies alike.
+    r.producer.put(new Uint8Array(8192 + 8).subarray(2, 2 + 8192));
+    r.producer.publish();
+    r.ring.pull();
+    expect(r.got.map((g) => g.bytes.length)).to.deep.equal([3 + 4095 + 8192]);
+    expect(r.producer.free).to.equal(64 * 1024 - 3 - 4095 - 8192);
   });
 });
