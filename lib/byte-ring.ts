@@ -17,6 +17,13 @@
 // free again, so a full ring costs one wake-up per quarter, not one per
 // release.
 //
+// A wake-up can be lost, though: on Node 20 a notify was seen never to reach
+// the consumer's waitAsync (it stayed armed, its flag taken by the producer's
+// notify, a full ring published, and the stream stood until its deadline;
+// about 1 stream in 1,000 under the streams bench's load). So a side that
+// waits also looks for itself every WATCH_MS, and a lost wake-up costs that
+// long, not the stream.
+//
 // Positions are byte counts that wrap at 2^32 (Int32 arithmetic); the
 // capacity is a power of two, so a position modulo the capacity is its index.
 //
@@ -51,6 +58,53 @@ const HEADER_BYTES = (HOLE_TABLE + 2 * HOLE_SLOTS) * 4;
 const ALIGN_FROM_BYTES = 4096;
 
 const encoder = new TextEncoder();
+
+/** How often a waiting side looks for what its wake-up should have told it (see above). */
+const WATCH_MS = 50;
+
+/** What a side waits for: whether it has come, and how to wake the side when it has. */
+interface Waiter {
+  ready(): boolean;
+  wake(): void;
+}
+
+/**
+ * The sides of rings waiting on this thread, looked at every WATCH_MS while
+ * there are any: one timer for all of them, none when nobody waits.
+ */
+class Watch {
+  readonly #waiting = new Map<object, Waiter>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #look = () => {
+    const due = [...this.#waiting].filter(([, waiter]) => waiter.ready());
+    for (const [side, waiter] of due) {
+      this.#waiting.delete(side);
+      waiter.wake();
+    }
+    this.#idle();
+  };
+
+  add(side: object, waiter: Waiter): void {
+    this.#waiting.set(side, waiter);
+    // Unreferenced: a thread or server is kept alive by what it serves, not by this.
+    this.#timer ??= setInterval(this.#look, WATCH_MS).unref();
+  }
+
+  /** Forgets what `side` waits for: `waiter` only, when given (a late wake-up of an earlier wait must not end a later one's watch). */
+  delete(side: object, waiter?: Waiter): void {
+    if (waiter && this.#waiting.get(side) !== waiter) return;
+    this.#waiting.delete(side);
+    this.#idle();
+  }
+
+  #idle(): void {
+    if (this.#waiting.size > 0 || !this.#timer) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+const watch = new Watch();
 
 /** Lays out a ring of `capacity` bytes (a power of two). */
 function ringMemory(capacity: number): SharedArrayBuffer {
@@ -161,10 +215,21 @@ export class RingProducer {
     return false;
   }
 
-  /** Resolves once the consumer has woken a stalled producer, without blocking the thread's event loop. */
-  async room(): Promise<void> {
+  /** Resolves once the consumer has woken a stalled producer (or cleared STALLED to do so), without blocking the thread's event loop. */
+  room(): Promise<void> {
     const wait = Atomics.waitAsync(this.#cells, STALLED, 1);
-    if (wait.async) await wait.value;
+    if (!wait.async) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        ready: () => Atomics.load(this.#cells, STALLED) !== 1,
+        wake: () => {
+          watch.delete(this, waiter);
+          resolve();
+        },
+      };
+      void wait.value.then(waiter.wake);
+      watch.add(this, waiter);
+    });
   }
 
   /** Leaves a hole before a large item that lies otherwise than the write position, so that it is copied word by word (see Holes above). */
@@ -172,8 +237,11 @@ export class RingProducer {
     if (bytes.length < ALIGN_FROM_BYTES) return;
     const start = this.#written & (this.#capacity - 1);
     const gap = (bytes.byteOffset - start) & 7;
-    // Never across the ring's end, never more than the room, never over a hole the consumer has not passed.
-    if (gap === 0 || start + gap > this.#capacity || gap > this.free || this.#holes - Atomics.load(this.#cells, HOLES_PASSED) >= HOLE_SLOTS) return;
+    const free = this.free;
+    // Never across the ring's end, never into a slot the consumer has not passed, and never making an item that
+    // fits whole not fit (an HTTP handler's sink puts what its credit allowed and keeps nothing pending).
+    if (gap === 0 || start + gap > this.#capacity || gap > free || (bytes.length <= free && bytes.length + gap > free)) return;
+    if (this.#holes - Atomics.load(this.#cells, HOLES_PASSED) >= HOLE_SLOTS) return;
     const slot = HOLE_TABLE + 2 * (this.#holes & (HOLE_SLOTS - 1));
     Atomics.store(this.#cells, slot, this.#written);
     Atomics.store(this.#cells, slot + 1, gap);
@@ -237,9 +305,12 @@ export class RingReader {
     this.pull();
   };
   readonly #woken = () => {
+    watch.delete(this);
     this.#armed = false;
     this.pull();
   };
+  /** What the watch asks while this waits for a publish: whether one came (its wake-up lost). */
+  readonly #waiter: Waiter = { ready: () => Atomics.load(this.#cells, WRITTEN) !== this.#taken, wake: this.#woken };
 
   /**
    * A ring of `capacity` bytes (reused when one is idle). `deliver` gets
@@ -295,6 +366,7 @@ export class RingReader {
     if (wait.async) {
       this.#armed = true;
       void wait.value.then(this.#woken);
+      watch.add(this, this.#waiter);
       return;
     }
     // Published between the look and the arming: take it now.
@@ -342,6 +414,7 @@ export class RingReader {
     // Once: a second stop could wake the producer of the body that reuses the ring.
     if (this.#stopped) return;
     this.#stopped = true;
+    watch.delete(this);
     // Its own wait on WRITTEN ends (it would hold the ring while nothing is published), and a stalled producer's on STALLED.
     if (this.#armed) Atomics.notify(this.#cells, WRITTEN);
     Atomics.notify(this.#cells, STALLED);

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Worker } from 'node:worker_threads';
 import { listedHoles, RingProducer, RingReader } from '../../lib/byte-ring.js';
-import { within } from '../support/eventually.js';
+import { eventually, within } from '../support/eventually.js';
 import { patternByte, type RingProducerData } from '../support/ring-producer.js';
 
 /** A reader whose deliveries are kept (as copies) with their item counts; releases are the test's to make. */
@@ -170,6 +170,38 @@ describe('byte ring', () => {
     expect(former.text(), 'the former reader delivers nothing of it').to.equal('done');
   });
 
+  describe('when a wake-up is lost (Atomics.notify reaching nobody)', () => {
+    const notify = Atomics.notify;
+    beforeEach(() => {
+      Atomics.notify = () => 0;
+    });
+    afterEach(() => {
+      Atomics.notify = notify;
+    });
+
+    it('the consumer, armed, still takes what was published, within its watch', async () => {
+      const r = reader(16);
+      r.ring.pull();
+      r.producer.put('abc');
+      r.producer.publish();
+      const published = performance.now();
+      await within(eventually(() => expect(r.text()).to.equal('abc'), { what: 'the bytes delivered', intervalMs: 5 }), 2_000, 'the watch');
+      expect(performance.now() - published).to.be.below(1_000);
+    });
+
+    it('the producer, stalled, still goes on once room came, within its watch', async () => {
+      const r = reader(16);
+      r.producer.put('0123456789abcdef');
+      r.producer.publish();
+      expect(r.producer.stall()).to.equal(true);
+      const room = r.producer.room();
+      r.ring.pull();
+      r.ring.release(16);
+      expect(r.producer.free).to.equal(16);
+      await within(room, 2_000, 'the producer to be told of room');
+    });
+  });
+
   it('refuses a capacity that is no power of two', () => {
     expect(() => new RingReader(1000, () => {}, () => {})).to.throw(RangeError, /power of two/);
   });
@@ -248,6 +280,16 @@ describe('byte ring', () => {
     expect(r.producer.free).to.equal(capacity - 8192);
     r.ring.release(8192);
     expect(r.producer.free).to.equal(capacity);
+  });
+
+  it('leaves no hole that would keep part of an item out of a ring it fits in whole (a handler’s sink puts what its credit allowed)', () => {
+    const r = reader(16 * 1024);
+    r.producer.put('abc');
+    // 16 KiB less the 3: fits exactly where it falls, not after a hole of 5.
+    const item = new Uint8Array(16 * 1024 + 8).subarray(0, 16 * 1024 - 3);
+    expect(r.producer.put(item)).to.equal(true);
+    expect(r.producer.pending).to.equal(false);
+    expect(r.producer.free).to.equal(0);
   });
 
   it('leaves no hole before a small item, or one that lies as the write position does', () => {
