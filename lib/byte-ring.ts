@@ -94,9 +94,9 @@ class Watch {
   delete(side: object, waiter?: Waiter): void {
     if (waiter && this.#waiting.get(side) !== waiter) return;
     this.#waiting.delete(side);
-    this.#idle();
   }
 
+  /** The timer stops at a look that finds nobody waiting, not as the last side stops: a stream arms and is woken thousands of times a second. */
   #idle(): void {
     if (this.#waiting.size > 0 || !this.#timer) return;
     clearInterval(this.#timer);
