@@ -415,8 +415,10 @@ export class RingReader {
     if (this.#stopped) return;
     this.#stopped = true;
     watch.delete(this);
-    // Its own wait on WRITTEN ends (it would hold the ring while nothing is published), and a stalled producer's on STALLED.
+    // Its own wait on WRITTEN ends (it would hold the ring while nothing is published), and a stalled producer's on
+    // STALLED: cleared too, so that a producer whose wake-up is lost hears it from the watch.
     if (this.#armed) Atomics.notify(this.#cells, WRITTEN);
+    Atomics.store(this.#cells, STALLED, 0);
     Atomics.notify(this.#cells, STALLED);
   }
 
