@@ -9,7 +9,7 @@ import type { ComponentSource } from '../../examples/builder.js';
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
 import { ComponentInstance, type CallOutcome } from '../../lib/worker/execution/component-instance.js';
 import { instanceSpec } from '../../lib/worker/execution/instance-spec.js';
-import { InPlaceBytes, type StreamItems } from '../../lib/worker/execution/stream-items.js';
+import { streamItems, type InPlaceBytes, type StreamItems } from '../../lib/worker/execution/stream-items.js';
 import type { ServiceDescriptor } from '../../lib/service.js';
 import { catalog } from '../support/hosting.js';
 import { CHUNKS, STREAMS } from '../support/streaming-fixtures.js';
@@ -100,7 +100,7 @@ function call(d: ServiceDescriptor, instance: ComponentInstance, name: string, a
 /** The stream `name(args)` opens, with its items read in place where they can be. */
 function stream(d: ServiceDescriptor, instance: ComponentInstance, name: string, args: unknown[]): StreamItems {
   const method = d.methods.find((m) => m.name === name)!;
-  return instance.streamItems(call(d, instance, name, args), method.stream!.nextExport);
+  return streamItems(instance, call(d, instance, name, args), method.stream!.nextExport);
 }
 
 /** Every item of `items` until none, as `next` gave them. */
@@ -140,7 +140,7 @@ describe('stream items read in place from the guest', function () {
     expect(buffers[1].byteLength).to.be.above(chunk);
     expect(items.done()).to.equal(undefined);
     // The same stream through the glue alone gives the same items.
-    const glue = instance.streamItems(call(d, instance, 'bytes', [64 * chunk, chunk]));
+    const glue = streamItems(instance, call(d, instance, 'bytes', [64 * chunk, chunk]));
     const lifted = all(glue).flatMap((item) => [...item.subarray(0, 3), item.length]);
     expect(lifted).to.deep.equal(received);
   });

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { ErrorCode } from '../../errors.js';
 import type { ExportLocation } from '../../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
-import { CoreByteNext, GlueItems, InPlaceBytes, type StreamItems } from './stream-items.js';
+import { CoreByteNext } from './core-byte-next.js';
 
 type Bound = (...args: unknown[]) => unknown;
 /** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: stream-items.ts). */
@@ -123,14 +123,9 @@ export class ComponentInstance {
     return this.#run((resource as { next?: Bound }).next, resource, NO_ARGS);
   }
 
-  /**
-   * The items of a stream's `resource`: read in place from the guest's memory
-   * when `byteNext` (its `nextExport`, for bytes written raw) was found among
-   * the core exports, else each through the glue's `next`.
-   */
-  streamItems(resource: unknown, byteNext?: string): StreamItems {
-    const core = byteNext === undefined ? undefined : this.byteNexts.get(byteNext);
-    return core ? new InPlaceBytes(this, resource, core) : new GlueItems(this, resource);
+  /** The core `next` named `name` (a byte stream's `nextExport`), when the instance's core exports have it. */
+  byteNext(name: string): CoreByteNext | undefined {
+    return this.byteNexts.get(name);
   }
 
   /** `fn` (a call into the instance past the glue: stream-items.ts) with `args`, its outcome as a call's. */

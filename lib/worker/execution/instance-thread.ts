@@ -29,7 +29,7 @@ import { instanceSpec, readInPlace } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import type { StreamItems } from './stream-items.js';
+import { streamItems, type StreamItems } from './stream-items.js';
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
@@ -170,7 +170,7 @@ function drain(): void {
       // The resource stays here; the main thread learns that the stream is open.
       post([id, OK, null]);
       const signature = descriptor.methods[method].stream!;
-      const items = instance.streamItems(outcome.value, readInPlace(signature, framing) ? signature.nextExport : undefined);
+      const items = streamItems(instance, outcome.value, readInPlace(signature, framing) ? signature.nextExport : undefined);
       stream = { id, resource: outcome.value, items, frame: framer(signature, framing), ring: new RingProducer(ring!) };
       pump();
       return;

@@ -13,13 +13,15 @@
 // free the item) runs before the next call into the instance: the thread
 // calls `next` again only once the ring holds all of the last item.
 //
-// The core function, its post-return and its memory are found by the names
-// wit-component gives them, and trusted only once the glue was seen to use
-// them: a stream's first item goes through the glue, rt's wrappers on those
-// core exports recording the rep the glue passed and the bytes it found,
-// and that item must equal them. Anything else keeps the stream on the glue.
+// The core function, its post-return and its memory (core-byte-next.ts) are
+// found by the names wit-component gives them, and trusted only once the
+// glue was seen to use them: a stream's first item goes through the glue,
+// rt's wrappers on those core exports recording the rep the glue passed and
+// the bytes it found, and that item must equal them. Anything else keeps
+// the stream on the glue.
 
 import type { CallOutcome, ComponentInstance } from './component-instance.js';
+import type { CoreByteNext } from './core-byte-next.js';
 
 /** A stream's items, as the thread takes them. */
 export interface StreamItems {
@@ -31,102 +33,6 @@ export interface StreamItems {
   next(): CallOutcome;
   /** The stream is over: the last item's memory goes back to the guest. A trap here fails the stream as one in `next` would. */
   done(): CallOutcome | undefined;
-}
-
-type CoreNext = (rep: number) => number;
-type PostReturn = (ret: number) => void;
-
-/** What the glue's last watched `next` did through rt's wrappers. */
-interface Seen {
-  rep: number;
-  /** The item at the return area when the glue had lifted it (before post-return could free it); null when it was not one. */
-  item: Uint8Array | null | undefined;
-}
-
-/**
- * The core `next` of a byte stream's resource (`option<list<u8>>`), its
- * post-return and the memory of the core instance exporting it, as found in
- * that instance's exports; `exports` is what the glue gets instead, the
- * two functions wrapped to watch what the glue does with them.
- */
-export class CoreByteNext {
-  readonly exports: WebAssembly.Exports;
-  #watching = false;
-  #seen: Seen | undefined;
-  #dataView = new DataView(new ArrayBuffer(0));
-
-  private constructor(
-    readonly name: string,
-    readonly next: CoreNext,
-    readonly postReturn: PostReturn | undefined,
-    readonly memory: WebAssembly.Memory,
-    exports: WebAssembly.Exports,
-  ) {
-    const watched: WebAssembly.Exports = { ...exports };
-    watched[name] = (rep: number): number => {
-      const ret = next(rep);
-      if (this.#watching) this.#seen = { rep, item: postReturn ? undefined : this.#copyAt(ret) };
-      return ret;
-    };
-    if (postReturn) {
-      watched[`cabi_post_${name}`] = (ret: number): void => {
-        if (this.#watching && this.#seen) this.#seen.item = this.#copyAt(ret);
-        postReturn(ret);
-      };
-    }
-    this.exports = watched;
-  }
-
-  /**
-   * The core `next` named `name` in a core instance's `exports`, with its
-   * post-return (`cabi_post_<name>`) and the instance's `memory`; undefined
-   * when the instance has no such function or memory.
-   */
-  static find(exports: WebAssembly.Exports, name: string): CoreByteNext | undefined {
-    const next = exports[name];
-    const memory = exports.memory;
-    const postReturn = exports[`cabi_post_${name}`];
-    if (typeof next !== 'function' || !(memory instanceof WebAssembly.Memory)) return undefined;
-    return new CoreByteNext(name, next as CoreNext, typeof postReturn === 'function' ? (postReturn as PostReturn) : undefined, memory, exports);
-  }
-
-  /** Runs `glueNext` (the glue's `next` on a resource) watching what it does with the core functions. */
-  watch(glueNext: () => CallOutcome): { outcome: CallOutcome; seen: Seen | undefined } {
-    this.#watching = true;
-    this.#seen = undefined;
-    try {
-      return { outcome: glueNext(), seen: this.#seen };
-    } finally {
-      this.#watching = false;
-      this.#seen = undefined;
-    }
-  }
-
-  /**
-   * The item at return area `ret`: a view of the guest's memory, undefined
-   * for none. Throws (a trap) when the area is not an `option<list<u8>>`.
-   */
-  itemAt(ret: number): Uint8Array | undefined {
-    const buffer = this.memory.buffer;
-    if (this.#dataView.buffer !== buffer) this.#dataView = new DataView(buffer);
-    const view = this.#dataView;
-    const tag = view.getUint8(ret);
-    if (tag === 0) return undefined;
-    if (tag !== 1) throw new TypeError(`invalid variant discriminant for option: ${tag}`);
-    const ptr = view.getUint32(ret + 4, true);
-    const len = view.getUint32(ret + 8, true);
-    if (ptr + len > buffer.byteLength) throw new RangeError(`${this.name} returned a list at ${ptr} of ${len} bytes, past the end of the instance's memory (${buffer.byteLength} bytes)`);
-    return new Uint8Array(buffer, ptr, len);
-  }
-
-  /** A copy of the item at `ret`, or null when there is none (or the area holds no item). */
-  #copyAt(ret: number): Uint8Array | null {
-    try {
-      return this.itemAt(ret)?.slice() ?? null;
-    } catch {
-      return null;
-    }
-  }
 }
 
 /** Every item through jco's glue: `next` on the resource, lifted by the glue. */
@@ -175,7 +81,7 @@ export class InPlaceBytes implements StreamItems {
   next(): CallOutcome {
     if (this.#rep === null) return this.instance.next(this.resource);
     if (this.#rep !== undefined) return this.instance.callCore(this.#read, NO_ARGS);
-    const { outcome, seen } = this.core.watch(() => this.instance.next(this.resource));
+    const { result: outcome, seen } = this.core.watch(() => this.instance.next(this.resource));
     const item = outcome.kind === 'ok' ? outcome.value : undefined;
     this.#rep = item instanceof Uint8Array && seen?.item && sameBytes(seen.item, item) ? seen.rep : null;
     return outcome;
@@ -193,6 +99,16 @@ export class InPlaceBytes implements StreamItems {
     this.#owed = undefined;
     this.core.postReturn?.(ret);
   }
+}
+
+/**
+ * The items of a stream's `resource` on `instance`: read in place from the
+ * guest's memory when `byteNext` (its `nextExport`, for bytes written raw)
+ * was found among the core exports, else each through the glue's `next`.
+ */
+export function streamItems(instance: ComponentInstance, resource: unknown, byteNext?: string): StreamItems {
+  const core = byteNext === undefined ? undefined : instance.byteNext(byteNext);
+  return core ? new InPlaceBytes(instance, resource, core) : new GlueItems(instance, resource);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
