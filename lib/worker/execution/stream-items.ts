@@ -36,7 +36,7 @@ export interface StreamItems {
 }
 
 /** Every item through jco's glue: `next` on the resource, lifted by the glue. */
-export class GlueItems implements StreamItems {
+class GlueItems implements StreamItems {
   constructor(
     private readonly instance: ComponentInstance,
     private readonly resource: unknown,
