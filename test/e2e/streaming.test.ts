@@ -172,9 +172,10 @@ describe('streaming methods (e2e)', function () {
       // the hang-up, and rt had made one item more: 332 KiB.
       expect(held, 'bytes made that neither the kernel nor the client holds').to.be.at.most(WINDOW_BYTES + 2 * 65_536);
       // The guest's own heap may keep every chunk it made (componentize-js's does until its GC: 6.4 MiB for 106 next
-      // calls, read from the worker's smaps); what rt adds is bounded at 20 MiB, as streaming-chunks.test.ts checks
-      // with a guest that allocates nothing.
-      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.at.most(Math.ceil(made / 1_048_576) + 20);
+      // calls, read from the worker's smaps), and the threads' heaps move by some MiB: measured +6 to +26 MiB. rt's own
+      // part is bounded at 20 MiB in streaming-chunks.test.ts, with a guest that allocates nothing. Here: 40 MiB, or
+      // what the guest made and 20 more where the kernel's queues let it make more than 20.
+      expect(peak - before, `worker RSS grew from ${before} to ${peak} MiB`).to.be.at.most(Math.max(40, Math.ceil(made / 1_048_576) + 20));
     });
   });
 
