@@ -116,15 +116,13 @@ function capacityOf(shared: SharedArrayBuffer): number {
   return shared.byteLength - HEADER_BYTES;
 }
 
+const headerCell = (shared: SharedArrayBuffer, cell: number): number => Atomics.load(new Int32Array(shared, 0, HEADER_BYTES / 4), cell);
+
 /** Bytes published into the ring `shared` so far (wrapping at 2^32): for tests that watch a producer. */
-export function publishedBytes(shared: SharedArrayBuffer): number {
-  return Atomics.load(new Int32Array(shared, 0, HEADER_BYTES / 4), WRITTEN);
-}
+export const publishedBytes = (shared: SharedArrayBuffer): number => headerCell(shared, WRITTEN);
 
 /** Holes the producer of the ring `shared` has listed so far: for tests that check items went in aligned. */
-export function listedHoles(shared: SharedArrayBuffer): number {
-  return Atomics.load(new Int32Array(shared, 0, HEADER_BYTES / 4), HOLES);
-}
+export const listedHoles = (shared: SharedArrayBuffer): number => headerCell(shared, HOLES);
 
 /** The producer's end, on the thread that makes the bytes. */
 export class RingProducer {

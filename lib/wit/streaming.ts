@@ -22,7 +22,7 @@ export interface StreamSignature {
   /**
    * `next` as the component exports it: `<interface>#[method]<resource>.next`,
    * or `[method]<resource>.next` at world level. wit-component names the core
-   * function it lifts the same, which is how rt finds it (stream-items.ts).
+   * function it lifts the same, which is how rt finds it (core-byte-next.ts).
    */
   nextExport: string;
 }

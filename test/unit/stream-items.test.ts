@@ -9,7 +9,7 @@ import type { ComponentSource } from '../../examples/builder.js';
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
 import { ComponentInstance, type CallOutcome } from '../../lib/worker/execution/component-instance.js';
 import { instanceSpec } from '../../lib/worker/execution/instance-spec.js';
-import { streamItems, type InPlaceBytes, type StreamItems } from '../../lib/worker/execution/stream-items.js';
+import { byteNexts, streamItems, type InPlaceBytes, type StreamItems } from '../../lib/worker/execution/stream-items.js';
 import type { ServiceDescriptor } from '../../lib/service.js';
 import { catalog } from '../support/hosting.js';
 import { CHUNKS, STREAMS } from '../support/streaming-fixtures.js';
@@ -78,7 +78,7 @@ world posted { export api; }`,
 
 /** A fresh instance of `d` in this process, as an instance thread makes it. */
 async function instantiate(d: ServiceDescriptor): Promise<ComponentInstance> {
-  return ComponentInstance.create(instanceSpec(d, await compileCoreModules(d.artifact, CAP, 'plain'), CAP));
+  return ComponentInstance.create({ ...instanceSpec(d, await compileCoreModules(d.artifact, CAP, 'plain'), CAP), byteNexts: byteNexts(d) });
 }
 
 async function service(name: string, source: ComponentSource): Promise<ServiceDescriptor> {

@@ -11,7 +11,7 @@ import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../san
 import { CoreByteNext } from './core-byte-next.js';
 
 type Bound = (...args: unknown[]) => unknown;
-/** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: stream-items.ts). */
+/** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: core-byte-next.ts). */
 type CoreInstantiate = (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<{ exports: WebAssembly.Exports }>;
 type Instantiate = (getCoreModule: (name: string) => WebAssembly.Module, imports: ImportObject, instantiateCore: CoreInstantiate) => Promise<Record<string, unknown>>;
 
@@ -42,7 +42,7 @@ export interface InstanceSpec {
   bounded?: <T>(fn: () => T) => T;
   /** Recognises the error that interrupts a call; it passes through as it is, never as a trap. */
   isInterrupt?: (e: unknown) => boolean;
-  /** The core `next` functions of byte streams (StreamSignature's `nextExport`), whose items may be read in place. */
+  /** The core `next` functions of byte streams (StreamSignature's `nextExport`) whose items may be read in place: an instance thread's (stream-items.ts `byteNexts`). */
   byteNexts?: ReadonlySet<string>;
 }
 

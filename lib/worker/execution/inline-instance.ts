@@ -51,7 +51,7 @@ export interface InlineOptions {
 }
 
 /** What an inline instance is made from: the rest of InstanceSpec is this module's (fuel, bounds). */
-export type InlineSpec = Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt'>;
+export type InlineSpec = Omit<InstanceSpec, 'coreImports' | 'bounded' | 'isInterrupt' | 'byteNexts'>;
 
 export class InlineInstance {
   readonly #spec: InstanceSpec;

@@ -8,9 +8,7 @@ import type { OutputCapture } from '../sandbox/output-capture.js';
 import type { OutgoingTransport } from '../wasi-host/index.js';
 import { hostImports, unversioned, type Grants, type ImportObject } from '../sandbox/wasi-imports.js';
 import { handlerImports } from '../wasi-host/index.js';
-import type { StreamSignature } from '../../wit/streaming.js';
 import type { InstanceSpec } from './component-instance.js';
-import type { Framing } from './invocation.js';
 
 /**
  * The instance spec of `d`, its core modules compiled already (with the
@@ -30,13 +28,7 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,
-    byteNexts: new Set(d.methods.flatMap((m) => (m.stream && readInPlace(m.stream) ? [m.stream.nextExport] : []))),
   };
-}
-
-/** Whether a stream's items may be read in place from the guest's memory (stream-items.ts): bytes, from an infallible `next`; when written raw. */
-export function readInPlace(stream: StreamSignature, framing?: Framing): boolean {
-  return stream.encoding === 'bytes' && !stream.fallible && (framing === undefined || framing === 'raw');
 }
 
 /** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */

@@ -25,11 +25,11 @@ import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { handlerExchange, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
-import { instanceSpec, readInPlace } from './instance-spec.js';
+import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { streamItems, type StreamItems } from './stream-items.js';
+import { byteNexts, readInPlace, streamItems, type StreamItems } from './stream-items.js';
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
@@ -49,7 +49,7 @@ function flushOutput(): void {
   for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
 }
 
-const spec = instanceSpec(descriptor, modules, memoryCapBytes, { output, ...(outgoing ? { outgoing } : {}) });
+const spec = { ...instanceSpec(descriptor, modules, memoryCapBytes, { output, ...(outgoing ? { outgoing } : {}) }), byteNexts: byteNexts(descriptor) };
 const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;

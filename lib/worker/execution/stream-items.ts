@@ -20,8 +20,26 @@
 // the bytes it found, and that item must equal them. Anything else keeps
 // the stream on the glue.
 
+import type { ServiceDescriptor } from '../../service.js';
+import type { StreamSignature } from '../../wit/streaming.js';
 import type { CallOutcome, ComponentInstance } from './component-instance.js';
 import type { CoreByteNext } from './core-byte-next.js';
+import type { Framing } from './invocation.js';
+
+/** Whether a stream's items may be read in place: bytes, from an infallible `next`, written raw (`framing` left out: in any framing raw among them). */
+export function readInPlace(stream: StreamSignature, framing?: Framing): boolean {
+  return stream.encoding === 'bytes' && !stream.fallible && (framing === undefined || framing === 'raw');
+}
+
+/**
+ * The core `next` functions (their `nextExport`) of `d`'s streams whose items
+ * may be read in place: what an instance thread's instances look for among
+ * their core exports (InstanceSpec's `byteNexts`). Inline instances never
+ * stream, and look for none.
+ */
+export function byteNexts(d: ServiceDescriptor): Set<string> {
+  return new Set(d.methods.flatMap((m) => (m.stream && readInPlace(m.stream) ? [m.stream.nextExport] : [])));
+}
 
 /** A stream's items, as the thread takes them. */
 export interface StreamItems {
