@@ -13,9 +13,10 @@
 // new: the producer's next publish wakes it (Atomics.notify, a few µs where a
 // postMessage costs 10–20), and while bytes keep coming the consumer looks
 // again each turn of its event loop without being woken. The producer stalls
-// when the ring is full: the consumer wakes it once a quarter of the ring is
-// free again, so a full ring costs one wake-up per quarter, not one per
-// release.
+// when the ring is full: the consumer wakes it once half the ring is free
+// again, so a full ring costs one wake-up per half, not one per release, and
+// the producer fills what is free in one go (fewer, longer turns of its
+// thread: each wake-up may preempt the consumer on a busy machine).
 //
 // A wake-up can be lost, though: on Node 20 a notify was seen never to reach
 // the consumer's waitAsync (it stayed armed, its flag taken by the producer's
@@ -380,7 +381,7 @@ export class RingReader {
     this.#releasedDelivered = (this.#releasedDelivered + bytes) | 0;
     this.#free(bytes + this.#passedHoles());
     const free = this.#capacity - ((Atomics.load(this.#cells, WRITTEN) - this.#released) | 0);
-    if (free >= this.#capacity / 4 && Atomics.load(this.#cells, STALLED) === 1 && Atomics.exchange(this.#cells, STALLED, 0) === 1) this.#wake();
+    if (free >= this.#capacity / 2 && Atomics.load(this.#cells, STALLED) === 1 && Atomics.exchange(this.#cells, STALLED, 0) === 1) this.#wake();
     this.#recycle();
   }
 

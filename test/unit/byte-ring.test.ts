@@ -72,12 +72,12 @@ describe('byte ring', () => {
     expect(r.producer.stall()).to.equal(true);
     expect(r.ring.stalled).to.equal(true);
     r.ring.pull();
-    r.ring.release(3);
-    expect(r.wakes, 'less than a quarter free: no wake-up').to.equal(0);
+    r.ring.release(7);
+    expect(r.wakes, 'less than half free: no wake-up').to.equal(0);
     r.ring.release(1);
-    expect(r.wakes, 'a quarter free: one wake-up').to.equal(1);
+    expect(r.wakes, 'half free: one wake-up').to.equal(1);
     expect(r.ring.stalled).to.equal(false);
-    r.ring.release(12);
+    r.ring.release(8);
     expect(r.wakes, 'not stalled any more: no second wake-up').to.equal(1);
     expect(r.producer.flush()).to.equal(true);
     r.producer.publish();

@@ -200,7 +200,7 @@ function pump(): void {
     const { ring } = current;
     if (!ring.flush() || ring.free === 0) {
       ring.publish();
-      // Full: the main thread wakes the ring once the client has taken a quarter of it.
+      // Full: the main thread wakes the ring once the client has taken half of it.
       if (ring.stall()) {
         void ring.room().then(pump);
         break;
