@@ -40,13 +40,14 @@ export const settings = {
   computeN: Math.round(num('BENCH_COMPUTE_N', 1_000_000)),
   computeCalls: Math.max(1, Math.round(num('BENCH_COMPUTE_CALLS', 50))),
   computeWarmup: Math.round(num('BENCH_COMPUTE_WARMUP', 10)),
-  /** Interleaved rounds of the streams section (every variant once a round). */
+  /** Rounds of the streams section (every variant once a pass, a round's passes spread over the run: bench/streams.ts). */
   streamRounds: Math.max(1, Math.round(num('BENCH_STREAM_ROUNDS', 5))),
   /**
-   * Passes over every variant within one round of the streams section: a
-   * round's figure is what its passes moved over the time they took, so it
-   * samples the machine at as many moments (its CPUs run 1.7-2.4x faster in some
-   * spells of a fraction of a second, which one 60 ms stream catches or not).
+   * Passes over every variant in one round of the streams section, one in
+   * each sweep over the rounds: a round's figure is what its passes moved over
+   * the time they took, so it samples the machine at as many moments, spread
+   * over the run (its CPUs run 1.7-2.4x faster in some spells, which one
+   * 60 ms stream, or one stretch of the run, catches or not).
    */
   streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 4))),
   /** MiB of each raw-bytes stream. */

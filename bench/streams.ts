@@ -30,9 +30,18 @@
 // is BENCH_STREAM_PASSES passes; every variant (the concurrent ones too) runs
 // once per pass, the order rotated each pass, and its figure for the round is
 // the bytes (items) of its passes over the time they took. One 64 MiB stream
-// lasts ~60 ms, and this VM's CPUs run 1.7-2.4x faster in some spells shorter
-// than a second (probe.ts reads it between passes and the section prints
-// it), so a round of one stream per variant measured the spell it fell in.
+// lasts 30-60 ms, and this VM's CPUs run 1.7-2.4x faster in some spells,
+// some shorter than a second, some as long as several passes in a row
+// (probe.ts reads it before each pass and the section prints it): a round
+// of one stream per variant measured the spell it fell in, and a round of
+// passes in a row the stretch of the run it fell in (in one run every
+// variant, the bare baseline's too, was slowest in the first round). So the
+// rounds interleave with each other: the run is BENCH_STREAM_PASSES sweeps,
+// each a pass for every round in turn, and each round's passes lie spread
+// over the whole run. The spread of the rounds then says how far one
+// round's figure can be trusted on this machine, rather than which stretch
+// of the run it fell in; the baseline's spread beside rt's shows what the
+// machine adds.
 // The componentize-js streams of 1 KiB chunks and small items run a quarter
 // as long as the others (their guest makes 12-30k items/s: each still lasts
 // 1-3 s). The tables show medians across rounds, each round's figure and
@@ -262,7 +271,7 @@ export async function streams(): Promise<void> {
     ];
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     cleanup.add(async () => agent.destroy());
-    const perRound = Math.max(1, Math.round(streamTtfbRequests / rounds));
+    const perSweep = Math.max(1, Math.round(streamTtfbRequests / passes));
 
     // The soak (not counted): SOAK_PASSES passes of every variant, and some first-byte requests. componentize-js's
     // engine speeds up over the first ~200 MiB its instance makes (STREAMS at 16 KiB, 64 MiB streams back to back:
@@ -280,15 +289,16 @@ export async function streams(): Promise<void> {
     const ttfb = new Map<string, Read[]>(firstByte.map((f) => [f.key, []]));
     const probes: number[] = [];
     const started = performance.now();
-    for (let round = 0; round < rounds; round++) {
-      process.stderr.write(`streams: round ${round + 1}/${rounds}, ${passes} pass(es)\n`);
-      for (const v of variants) runs.get(v.key)!.push([]);
-      for (let pass = 0; pass < passes; pass++) {
+    for (const v of variants) runs.get(v.key)!.push(...Array.from({ length: rounds }, (): Sample[] => []));
+    // Sweeps: each gives every round one pass, so that a round's passes lie spread over the whole run (see the header).
+    for (let sweep = 0; sweep < passes; sweep++) {
+      process.stderr.write(`streams: sweep ${sweep + 1}/${passes}, a pass for each of ${rounds} rounds\n`);
+      for (let round = 0; round < rounds; round++) {
         probes.push(cpuProbeMs());
-        const shift = round * passes + pass;
+        const shift = sweep * rounds + round;
         for (const v of variants.map((_, i) => variants[(i + shift) % variants.length])) runs.get(v.key)![round].push(await run(v));
       }
-      for (let i = 0; i < perRound; i++) {
+      for (let i = 0; i < perSweep; i++) {
         for (let j = 0; j < firstByte.length; j++) {
           const f = firstByte[(i + j) % firstByte.length];
           const r = await read(f.url, f.json, agent);
@@ -316,7 +326,7 @@ export async function streams(): Promise<void> {
 
     console.log(
       `\nstreams: raw bytes, ${streamMiB} MiB per stream (STREAMS at 1 KiB: a quarter of it), bytes(total, chunk) from two guests against the same baseline rows, one stream at a time, ` +
-        `${rounds} rounds of ${passes} interleaved passes (a round's figure: its passes together; medians of the rounds; spread: max / min of the rounds); rt 1 worker, log warn; baseline: node:http, 1 worker, write + 'drain'`,
+        `${rounds} rounds of ${passes} passes, interleaved (a round's figure: its passes together, one from each sweep over the rounds; medians of the rounds; spread: max / min of the rounds); rt 1 worker, log warn; baseline: node:http, 1 worker, write + 'drain'`,
     );
     printTable(
       Object.fromEntries(
@@ -426,7 +436,7 @@ export async function streams(): Promise<void> {
     console.log(`  streams per worker, each round (the busier worker first):`);
     printTable(Object.fromEntries(concurrentRows.map(({ label, rk, bk }) => [label, { rt: split(rk), baseline: split(bk) }])), '    ');
 
-    console.log(`\nstreams: time to first byte, one kept-alive connection, requests alternating (medians of ${perRound * rounds} each)`);
+    console.log(`\nstreams: time to first byte, one kept-alive connection, requests alternating (medians of ${perSweep * passes} each)`);
     const t = (key: string, f: (r: Read) => number) => median(ttfb.get(key)!.map(f));
     printTable(
       Object.fromEntries(
@@ -457,7 +467,7 @@ export async function streams(): Promise<void> {
 
     // Issue 25's targets. The raw-bytes ones are judged on the WAT guest: what
     // is left there is rt's path; componentize-js's rows show what its next adds.
-    console.log(`\ntargets (issue 25): medians of ${rounds} rounds of ${passes} interleaved passes; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
+    console.log(`\ntargets (issue 25): medians of ${rounds} rounds of ${passes} passes, interleaved; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
     const spreads = variants.map((v) => ({ key: v.key, spread: spreadOf(v.key) }));
     const worst = spreads.reduce((a, b) => (b.spread > a.spread ? b : a));
     const pairs = [
