@@ -16,6 +16,34 @@ function loadPretty(): typeof PinoPretty {
   return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
+/** Where this process's logger buffers its lines (none for pretty output, written as it comes). */
+const destinations: ReturnType<typeof pino.destination>[] = [];
+
+/**
+ * Writes out what the logger holds before a planned exit, without blocking:
+ * resolves once the lines are written, once their reader is found gone, or
+ * after `timeoutMs`. pino also writes them at exit, synchronously, and its
+ * sonic-boom (4.x) retries a write that fails with anything but EAGAIN
+ * forever: a process whose stdout reader had gone (a pipe's reader killed
+ * first, `rt start | tee` under a process manager) then never exited,
+ * asleep between writes failing with EPIPE, deaf to SIGTERM. A failure met
+ * here is met asynchronously: pino's destination then drops its lines, and
+ * its flush at exit does nothing.
+ */
+export function flushLogs(timeoutMs = 1000): Promise<void> {
+  const flushed = destinations.map(
+    (destination) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        destination.flush(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  );
+  return Promise.all(flushed).then(() => undefined);
+}
+
 /** `pretty`: format lines for a human (the default when stdout is a terminal). */
 export function createLogger(level: LevelWithSilent, bindings: Record<string, unknown>, pretty = process.stdout.isTTY === true): Logger {
   const options = { level, base: bindings };
@@ -26,9 +54,10 @@ export function createLogger(level: LevelWithSilent, bindings: Record<string, un
   }
   // One line per request (docs/api.md §7); one write(2) per line would cost a
   // quarter of the throughput (measured: 15k vs 20.5k req/s). Lines are
-  // buffered up to 4 KiB and flushed at least every 100 ms and at exit.
+  // buffered up to 4 KiB and flushed at least every 100 ms, before a planned
+  // exit (flushLogs) and at exit (by pino).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   setInterval(() => destination.flush(), 100).unref();
-  process.on('exit', () => destination.flushSync());
+  destinations.push(destination);
   return pino(options, destination);
 }

@@ -22,7 +22,7 @@ import {
   type WorkerMessage,
   type WorkerRequest,
 } from '../ipc.js';
-import type { Logger } from '../log.js';
+import { flushLogs, type Logger } from '../log.js';
 import type { Placement, PlacementTable } from '../service.js';
 import { dataDir } from '../paths.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
@@ -261,8 +261,8 @@ export class Supervisor implements Fleet<Worker> {
     await Promise.all(exited);
     clearTimeout(deadline);
     this.#log.info('stopped');
-    // Let the logger flush before the process goes.
-    setImmediate(() => process.exit(code));
+    await flushLogs();
+    process.exit(code);
   }
 
   /** Every worker's placements to every worker: each answers the listing with all of them. */

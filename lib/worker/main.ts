@@ -16,7 +16,7 @@ import {
   type WorkerMessage,
 } from '../ipc.js';
 import type { ControlOutcome, ControlRequest } from '../control.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, flushLogs, type Logger } from '../log.js';
 import { createApp } from './http/app.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       } catch {
         // other workers' sockets are still there, or it is gone already
       }
-      process.exit(0);
+      void flushLogs().then(() => process.exit(0));
     });
   };
 
