@@ -168,8 +168,8 @@ describe('streaming methods (e2e)', function () {
       const mib = (n: number) => (n / 1_048_576).toFixed(1);
       console.log(`      worker RSS +${peak - before} MiB; ${nexts} next calls made ${mib(made)} MiB: ${mib(queued)} MiB in the kernel's socket queues, ${client} bytes in the client, ${held} bytes left in rt`);
       // The kernel's socket queues autotune to MiBs (tcp_rmem, tcp_wmem). rt holds its window (the ring) and the item
-      // partly written into it: 256–268 KiB, measured. In 1 of 8 runs the queues had moved between the last look and
-      // the hang-up, and rt had made one item more: 332 KiB.
+      // partly written into it: 256–268 KiB measured with a 256 KiB window, 964 KiB with the 1 MiB one. In 1 of 8 runs
+      // the queues had moved between the last look and the hang-up, and rt had made one item more.
       expect(held, 'bytes made that neither the kernel nor the client holds').to.be.at.most(WINDOW_BYTES + 2 * 65_536);
       // The guest's own heap may keep every chunk it made (componentize-js's does until its GC: 6.4 MiB for 106 next
       // calls, read from the worker's smaps), and the threads' heaps move by some MiB: measured +6 to +26 MiB. rt's own
