@@ -47,9 +47,11 @@ export const settings = {
    * each sweep over the rounds: a round's figure is what its passes moved over
    * the time they took, so it samples the machine at as many moments, spread
    * over the run (its CPUs run 1.7-2.4x faster in some spells, which one
-   * 60 ms stream, or one stretch of the run, catches or not).
+   * 60 ms stream, or one stretch of the run, catches or not). 8, not 4: with
+   * 4, a round of a 2-core VM's passes still spread 1.5-2x for every variant,
+   * the bare baseline's too (docs/performance.md, "Wake-ups and the window").
    */
-  streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 4))),
+  streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 8))),
   /** MiB of each raw-bytes stream. */
   streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 64))),
   /** Items of each small-item stream (words, count, ticks). */
