@@ -262,9 +262,14 @@ export class RingProducer {
   }
 }
 
-/** Rings kept for reuse once their bodies are done: a body takes one, rather than zeroed memory of its own. */
+/**
+ * Rings kept for reuse once their bodies are done: a body takes one, rather
+ * than zeroed memory of its own. At most 4 MiB of 1 MiB rings per worker: kept
+ * for good once a burst of streams has ended, so a few, not one per stream
+ * of the burst.
+ */
 const idle: SharedArrayBuffer[] = [];
-const MAX_IDLE = 16;
+const MAX_IDLE = 4;
 
 /**
  * The consumer's end, on the worker's main thread: delivers what the
