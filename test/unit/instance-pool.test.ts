@@ -255,6 +255,33 @@ describe('instance pool (in process, real threads)', function () {
       expect(sink.ended).to.equal(false);
       expect(sink.chunks).to.deep.equal(['0\n']);
     });
+
+    it('a cancelled stream calls next no more, though its thread is in the middle of a run of items', async () => {
+      // Five times: a cancel may also land between two runs, where the thread reads its messages anyway.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        let ring: SharedArrayBuffer | undefined;
+        // Set once the stream opens; the sink's chunks, made before that, read it when they come.
+        // eslint-disable-next-line prefer-const
+        let handle: StreamHandle | undefined;
+        // A reader that takes every item at once: the thread makes items in runs of PUMP_SLICE_MS, reading no message.
+        const sink = new (class extends Collected {
+          override chunk(bytes: Uint8Array, items: number): void {
+            ring ??= bytes.buffer as SharedArrayBuffer;
+            super.chunk(bytes, items);
+            handle?.grant(bytes.length);
+          }
+        })();
+        handle = await open(sink, 100_000_000, 1024 * 1024);
+        handle.grant(sink.chunks.join('').length);
+        await sink.until(50);
+        handle.cancel();
+        const atCancel = publishedBytes(ring!);
+        expect(await invoke(drops, 'live', {}, TIMEOUT_MS)).to.equal(0);
+        // At most the item it was making. Without the ring closing, it made items to the end of its run (~2 ms of
+        // them: the first or second attempt failed so in 5 runs of 5), the bytes delivered meanwhile released at once.
+        expect(publishedBytes(ring!) - atCancel, `bytes published after the cancel, attempt ${attempt + 1}`).to.be.at.most(16);
+      }
+    });
   });
 
   describe('shutdown', () => {

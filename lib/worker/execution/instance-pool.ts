@@ -278,6 +278,9 @@ class PoolThread {
     stream.cancelled = true;
     // A thread waiting for room acknowledges at once; one in a `next` has the rest of its deadline.
     if (stream.ring!.stalled) stream.nextDeadline = performance.now() + this.options.timeoutMs;
+    // The thread calls `next` no more from its next look at the ring, before the message reaches it (a pump runs
+    // for a slice of time before it reads its messages, and the bytes still delivered are released at once).
+    stream.ring!.close();
     this.worker.postMessage({ type: 'cancel', id: call.request[0] } satisfies StreamCancel);
   }
 

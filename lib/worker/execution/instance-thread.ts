@@ -198,6 +198,8 @@ function pump(): void {
   while (stream) {
     const current = stream;
     const { ring } = current;
+    // Cancelled (the main thread closed the ring): no more `next`; the cancel message ends the stream.
+    if (ring.closed) break;
     if (!ring.flush() || ring.free === 0) {
       ring.publish();
       // Full: the main thread wakes the ring once the client has taken half of it.
