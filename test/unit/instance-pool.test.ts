@@ -261,17 +261,16 @@ describe('instance pool (in process, real threads)', function () {
       for (let attempt = 0; attempt < 5; attempt++) {
         let ring: SharedArrayBuffer | undefined;
         // Set once the stream opens; the sink's chunks, made before that, read it when they come.
-        // eslint-disable-next-line prefer-const
-        let handle: StreamHandle | undefined;
+        const opened: { handle?: StreamHandle } = {};
         // A reader that takes every item at once: the thread makes items in runs of PUMP_SLICE_MS, reading no message.
         const sink = new (class extends Collected {
           override chunk(bytes: Uint8Array, items: number): void {
             ring ??= bytes.buffer as SharedArrayBuffer;
             super.chunk(bytes, items);
-            handle?.grant(bytes.length);
+            opened.handle?.grant(bytes.length);
           }
         })();
-        handle = await open(sink, 100_000_000, 1024 * 1024);
+        const handle = (opened.handle = await open(sink, 100_000_000, 1024 * 1024));
         handle.grant(sink.chunks.join('').length);
         await sink.until(50);
         handle.cancel();
