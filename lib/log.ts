@@ -20,17 +20,18 @@ function loadPretty(): typeof PinoPretty {
 const destinations: ReturnType<typeof pino.destination>[] = [];
 
 /**
- * Writes out what the logger holds before a planned exit, without blocking:
- * resolves once the lines are written, once their reader is found gone, or
- * after `timeoutMs`. pino also writes them at exit, synchronously, and its
- * sonic-boom (4.x) retries a write that fails with anything but EAGAIN
- * forever: a process whose stdout reader had gone (a pipe's reader killed
- * first, `rt start | tee` under a process manager) then never exited,
- * asleep between writes failing with EPIPE, deaf to SIGTERM. A failure met
- * here is met asynchronously: pino's destination then drops its lines, and
- * its flush at exit does nothing.
+ * Exits with `code` once what the logger holds is written out, without
+ * blocking: once the lines are written, once their reader is found gone, or
+ * after `timeoutMs`. Every exit rt plans goes through here, because pino
+ * also writes the lines at exit, synchronously, and its sonic-boom (4.x)
+ * retries a write that fails with anything but EAGAIN forever: a process
+ * whose stdout reader had gone (a pipe's reader killed first, `rt start |
+ * tee` under a process manager) then never exited, asleep between writes
+ * failing with EPIPE, deaf to SIGTERM. A failure met here is met
+ * asynchronously: pino's destination then drops its lines, and its flush at
+ * exit does nothing.
  */
-export function flushLogs(timeoutMs = 1000): Promise<void> {
+export async function exitAfterLogs(code: number, timeoutMs = 1000): Promise<never> {
   const flushed = destinations.map(
     (destination) =>
       new Promise<void>((resolve) => {
@@ -41,7 +42,8 @@ export function flushLogs(timeoutMs = 1000): Promise<void> {
         });
       }),
   );
-  return Promise.all(flushed).then(() => undefined);
+  await Promise.all(flushed);
+  process.exit(code);
 }
 
 /** `pretty`: format lines for a human (the default when stdout is a terminal). */
@@ -55,7 +57,7 @@ export function createLogger(level: LevelWithSilent, bindings: Record<string, un
   // One line per request (docs/api.md §7); one write(2) per line would cost a
   // quarter of the throughput (measured: 15k vs 20.5k req/s). Lines are
   // buffered up to 4 KiB and flushed at least every 100 ms, before a planned
-  // exit (flushLogs) and at exit (by pino).
+  // exit (exitAfterLogs) and at exit (by pino).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   setInterval(() => destination.flush(), 100).unref();
   destinations.push(destination);

@@ -22,7 +22,7 @@ import {
   type WorkerMessage,
   type WorkerRequest,
 } from '../ipc.js';
-import { flushLogs, type Logger } from '../log.js';
+import { exitAfterLogs, type Logger } from '../log.js';
 import type { Placement, PlacementTable } from '../service.js';
 import { dataDir } from '../paths.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
@@ -261,8 +261,7 @@ export class Supervisor implements Fleet<Worker> {
     await Promise.all(exited);
     clearTimeout(deadline);
     this.#log.info('stopped');
-    await flushLogs();
-    process.exit(code);
+    await exitAfterLogs(code);
   }
 
   /** Every worker's placements to every worker: each answers the listing with all of them. */

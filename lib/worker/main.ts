@@ -16,7 +16,7 @@ import {
   type WorkerMessage,
 } from '../ipc.js';
 import type { ControlOutcome, ControlRequest } from '../control.js';
-import { createLogger, flushLogs, type Logger } from '../log.js';
+import { createLogger, exitAfterLogs, type Logger } from '../log.js';
 import { createApp } from './http/app.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     server.on('error', (e: NodeJS.ErrnoException) => {
       const reason = e.code === 'EADDRINUSE' ? `port ${port} is already in use` : e.message;
       send({ type: 'fatal', error: `cannot listen on ${config.http.host}:${port}: ${reason}` });
-      setTimeout(() => process.exit(1), 100);
+      setTimeout(() => void exitAfterLogs(1), 100);
     });
     return server.listen(port, config.http.host, () => log.debug(`listening on ${config.http.host}:${port}`));
   }
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   function listenForPeers(server: Server): Server {
     server.on('error', (e: NodeJS.ErrnoException) => {
       send({ type: 'fatal', error: `cannot listen for the other workers on ${peerSocketPath(bootstrap!.peerDir, workerId)}: ${e.message}` });
-      setTimeout(() => process.exit(1), 100);
+      setTimeout(() => void exitAfterLogs(1), 100);
     });
     return server;
   }
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       } catch {
         // other workers' sockets are still there, or it is gone already
       }
-      void flushLogs().then(() => process.exit(0));
+      void exitAfterLogs(0);
     });
   };
 
@@ -223,5 +223,5 @@ function drain(server: Server, graceMs: number, log: Logger): Promise<void> {
 
 main().catch((e: unknown) => {
   console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
+  void exitAfterLogs(1);
 });
