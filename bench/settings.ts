@@ -58,6 +58,8 @@ export const settings = {
   streamItems: Math.max(1, Math.round(num('BENCH_STREAM_ITEMS', 200_000))),
   /** Streams started at once in the concurrent variants of the streams section (rt and baseline with 2 workers). */
   streamConcurrent: Math.max(1, Math.round(num('BENCH_STREAM_CONCURRENT', 8))),
+  /** A file to write every measured pass of the streams section to, as JSON (each variant's samples by round, the CPU probe's readings): unset, none. */
+  streamSamplesFile: process.env.BENCH_STREAM_SAMPLES || undefined,
   /** Requests per variant for time to first byte, spread over the rounds. */
   streamTtfbRequests: Math.max(1, Math.round(num('BENCH_STREAM_TTFB', 200))),
   /** Components in the large start-up case. */

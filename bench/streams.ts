@@ -50,6 +50,7 @@
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
 // spread of at most 1.5 for every variant.
 
+import { writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { examples } from '../examples/index.js';
 import { repository } from '../test/support/fixtures.js';
@@ -308,6 +309,8 @@ export async function streams(): Promise<void> {
       }
     }
     const seconds = (performance.now() - started) / 1000;
+    // For a closer look than the tables give: probes[sweep * rounds + round] was read just before that pass.
+    if (settings.streamSamplesFile) await writeFile(settings.streamSamplesFile, JSON.stringify({ rounds, passes, probes, runs: Object.fromEntries(runs) }));
 
     // Per variant: its figure each round (MiB/s or items/s, its passes together), their median, and max / min.
     const figures = (key: string, rate: (s: Sample) => number) => runs.get(key)!.map((round) => rate(together(round)));
