@@ -46,16 +46,18 @@ export const settings = {
    * Passes over every variant in one round of the streams section, one in
    * each sweep over the rounds: a round's figure is what its passes moved over
    * the time they took, so it samples the machine at as many moments, spread
-   * over the run (its CPUs run 1.7-2.4x faster in some spells, which one
-   * 60 ms stream, or one stretch of the run, catches or not). 8, not 4: with
-   * 4, a round of a 2-core VM's passes still spread 1.5-2x for every variant,
-   * the bare baseline's too (docs/performance.md, "Wake-ups and the window").
+   * over the run (its CPUs run 1.7-2.6x faster in some spells, which one
+   * short stream, or one stretch of the run, catches or not). 16 passes of
+   * 32 MiB streams, not 8 of 64 MiB: the same time, twice the moments. With 8,
+   * the componentize-js rows and the bare baseline still spread up to 1.6x
+   * between rounds; with 16, every variant stayed within 1.44 (docs/performance.md,
+   * "Wake-ups and the window").
    */
-  streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 8))),
-  /** MiB of each raw-bytes stream. */
-  streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 64))),
+  streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 16))),
+  /** MiB of each raw-bytes stream (streams), and of the streamed response (http-handlers). */
+  streamMiB: Math.max(1, Math.round(num('BENCH_STREAM_MIB', 32))),
   /** Items of each small-item stream (words, count, ticks). */
-  streamItems: Math.max(1, Math.round(num('BENCH_STREAM_ITEMS', 200_000))),
+  streamItems: Math.max(1, Math.round(num('BENCH_STREAM_ITEMS', 100_000))),
   /** Streams started at once in the concurrent variants of the streams section (rt and baseline with 2 workers). */
   streamConcurrent: Math.max(1, Math.round(num('BENCH_STREAM_CONCURRENT', 8))),
   /** A file to write every measured pass of the streams section to, as JSON (each variant's samples by round, the CPU probe's readings): unset, none. */

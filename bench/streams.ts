@@ -26,11 +26,11 @@
 // 4. time to first byte: a stream of one item vs a JSON invoke of the same
 //    service, on one kept-alive connection, alternating.
 //
-// Two passes of every variant soak the servers first (not counted). A round
+// SOAK_PASSES passes of every variant soak the servers first (not counted). A round
 // is BENCH_STREAM_PASSES passes; every variant (the concurrent ones too) runs
 // once per pass, the order rotated each pass, and its figure for the round is
-// the bytes (items) of its passes over the time they took. One 64 MiB stream
-// lasts 30-60 ms, and this VM's CPUs run 1.7-2.4x faster in some spells,
+// the bytes (items) of its passes over the time they took. One 32 MiB stream
+// lasts 15-200 ms, and this VM's CPUs run 1.7-2.6x faster in some spells,
 // some shorter than a second, some as long as several passes in a row
 // (probe.ts reads it before each pass and the section prints it): a round
 // of one stream per variant measured the spell it fell in, and a round of
@@ -44,7 +44,7 @@
 // machine adds.
 // The componentize-js streams of 1 KiB chunks and small items run a quarter
 // as long as the others (their guest makes 12-30k items/s: each still lasts
-// 1-3 s). The tables show medians across rounds, each round's figure and
+// 0.3-1 s). The tables show medians across rounds, each round's figure and
 // the spread (max / min of them), and the spread of rt's figure over the
 // baseline's in the same round. The last table holds issue 25's
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
@@ -166,8 +166,8 @@ const together = (samples: readonly Sample[]): Sample => ({
   workers: samples.flatMap((s) => s.workers),
 });
 
-/** Passes of every variant before the measured rounds. */
-const SOAK_PASSES = 2;
+/** Passes of every variant before the measured rounds: with 32 MiB streams, 4 make the ~200 MiB componentize-js's engine takes to warm up (below). */
+const SOAK_PASSES = 4;
 
 const mibPerSec = (s: Sample) => s.bytes / MiB / (s.ms / 1000);
 const itemsPerSec = (s: Sample) => s.items / (s.ms / 1000);
