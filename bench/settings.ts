@@ -51,7 +51,7 @@ export const settings = {
    * 32 MiB streams, not 8 of 64 MiB: the same time, twice the moments. With 8,
    * the componentize-js rows and the bare baseline still spread up to 1.6x
    * between rounds; with 16, every variant stayed within 1.44 (docs/performance.md,
-   * "Wake-ups and the window").
+   * "Twice the moments a round samples").
    */
   streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 16))),
   /** MiB of each raw-bytes stream (streams), and of the streamed response (http-handlers). */
