@@ -6,7 +6,7 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { always, eventually, letTimePass, within } from '../support/eventually.js';
-import { examplesRepository, repository, SLOW } from '../support/fixtures.js';
+import { CONFIGURED, examplesRepository, repository, SLOW } from '../support/fixtures.js';
 import { call, freePort, isolatedEnv, RtProcess, runRt, tempDir } from '../support/rt-process.js';
 
 async function project(configToml = ''): Promise<{ cwd: string; env: Record<string, string> }> {
@@ -114,8 +114,9 @@ describe('rt command line (e2e)', () => {
     });
 
     it('answers /api/health at once and /api/ready 503 until the components are loaded', async () => {
-      // A cache of its own: the first transpile of the greeter keeps the primary busy for a while.
-      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}"]`, workers: 1, env: { RT_CACHE_DIR: await tempDir('rt-cold-cache-') } });
+      // A cache of its own: the first transpile of a componentize-js component (~5 s) keeps the primary busy for a while.
+      const repo = await repository({ configured: CONFIGURED });
+      const rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 1, env: { RT_CACHE_DIR: await tempDir('rt-cold-cache-') } });
       try {
         const seen = new Set<number>();
         await eventually(
