@@ -37,6 +37,25 @@ describe('rt command line (e2e)', () => {
     expect(out.stdout).to.include(pkg.version);
   });
 
+  // Node 20 cannot be installed on every machine the suite runs on: the version rt reads is made older instead.
+  for (const version of ['20.20.2', '22.11.0']) {
+    it(`exits 2 with one line naming the Node.js it needs when started on Node.js ${version}`, async () => {
+      const { cwd, env } = await project();
+      const olderNode = `data:text/javascript,Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '${version}' } })`;
+      const out = runRt(['start', '--logo-off'], { cwd, env, nodeArgs: ['--import', olderNode] });
+      expect(out.status).to.equal(2);
+      expect(out.stdout).to.equal('');
+      expect(out.stderr).to.equal(`rt: Node.js ${version} is not supported: rt needs Node.js 22.12 or later (22, 24 or 26 LTS)\n`);
+    });
+  }
+
+  it('starts on the Node.js it runs on, which is at or above the floor of package.json', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { engines: { node: string } };
+    expect(pkg.engines.node).to.equal('>=22.12');
+    const { cwd, env } = await project();
+    expect(runRt(['--version'], { cwd, env }).status).to.equal(0);
+  });
+
   it('--help lists the commands', async () => {
     const { cwd, env } = await project();
     const out = runRt(['--help'], { cwd, env });

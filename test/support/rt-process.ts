@@ -39,9 +39,9 @@ export function isolatedEnv(configDir: string, extra: Record<string, string> = {
   return { ...env, RT_CONFIG_DIR: configDir, RT_CACHE_DIR: TEST_CACHE_DIR, RT_DATA_DIR: join(configDir, 'data'), ...extra };
 }
 
-/** Runs `rt <args>` to completion (for `rt config`, `--help`, bad configs). */
-export function runRt(args: string[], opts: { cwd: string; env: Record<string, string> }) {
-  const result = spawnSync(process.execPath, [RT_BIN, ...args], { cwd: opts.cwd, env: opts.env, encoding: 'utf8', timeout: 30_000 });
+/** Runs `rt <args>` to completion (for `rt config`, `--help`, bad configs); `nodeArgs` go to node before rt's script. */
+export function runRt(args: string[], opts: { cwd: string; env: Record<string, string>; nodeArgs?: string[] }) {
+  const result = spawnSync(process.execPath, [...(opts.nodeArgs ?? []), RT_BIN, ...args], { cwd: opts.cwd, env: opts.env, encoding: 'utf8', timeout: 30_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
