@@ -4,8 +4,8 @@
 // sandbox (fopen, getenv, stderr).
 
 import { expect } from 'chai';
-import { C_TOOLCHAIN_PACKAGES, haveCToolchain } from '../../examples/builder.js';
 import { C_LIBC, repository } from '../support/fixtures.js';
+import { needs } from '../support/optional-tools.js';
 import { invoke, RtProcess } from '../support/rt-process.js';
 
 describe('a C component on wasi-libc (e2e)', function () {
@@ -13,10 +13,7 @@ describe('a C component on wasi-libc (e2e)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    if (!(await haveCToolchain())) {
-      console.log(`      (skipped: needs ${C_TOOLCHAIN_PACKAGES}; .ci/run installs them)`);
-      this.skip();
-    }
+    await needs(this, 'C toolchain');
     const repo = await repository({
       libc: C_LIBC,
       'granted-libc.wasm': C_LIBC,

@@ -4,13 +4,13 @@
 // and the core module files, refilled, are the component's own.
 
 import { expect } from 'chai';
-import { transpile } from '@bytecodealliance/jco';
+import { transpileBytes as transpile } from '@bytecodealliance/jco-transpile';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
 import { buildComponent, type ComponentSource } from '../../examples/builder.js';
 import { hollow, refill } from '../../lib/primary/hollow-component.js';
 import * as fixtures from '../support/fixtures.js';
+import { needs } from '../support/optional-tools.js';
 import * as streaming from '../support/streaming-fixtures.js';
-
-const OPTIONS = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 } as unknown as Parameters<typeof transpile>[1];
 
 function isSource(value: unknown): value is ComponentSource {
   return typeof value === 'object' && value !== null && 'kind' in value && 'wit' in value;
@@ -26,12 +26,13 @@ describe('hollow component (transpiling without the core modules’ code)', func
   });
 
   for (const [name, source] of sources) {
-    it(`${name} (${source.kind}): the glue, imports and core modules are those of the component itself`, async () => {
+    it(`${name} (${source.kind}): the glue, imports and core modules are those of the component itself`, async function () {
+      if (source.kind === 'c') await needs(this, 'C toolchain');
       const bytes = await buildComponent(source);
-      const whole = await transpile(bytes, OPTIONS);
+      const whole = await transpile(bytes, { ...TRANSPILE_OPTIONS });
       const hollowed = hollow(bytes)!;
       expect(hollowed.modules.length).to.be.greaterThan(0);
-      const fromHollow = await transpile(hollowed.bytes, OPTIONS);
+      const fromHollow = await transpile(hollowed.bytes, { ...TRANSPILE_OPTIONS });
       const refilled = refill(fromHollow.files, hollowed);
       expect(refilled, 'refilled').to.not.equal(undefined);
       expect(Object.keys(refilled!).sort()).to.deep.equal(Object.keys(whole.files).sort());
@@ -42,7 +43,7 @@ describe('hollow component (transpiling without the core modules’ code)', func
 
   it('refuses output whose core modules are not the hollow ones it made', async () => {
     const bytes = await buildComponent(fixtures.SLOW);
-    const whole = await transpile(bytes, OPTIONS);
+    const whole = await transpile(bytes, { ...TRANSPILE_OPTIONS });
     expect(refill(whole.files, hollow(bytes)!)).to.equal(undefined);
   });
 
