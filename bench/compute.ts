@@ -4,7 +4,7 @@
 // worker's main thread to an instance thread after its first calls, hence the
 // warm-up calls before measuring.
 
-import { parse } from '@bytecodealliance/jco';
+import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { repository } from '../test/support/fixtures.js';
 import { COMPUTE, COMPUTE_EXPORT } from './components.js';
 import { OneConnection } from './load.js';
@@ -29,7 +29,7 @@ export async function compute(): Promise<void> {
   const cleanup = new Cleanup();
   try {
     // (a) the core module, instantiated here: what the export costs with nothing around it.
-    const core = await WebAssembly.instantiate(await parse(COMPUTE.wat));
+    const core = await WebAssembly.instantiate(new Uint8Array(await parse(COMPUTE.wat)));
     const spin = core.instance.exports[COMPUTE_EXPORT] as (n: number) => number;
     const expected = spin(n) >>> 0;
     await timeCalls(warmup, () => spin(n));

@@ -5,7 +5,7 @@
 // (HostedService) whose API changes with the worker, so it is kept apart to be
 // fixed on its own.
 
-import { parse } from '@bytecodealliance/jco';
+import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { buildComponent } from '../examples/builder.js';
@@ -31,7 +31,7 @@ function nsPerCall(fn: () => unknown, calls = 1_000_000): number {
 
 export async function perCall(): Promise<void> {
   const source = (await examples.find((e) => e.name === 'calculator')!.source()) as WatSource;
-  const core = await WebAssembly.instantiate(await parse(source.wat));
+  const core = await WebAssembly.instantiate(new Uint8Array(await parse(source.wat)));
   const direct = core.instance.exports['example:calculator/ops@1.0.0#add'] as (a: number, b: number) => number;
 
   const bytes = await buildComponent(source);
@@ -39,7 +39,7 @@ export async function perCall(): Promise<void> {
   const { instantiate } = (await import(pathToFileURL(artifact.entry).href)) as {
     instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Record<string, { add: (a: number, b: number) => number }>>;
   };
-  const module = await WebAssembly.compile(await parse(source.wat));
+  const module = await WebAssembly.compile(new Uint8Array(await parse(source.wat)));
   const glue = (await instantiate(() => module, hostImports(artifact.importSpecifiers, iface.imports)))['example:calculator/ops@1.0.0'].add;
 
   const service = await HostedService.start(

@@ -12,16 +12,12 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import * as jco from '@bytecodealliance/jco';
+import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import { packageVersion } from '../lib/package-version.js';
 import { cacheDir } from '../lib/paths.js';
 import { writeAtomically } from '../lib/write-atomically.js';
 import { componentizeSource } from './componentize.js';
 import type { ComponentizeProcess } from './componentize-process.js';
-
-// jco's tool functions are declared `any`; these are the shapes they have.
-const parse = jco.parse as (wat: string) => Promise<Uint8Array>;
-const componentEmbed = jco.componentEmbed as (options: { binary?: Uint8Array; dummy?: boolean; witSource: string; world: string }) => Promise<Uint8Array>;
-const componentNew = jco.componentNew as (binary: Uint8Array, adapters: [string, Uint8Array][]) => Promise<Uint8Array>;
 
 export interface WatSource {
   kind: 'wat';
@@ -44,7 +40,7 @@ export interface JsSource {
   disableFeatures?: ComponentizeFeature[];
   /**
    * A folder of WIT packages (one folder each) that `wit` uses, e.g.
-   * examples/wit/wasi-0.2.3 for a world exporting wasi:http/incoming-handler.
+   * examples/wit/wasi-0.2.10 for a world exporting wasi:http/incoming-handler.
    * componentize-js then reads the world from a folder with these as `deps/`.
    */
   witDeps?: string;
@@ -77,8 +73,8 @@ async function sourceHash(source: ComponentSource): Promise<string> {
   return h.digest('hex');
 }
 
-// Bump when a tool is upgraded so cached builds are not reused across versions.
-const TOOL_VERSIONS = { jco: '1.12.0', componentizeJs: '0.18.5', clang: '14' };
+// Builds are not reused across tool versions.
+const TOOL_VERSIONS = { jco: packageVersion('@bytecodealliance/jco-transpile'), componentizeJs: packageVersion('@bytecodealliance/componentize-js'), clang: '14' };
 
 /** Debian's C toolchain for wasm32-wasi. */
 const CLANG = 'clang-14';

@@ -4,7 +4,25 @@
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as preview2 from '@bytecodealliance/preview2-shim';
 import type { ComponentizeFeature, JsSource } from './builder.js';
+
+const shimFilesystem = (preview2 as unknown as { filesystem: { _addPreopen(guest: string, host: string): void } }).filesystem;
+const preopened = new Set<string>();
+
+/**
+ * componentize-js's splicer reads `witPath` through preview2-shim's
+ * filesystem, which preopens nothing by default (0.26), and it reads its
+ * preopens once, at its first file access (wasi-libc): so the folder every
+ * build's WIT lives under, the temporary directory, is preopened as itself
+ * before the first build. rt's instances never see these preopens (their
+ * filesystem is only what a sidecar grants, lib/worker/sandbox/preopens.ts).
+ */
+function preopenForSplicer(dir: string): void {
+  if (preopened.has(dir)) return;
+  shimFilesystem._addPreopen(dir, dir);
+  preopened.add(dir);
+}
 
 const ALL_FEATURES: ComponentizeFeature[] = ['stdio', 'random', 'clocks', 'http', 'fetch-event'];
 
@@ -25,6 +43,7 @@ export async function componentizeSource(source: JsSource): Promise<Uint8Array> 
   try {
     type Options = NonNullable<Parameters<typeof componentize>[2]>;
     const options: Omit<Options, 'sourcePath'> = { worldName: source.world, disableFeatures: source.disableFeatures ?? ALL_FEATURES, env: { XDG_CACHE_HOME: wasmtimeCache } };
+    preopenForSplicer(tmpdir());
     if (source.witDeps) {
       // A world that uses other packages (WASI's) needs them beside it: a
       // `witPath` folder with the world and `deps/`. (An inline world cannot

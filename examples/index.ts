@@ -36,7 +36,7 @@ const COMPANIONS: [string, string][] = [
  * wasi:http and wasi:clocks packages; componentize.ts puts this folder beside
  * them as `deps/`). Inside examples/, so the image's build stage has it.
  */
-export const WASI_WIT = join(EXAMPLES_DIR, 'wit', 'wasi-0.2.3');
+export const WASI_WIT = join(EXAMPLES_DIR, 'wit', 'wasi-0.2.10');
 
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {

@@ -10,8 +10,8 @@
 //   GET  /stream?n=5   n lines, one every 200 ms
 //
 // Built by componentize-js with its `http` and `clocks` features (examples/index.ts).
-import { Fields, IncomingBody, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:http/types@0.2.3';
-import { subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.3';
+import { Fields, IncomingBody, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:http/types@0.2.10';
+import { subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.10';
 
 // The route the sidecar mounts this handler at (hello-http.toml). rt passes a
 // mount's requests with their whole path: /hello/echo arrives as /hello/echo,

@@ -6,8 +6,9 @@
 // file comes back with its sha256, so that caching it does not hash megabytes
 // on the primary's event loop either.
 
-import { transpile } from '@bytecodealliance/jco';
+import { transpileBytes as transpile } from '@bytecodealliance/jco-transpile';
 import { firstLine } from '../first-line.js';
+import { rewriteGlue } from './glue-rewrite.js';
 import { sha256 } from '../sha256.js';
 import { hollow, refill } from './hollow-component.js';
 import { instrumentFuel } from './fuel-instrumentation.js';
@@ -22,7 +23,7 @@ export interface CompiledFile {
 }
 
 export interface Compiled {
-  /** jco's glue: an ES module exporting `instantiate`. */
+  /** jco's glue (as glue-rewrite.ts leaves it): an ES module exporting `instantiate`. */
   glue: Uint8Array;
   /** Everything else jco wrote (the core modules), and the fuel-instrumented twins. */
   files: CompiledFile[];
@@ -45,7 +46,7 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
   stage('transpiling');
   let output: Transpiled;
   try {
-    output = (await transpileHollow(bytes)) ?? (await transpile(bytes, TRANSPILE_OPTIONS));
+    output = (await transpileHollow(bytes)) ?? (await transpile(bytes, { ...TRANSPILE_OPTIONS }));
   } catch (e) {
     throw new Error(`jco could not transpile the component: ${firstLine(e)}`, { cause: e });
   }
@@ -57,7 +58,7 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
   const fuel = options.instrument ? instrumentAll(cores) : ({ ok: false, reason: 'it is an HTTP handler, which always runs on instance threads' } as const);
   if (fuel.ok) files.push(...fuel.files);
   return {
-    glue: output.files[ENTRY],
+    glue: new TextEncoder().encode(rewriteGlue(new TextDecoder().decode(output.files[ENTRY])).text),
     files,
     coreModules: cores.map(({ name }) => name),
     fuel: fuel.ok ? { ok: true, modules: fuel.files.map(({ name }) => name) } : fuel,
@@ -67,15 +68,27 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
 
 type Transpiled = { files: Record<string, Uint8Array>; imports: string[] };
 
-/** No TypeScript declarations; core modules always as files, never inlined as base64. */
-const TRANSPILE_OPTIONS = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 } as unknown as Parameters<typeof transpile>[1];
+/**
+ * How rt transpiles (tests that call the glue directly use the same): no
+ * TypeScript declarations; core modules always as files, never inlined as
+ * base64; the err case of a top-level result thrown as a ComponentError
+ * carrying it (jco-transpile throws the bare payload unless told, and a bare
+ * payload cannot be told from a trap).
+ */
+export const TRANSPILE_OPTIONS = {
+  name: 'component',
+  instantiation: 'async',
+  emitTypescriptDeclarations: false,
+  base64Cutoff: 0,
+  noComponentErrorWrapping: false,
+} as const satisfies Parameters<typeof transpile>[1];
 
 /** jco's output made from the component's hollow twin (hollow-component.ts), or undefined where that does not serve: the component itself is transpiled then, and reports what is wrong with it. */
 async function transpileHollow(bytes: Uint8Array): Promise<Transpiled | undefined> {
   const hollowed = hollow(bytes);
   if (!hollowed) return undefined;
   try {
-    const output = await transpile(hollowed.bytes, TRANSPILE_OPTIONS);
+    const output = await transpile(hollowed.bytes, { ...TRANSPILE_OPTIONS });
     const files = refill(output.files, hollowed);
     return files && { files, imports: output.imports };
   } catch {

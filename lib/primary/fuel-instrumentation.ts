@@ -47,11 +47,14 @@ export type FuelOutcome = { ok: true; bytes: Uint8Array } | { ok: false; reason:
 const LOGGER = 'log_execution';
 
 /**
- * What binaryen reads and validates with: all it knows (bulk memory,
+ * What binaryen reads, validates and writes with: all it knows (bulk memory,
  * sign-ext, mutable globals, non-trapping float-to-int, multi-value,
- * reference types, SIMD, tail calls, GC...) but exception handling, refused.
+ * reference types, SIMD, tail calls, GC...) but exception handling, refused,
+ * and compact imports (binaryen ≥ 130 writes imports in that encoding when
+ * allowed to, and V8 does not read it: "unknown import kind 0x7f").
  */
-const FEATURES = binaryen.Features.All & ~binaryen.Features.ExceptionHandling;
+const WRITABLE = binaryen.Features.All & ~(binaryen.Features as unknown as { CompactImports: binaryen.Features }).CompactImports;
+const FEATURES = WRITABLE & ~binaryen.Features.ExceptionHandling;
 
 /** binaryen measures the counter function at ~13 nodes: this inlines it whatever the defaults. */
 const INLINE_MAX_SIZE = 64;
@@ -79,7 +82,7 @@ export function instrumentFuel(core: Uint8Array): FuelOutcome {
   try {
     module.setFeatures(FEATURES);
     if (!quietly(() => module.validate())) {
-      module.setFeatures(binaryen.Features.All);
+      module.setFeatures(WRITABLE);
       return quietly(() => module.validate())
         ? { ok: false, reason: 'it uses wasm exception handling (try/catch/throw), whose catch could swallow the interrupt' }
         : { ok: false, reason: 'the module does not validate' };

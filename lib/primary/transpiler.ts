@@ -12,8 +12,11 @@
 // anew, a fix to the reader reaches components transpiled before it.
 
 import { join } from 'node:path';
+import { packageVersion } from '../package-version.js';
 import { cacheDir } from '../paths.js';
 import type { ComponentArtifact } from '../service.js';
+import { requireJspi } from '../platform.js';
+import { asyncAbiUse } from '../wit/async-abi.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import { httpHandlerExport } from '../wit/http-handler.js';
 import type { ComponentInterface } from '../wit/types.js';
@@ -21,13 +24,17 @@ import { compileOffThread } from './compiler-threads.js';
 import { sha256InSlices } from './sha256-in-slices.js';
 import { TranspileCache, type EntryMeta } from './transpile-cache.js';
 
-/** The transpiler version is part of the cache key: glue from another jco is not interchangeable. */
-export const JCO_VERSION = '1.12.0';
+/**
+ * The tools' versions are part of the cache key: glue from another jco, or
+ * twins from another binaryen, are not interchangeable.
+ */
+export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-transpile')}-binaryen-${packageVersion('binaryen')}`;
 /**
  * How entries are laid out (every file's hash recorded, no interface; glue apart by its hash); a change makes new entries.
  * 6 rather than 5: entries of 5 may record a fuel refusal that came from the instrumentation thread ending as the work came, not from the module.
+ * 7: the glue is rewritten (glue-rewrite.ts).
  */
-const CACHE_LAYOUT = 6;
+const CACHE_LAYOUT = 7;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;
@@ -46,7 +53,7 @@ export interface TranspileEvents {
 
 /** The cache of this jco and layout. */
 function cache(): TranspileCache {
-  return new TranspileCache(join(cacheDir(), 'components', `jco-${JCO_VERSION}-${CACHE_LAYOUT}`));
+  return new TranspileCache(join(cacheDir(), 'components', `${TOOLCHAIN}-${CACHE_LAYOUT}`));
 }
 
 /**
@@ -62,6 +69,7 @@ const building = new Map<string, Promise<EntryMeta>>();
 export async function transpileComponent(bytes: Uint8Array, events: TranspileEvents = {}): Promise<TranspiledComponent> {
   // Read first: it turns "not a component" into a clear message instead of a transpiler stack trace.
   const iface = readComponentInterface(bytes);
+  requireJspi(asyncAbiUse(iface));
   const hash = await sha256InSlices(bytes);
   const entries = cache();
   const entry = entries.entry(hash);

@@ -245,7 +245,7 @@ describe('HTTP handler components (e2e)', function () {
   it('lists a handler as kind http with its routes', async () => {
     const listed = await call(`${rt.url}/api/services`, { method: 'GET' });
     const services = listed.body.services as Record<string, unknown>[];
-    expect(services.find((x) => x.service === 'hello')).to.include({ kind: 'http', handler: 'wasi:http/incoming-handler@0.2.3' }).and.to.have.deep.property('routes', ['/api/services/default/hello/http', '/hello']);
+    expect(services.find((x) => x.service === 'hello')).to.include({ kind: 'http', handler: 'wasi:http/incoming-handler@0.2.10' }).and.to.have.deep.property('routes', ['/api/services/default/hello/http', '/hello']);
     expect(services.find((x) => x.service === 'fetch')).to.have.deep.property('routes', ['/api/services/default/fetch/http']);
     const described = await call(`${rt.url}/api/services/default/hello`, { method: 'GET' });
     expect(described.body).to.include({ kind: 'http' });

@@ -1,7 +1,7 @@
 // End to end: describing services (WIT, JSON Schemas, resources) and the OpenAPI document.
 
 import { expect } from 'chai';
-import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { WatSource } from '../../examples/builder.js';

@@ -8,12 +8,12 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { transpile } from '@bytecodealliance/jco';
+import { transpileBytes as transpile } from '@bytecodealliance/jco-transpile';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
 import { MainEnd, OutgoingClient, threadCells, type FieldEntry, type HandlerRequest, type ResponseHead } from '../../lib/worker/wasi-host/index.js';
 import { within } from './eventually.js';
 import type { HandledMessage, HandleRequestMessage, HandlerThreadData } from './handler-thread.js';
 
-const OPTIONS = { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 } as unknown as Parameters<typeof transpile>[1];
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const clock = (): number => performance.timeOrigin + performance.now();
@@ -55,7 +55,7 @@ export class HandlerThread {
   #dir!: string;
 
   async start(bytes: Uint8Array, options: HandlerThreadOptions = {}): Promise<this> {
-    const { files, imports } = await transpile(bytes, OPTIONS);
+    const { files, imports } = await transpile(bytes, { ...TRANSPILE_OPTIONS });
     this.#dir = await mkdtemp(join(tmpdir(), 'rt-wasi-host-'));
     await writeFile(join(this.#dir, 'package.json'), '{"type":"module"}\n');
     for (const [file, content] of Object.entries(files)) {

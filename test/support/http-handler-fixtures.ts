@@ -1,5 +1,5 @@
-// Components that export wasi:http/incoming-handler@0.2.3, built by
-// componentize-js with the vendored WASI WIT (examples/wit/wasi-0.2.3, which
+// Components that export wasi:http/incoming-handler@0.2.10, built by
+// componentize-js with the vendored WASI WIT (examples/wit/wasi-0.2.10, which
 // the bundled HTTP examples build with too), in the two styles people write
 // them: against wasi:http/types directly (`incomingHandler.handle`) and as a
 // fetch-event handler. A fetch-event build answers one request per instance
@@ -13,8 +13,8 @@ export const WASI_WIT_DEPS = WASI_WIT;
 
 const WORLD = `package local:handler;
 world handler {
-  import wasi:clocks/monotonic-clock@0.2.3;
-  export wasi:http/incoming-handler@0.2.3;
+  import wasi:clocks/monotonic-clock@0.2.10;
+  export wasi:http/incoming-handler@0.2.10;
 }
 `;
 
@@ -44,8 +44,8 @@ export const TYPES_HANDLER: JsSource = {
   witDeps: WASI_WIT_DEPS,
   disableFeatures: ['random', 'stdio', 'fetch-event'],
   js: `
-import { Fields, IncomingBody, OutgoingResponse, OutgoingBody, ResponseOutparam } from 'wasi:http/types@0.2.3';
-import { now, subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.3';
+import { Fields, IncomingBody, OutgoingResponse, OutgoingBody, ResponseOutparam } from 'wasi:http/types@0.2.10';
+import { now, subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.10';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -188,9 +188,9 @@ addEventListener('fetch', (event) => event.respondWith((async () => {
 
 const OUTGOING_WORLD = `package local:outgoing;
 world handler {
-  import wasi:clocks/monotonic-clock@0.2.3;
-  import wasi:http/outgoing-handler@0.2.3;
-  export wasi:http/incoming-handler@0.2.3;
+  import wasi:clocks/monotonic-clock@0.2.10;
+  import wasi:http/outgoing-handler@0.2.10;
+  export wasi:http/incoming-handler@0.2.10;
 }
 `;
 
@@ -219,9 +219,9 @@ export const OUTGOING_TYPES_HANDLER: JsSource = {
   witDeps: WASI_WIT_DEPS,
   disableFeatures: ['random', 'stdio', 'fetch-event'],
   js: `
-import { Fields, IncomingBody, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, httpErrorCode } from 'wasi:http/types@0.2.3';
-import { handle as send } from 'wasi:http/outgoing-handler@0.2.3';
-import { subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.3';
+import { Fields, IncomingBody, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, httpErrorCode } from 'wasi:http/types@0.2.10';
+import { handle as send } from 'wasi:http/outgoing-handler@0.2.10';
+import { subscribeDuration } from 'wasi:clocks/monotonic-clock@0.2.10';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -7,7 +7,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { transpile } from '@bytecodealliance/jco';
+import { transpileBytes as transpile } from '@bytecodealliance/jco-transpile';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
 
 /** What jco's `instantiate` resolves to: exported functions and interface objects, keyed by their JS names. */
 export type JcoExports = Record<string, unknown>;
@@ -21,8 +22,9 @@ export interface JcoComponent {
   instantiate(): Promise<JcoExports>;
 }
 
-export async function loadWithJco(bytes: Uint8Array, name = 'component'): Promise<JcoComponent> {
-  const { files, imports } = await transpile(bytes, { name, instantiation: 'async' });
+/** `rewrite` is applied to the glue module's text before it is loaded (rt's treatment of it: lib/primary/glue-rewrite.ts). */
+export async function loadWithJco(bytes: Uint8Array, name = 'component', rewrite: (glue: string) => string = (glue) => glue): Promise<JcoComponent> {
+  const { files, imports } = await transpile(bytes, { ...TRANSPILE_OPTIONS, name });
   const compiled = new Map<string, WebAssembly.Module>();
   for (const [file, content] of Object.entries(files)) {
     if (/\.core\d*\.wasm$/.test(file)) compiled.set(file, await WebAssembly.compile(content as Uint8Array<ArrayBuffer>));
@@ -37,7 +39,7 @@ export async function loadWithJco(bytes: Uint8Array, name = 'component'): Promis
       if (!file.endsWith('.js')) continue;
       const path = join(dir, file);
       await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, content);
+      await writeFile(path, file === `${name}.js` ? rewrite(new TextDecoder().decode(content)) : content);
     }
     glue = (await import(pathToFileURL(join(dir, `${name}.js`)).href)) as { instantiate: Instantiate };
   } finally {

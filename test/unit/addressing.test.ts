@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { AddressError, serviceAddress, serviceExports } from '../../lib/primary/addressing.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';
 import { jsClassName, jsIdentifier } from '../../lib/wit/js-names.js';

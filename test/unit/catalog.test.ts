@@ -4,7 +4,7 @@
 // a component found twice compiles once, and each compile says in the log
 // where it is.
 
-import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';

@@ -4,7 +4,7 @@
 // text format.
 
 import { expect } from 'chai';
-import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { buildComponent } from '../../examples/builder.js';
 import { ComponentFormatError, readComponentInterface } from '../../lib/wit/component-reader.js';
 import { printComponentWit } from '../../lib/wit/print.js';
@@ -203,7 +203,7 @@ describe('component type reader', () => {
         (core instance $host (export "task.return" (func $return)))
         (core instance $i (instantiate $m (with "" (instance $host))))
         (type $t (func (result u32)))
-        (func $pull (type $t) (canon lift (core func $i "pull") async (callback (func $i "pull-cb"))))
+        (func $pull (type $t) (canon lift (core func $i "pull") async (callback (core func $i "pull-cb"))))
         (func $plain (type $t) (canon lift (core func $i "plain")))
         (component $shim
           (import "f" (func $f (type $t)))

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
-import { parse, transpile } from '@bytecodealliance/jco';
+import { transpileBytes as transpile } from '@bytecodealliance/jco-transpile';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
+import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import binaryen from 'binaryen';
 import { buildComponent } from '../../examples/builder.js';
 import { FUEL_IMPORT_MODULE, FUEL_IMPORT_NAME, FUEL_INTERVAL } from '../../lib/fuel-import.js';
@@ -260,7 +262,7 @@ describe('fuel instrumentation', () => {
     before(async function () {
       this.timeout(180_000);
       const bytes = await buildComponent(HOSTILE);
-      const { files, imports } = await transpile(bytes, { name: 'component', instantiation: 'async' });
+      const { files, imports } = await transpile(bytes, { ...TRANSPILE_OPTIONS });
       const cores = Object.entries<Uint8Array>(files).filter(([name]) => /\.core\d*\.wasm$/.test(name));
       const [name, core] = cores.reduce((a, b) => (b[1].length > a[1].length ? b : a));
       largest = [name, core.length];

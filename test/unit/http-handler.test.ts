@@ -2,7 +2,7 @@
 // which paths a sidecar may mount one at, and which mount a request reaches.
 // Components are built from WIT by wasm-tools, as the reader's tests build them.
 
-import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { expect } from 'chai';
 import { serviceExports } from '../../lib/primary/addressing.js';
 import { isMountPath, mountFor, reservedBy } from '../../lib/http-mounts.js';

@@ -6,7 +6,7 @@
 // resources sharing names (a wasm-tools dummy core module: described, never called).
 
 import { expect } from 'chai';
-import { componentEmbed, componentNew } from '@bytecodealliance/jco';
+import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../../lib/openapi.js';

@@ -18,8 +18,8 @@ type ErrorCode = wasi.ErrorCode;
 
 interface ShimFilesystem {
   types: { DirectoryEntryStream: unknown; filesystemErrorCode: unknown };
-  preopens: { getDirectories(): [ShimDescriptor, string][] };
-  _addPreopen(guest: string, host: string): void;
+  /** A preopen's descriptor, made without adding it to the shim's process-wide preopens (which no rt instance reads). */
+  _createPreopenDescriptor(host: string): ShimDescriptor;
 }
 const shim = (preview2 as unknown as { filesystem: ShimFilesystem }).filesystem;
 
@@ -244,8 +244,7 @@ function grantRoot(grant: PathGrant): string {
 export function grantedFilesystem(paths: PathGrant[]): Record<string, object> {
   const directories = paths.map((p): [Descriptor, string] => {
     const root = grantRoot(p);
-    shim._addPreopen(p.guest, root);
-    return [Descriptor.root(shim.preopens.getDirectories().at(-1)![0], { root, writable: p.writable }), p.guest];
+    return [Descriptor.root(shim._createPreopenDescriptor(root), { root, writable: p.writable }), p.guest];
   });
   return {
     'wasi:filesystem/types': {
