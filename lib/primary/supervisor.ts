@@ -25,6 +25,7 @@ import {
 import { exitAfterLogs, type Logger } from '../log.js';
 import type { Placement, PlacementTable } from '../service.js';
 import { dataDir } from '../paths.js';
+import { platformNote } from '../platform.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
 import { PersistedConfigs } from './persisted-configs.js';
 import { tlsFiles, type TlsFiles } from './tls.js';
@@ -105,6 +106,8 @@ export class Supervisor implements Fleet<Worker> {
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     setInterval(() => this.#checkHeartbeats(), HEARTBEAT_INTERVAL_MS).unref();
+    const note = platformNote();
+    if (note) this.#log.info(note);
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     for (let i = 0; i < config.workers; i++) this.#fork();
