@@ -30,9 +30,19 @@ export interface Address {
 }
 
 /**
+ * The service name a file stem gives: as written, with underscores read as
+ * dashes (cargo names a crate's component `my_component.wasm`; WIT names and
+ * rt's addresses are kebab-case).
+ */
+export function stemServiceName(fileStem: string): string {
+  return fileStem.replaceAll('_', '-');
+}
+
+/**
  * domain/service come from the one package whose interfaces the component
  * exports; with several packages or only world-level functions the sidecar
- * should name them, and without one the fallback is `default`/<file stem>.
+ * should name them, and without one the fallback is `default`/<file stem>
+ * (stemServiceName).
  * Standard `wasi:` exports (`wasi:cli/run`, `wasi:http/incoming-handler`)
  * never name it: every such component would claim the same address.
  */
@@ -43,7 +53,7 @@ export function serviceAddress(iface: ComponentInterface, fileStem: string, over
     if (exported.package) packages.set(`${exported.package.namespace}:${exported.package.name}`, exported.package.version);
   }
   const single = packages.size === 1 && naming.every((i) => i.package) ? [...packages][0] : undefined;
-  const [fromPackageDomain, fromPackageService] = single ? single[0].split(':') : ['default', fileStem];
+  const [fromPackageDomain, fromPackageService] = single ? single[0].split(':') : ['default', stemServiceName(fileStem)];
   const address: Address = {
     id: {
       domain: override.domain ?? fromPackageDomain,

@@ -7,6 +7,7 @@
 // would give them.
 
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import semver from 'semver';
 import type { Logger } from 'pino';
 import { DEFAULT_INSTANCES, serviceKey, serviceName, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
@@ -181,7 +182,12 @@ function applyMediaTypes(methods: MethodDescriptor[], mediaTypes: Record<string,
   }
 }
 
-/** Two components claiming one address: the higher package semver serves, the other is reported shadowed. */
+/**
+ * Two components claiming one address: the higher package semver serves, the
+ * other is reported shadowed. Of two at the same version (two files that both
+ * map to default/<name>, `my-component.wasm` and `my_component.wasm`), the
+ * one whose file stem is the name as written serves.
+ */
 function settleConflicts(candidates: ServiceDescriptor[], failures: LoadFailure[]): ServiceDescriptor[] {
   const winners = new Map<string, ServiceDescriptor>();
   for (const candidate of candidates) {
@@ -191,7 +197,7 @@ function settleConflicts(candidates: ServiceDescriptor[], failures: LoadFailure[
       winners.set(key, candidate);
       continue;
     }
-    const [winner, loser] = newer(candidate, current) ? [candidate, current] : [current, candidate];
+    const [winner, loser] = newer(candidate, current) || (!newer(current, candidate) && namedAsWritten(candidate) && !namedAsWritten(current)) ? [candidate, current] : [current, candidate];
     winners.set(key, winner);
     failures.push({
       source: loser.source,
@@ -222,6 +228,11 @@ function settleRoutes(services: ServiceDescriptor[], failures: LoadFailure[]): S
     failures.push({ source: service.source, error: `http_route ${JSON.stringify(route)} is claimed by ${serviceName(holder.id)} (${holder.source}) already` });
   }
   return services.filter((s) => !refused.has(s));
+}
+
+/** Whether the service's file stem is its service name as it is, not read from underscores. */
+function namedAsWritten(d: ServiceDescriptor): boolean {
+  return !basename(d.source).includes('_');
 }
 
 function newer(a: ServiceDescriptor, b: ServiceDescriptor): boolean {

@@ -44,6 +44,13 @@ describe('addressing', () => {
       expect(serviceAddress(component([iface('wasi:cli/run@0.2.0', [fn('run')])]), 'tool', { domain: 'ops' }).id).to.deep.equal({ domain: 'ops', service: 'tool' });
     });
 
+    it('reads underscores in a file stem as dashes, as cargo names a crate’s component (my_component.wasm)', () => {
+      const worldOnly = component([], [fn('run-async')]);
+      expect(serviceAddress(worldOnly, 'async_call').id).to.deep.equal({ domain: 'default', service: 'async-call' });
+      expect(serviceAddress(worldOnly, 'my_big_component').id).to.deep.equal({ domain: 'default', service: 'my-big-component' });
+      expect(serviceAddress(component([iface('acme:greeter/greeter', [fn('greet')])]), 'greeter_v2').id).to.deep.equal({ domain: 'acme', service: 'greeter' });
+    });
+
     it('lets the sidecar name domain and service', () => {
       const c = component([iface('acme:a/x', [fn('f')]), iface('acme:b/y', [fn('g')])]);
       expect(serviceAddress(c, 'multi', { domain: 'team', service: 'tools' }).id).to.deep.equal({ domain: 'team', service: 'tools' });
@@ -51,7 +58,7 @@ describe('addressing', () => {
 
     it('refuses a file name that is no service name when it would name the service, as it refuses such a name in a sidecar', () => {
       const worldOnly = component([], [fn('add')]);
-      for (const stem of ['<img src=x>', 'a b', 'under_score', '-dash']) {
+      for (const stem of ['<img src=x>', 'a b', '_under', '-dash']) {
         expect(() => serviceAddress(worldOnly, stem), stem).to.throw(AddressError, `the file name ${JSON.stringify(stem)} is not a service name`);
       }
       expect(serviceAddress(worldOnly, '<img src=x>', { service: 'named' }).id).to.deep.equal({ domain: 'default', service: 'named' });

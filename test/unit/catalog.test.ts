@@ -7,11 +7,14 @@
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
+import type { WatSource } from '../../examples/builder.js';
 import { buildCatalog } from '../../lib/primary/catalog.js';
+import { serviceKey } from '../../lib/service.js';
 import { repository, versioned } from '../support/fixtures.js';
+import { silentLog } from '../support/hosting.js';
 import { tempDir } from '../support/rt-process.js';
 
 describe('catalog', function () {
@@ -55,6 +58,23 @@ describe('catalog', function () {
       expect(lines.some((l) => new RegExp(`^${stem} compiled in \\d+\\.\\d s \\([1-5]/5\\)$`).test(l)), `"${stem} compiled in ..." in ${JSON.stringify(lines)}`).to.equal(true);
     }
     expect(lines.filter((l) => / compiled in /.test(l))).to.have.length(3);
+  });
+
+  it('serves a file stem with underscores by its kebab-case name; of two files that map to one name, the kebab-case one serves and the other is shadowed', async () => {
+    const worldOnly = (answer: number): WatSource => ({
+      kind: 'wat',
+      world: 'w',
+      wit: 'package acme:w@1.0.0;\nworld w { export run-async: func() -> u32; }',
+      wat: `(module (func (export "run-async") (result i32) (i32.const ${answer})))`,
+    });
+    // Scanned in this order: the underscore file is found first, and loses all the same.
+    const repo = await repository({ 'a/my_component': worldOnly(1), 'b/my-component': worldOnly(2), 'c/async_call': worldOnly(3) });
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], silentLog);
+    expect(services.map((s) => [serviceKey(s.id), relative(repo, s.source)])).to.deep.equal([
+      ['default/my-component', 'b/my-component.wasm'],
+      ['default/async-call', 'c/async_call.wasm'],
+    ]);
+    expect(failures).to.deep.equal([{ source: join(repo, 'a/my_component.wasm'), error: `shadowed: ${join(repo, 'b/my-component.wasm')} serves default/my-component` }]);
   });
 
   it('serves wasi:http handlers at their routes: a route claimed twice fails the later service by address, naming both; a route on a component that is no handler fails it', async () => {
