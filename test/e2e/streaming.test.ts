@@ -213,6 +213,7 @@ describe('streaming methods (e2e)', function () {
       expect((await stats()).nexts, 'a fresh instance counts from 0').to.equal(0);
       const again = await stream('words', { n: 2 });
       expect((await again.ended).complete).to.equal(true);
+      expect(again.text(), 'the whole body, not only its final chunk').to.equal('word 0\nword 1\n');
     });
 
     it('a next that runs past http.request_timeout_seconds is cut off; the service serves on', async () => {
@@ -224,6 +225,7 @@ describe('streaming methods (e2e)', function () {
       expect(at).to.be.within(REQUEST_TIMEOUT_S * 1000 - 100, REQUEST_TIMEOUT_S * 1000 + 2000);
       const again = await stream('words', { n: 1 });
       expect((await again.ended).complete).to.equal(true);
+      expect(again.text()).to.equal('word 0\n');
     });
 
     it('a stream that lasts past http.stream_timeout_seconds is ended, its resource dropped', async function () {
@@ -247,6 +249,7 @@ describe('streaming methods (e2e)', function () {
       expect((await invoke(rt, 'acme/pooled/invoke/stats')).status).to.equal(200);
       expect(performance.now() - started).to.be.below(500);
       expect((await answer.ended).complete).to.equal(true);
+      expect(ndjson(answer.text())).to.have.length(10);
     });
 
     it('counts streams in the metrics: open now, ended by outcome, items and bytes', async () => {
@@ -277,6 +280,7 @@ describe('streaming methods (e2e)', function () {
       expect(quiesce.status).to.equal(200);
       expect(second.pieces.length, 'every item was out before quiesce answered').to.be.at.least(8);
       expect((await second.ended).complete).to.equal(true);
+      expect(ndjson(second.text())).to.have.length(8);
       expect((await invoke(rt, 'acme/held/invoke/words', { n: 1 })).status).to.equal(503);
     });
   });

@@ -4,6 +4,17 @@
 // what arrives in one turn of the event loop leaves in one write to the
 // socket, and the bytes are granted back to the producer once the socket has
 // taken them, so a slow reader stops the producer instead of filling memory.
+//
+// The body ends here too (`end`, `cut`), never on the response under a cork
+// of this turn: since Node 22, a chunked response corked with `res.cork()`
+// keeps its writes in a buffer of its own, which only its uncork makes into
+// a chunk. Node 22 and 24's `res.end()` sends the final chunk ahead of that
+// buffer (the body's last bytes go out after the response has ended: an
+// empty body in the client, garbage on a kept-alive connection); and Node
+// 26's `res.write` on an uncorked response corks it until the next tick, so
+// a write followed at once by `socket.end()` never leaves. So what a turn
+// wrote is uncorked first, and the last record of a cut goes in under the
+// same cork.
 
 import type { ServerResponse } from 'node:http';
 
@@ -30,24 +41,45 @@ export class CreditedWrites {
 
   /** Writes `bytes`; they are granted back once the socket has taken them (never, if it fails: the ring is not reused). */
   write(bytes: Uint8Array): void {
-    const { res } = this;
     const n = bytes.byteLength;
-    // Uncorked on setImmediate: what one turn of the event loop delivers (its look at the ring, the stream's end) leaves in one writev.
-    if (!this.#corked) {
-      this.#corked = true;
-      res.cork();
-      setImmediate(() => {
-        this.#corked = false;
-        res.uncork();
-      });
-    }
-    res.write(bytes, (error) => {
+    this.#cork();
+    this.res.write(bytes, (error) => {
       if (!error) this.grant(n);
     });
   }
 
-  /** Lets what this turn wrote go out now: before the socket is ended under it. */
-  flush(): void {
-    if (this.#corked) this.res.uncork();
+  /** Ends the body whole: what this turn wrote, then the final chunk (and trailers). */
+  end(): void {
+    this.#uncork();
+    this.res.end();
+  }
+
+  /**
+   * Ends the connection without the final chunk, so no client takes the body
+   * for a whole one: what was written still goes out, and `last` (an SSE
+   * error record) after it.
+   */
+  cut(last?: Uint8Array): void {
+    if (last !== undefined) {
+      this.#cork();
+      this.res.write(last);
+    }
+    this.#uncork();
+    this.res.socket?.end();
+  }
+
+  /** Uncorked on setImmediate: what one turn of the event loop delivers (its look at the ring, the stream's end) leaves in one writev. */
+  #cork(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    this.res.cork();
+    setImmediate(() => this.#uncork());
+  }
+
+  /** Once per cork: a second uncork leaves Node 22+'s response counting its corks below zero, and it buffers every later write for good. */
+  #uncork(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.res.uncork();
   }
 }

@@ -216,7 +216,7 @@ class HandlerAnswer implements ResponseListener {
     if (this.#over || res.destroyed) return;
     this.#over = true;
     if (trailers && trailers.length > 0) res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
-    res.end();
+    this.#writes.end();
   }
 
   abort(reason: string): void {
@@ -277,10 +277,8 @@ class HandlerAnswer implements ResponseListener {
   #cut(why: string): void {
     if (this.#over) return;
     this.#over = true;
-    const { res } = this.ctx;
     this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, details: why }, 'handler response cut short');
-    this.#writes.flush();
     // The bytes already written still go out; the connection ends without the final chunk.
-    res.socket?.end();
+    this.#writes.cut();
   }
 }

@@ -76,14 +76,12 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
     end(failure) {
       writeHeaders();
       if (!end(failure ? 'failed' : 'completed')) return;
-      if (!failure) return void res.end();
+      if (!failure) return writes.end();
       const error = answer.failure(failure);
       answer.log.warn({ error: error.error, details: error.details, items: stats.items }, 'stream failed after its headers were sent');
       // Without the final chunk, the client sees the body cut short; SSE clients get told why first.
-      // The items written (and corked) before the failure still go out: the socket ends once they have left.
-      writes.flush();
-      if (framing === 'sse') res.write(sseError(error.body()));
-      res.socket?.end();
+      // The items written before the failure still go out: the socket ends once they have left.
+      writes.cut(framing === 'sse' ? sseError(error.body()) : undefined);
     },
   };
 
