@@ -1,47 +1,86 @@
-// Per call, in process: a wasm export called directly, through jco's glue,
-// and through rt's invoke path (JSON decode, call, JSON encode).
+// Per call, in process: what sits between a call and the wasm export, side by
+// side in one run, for the WAT `add` and the componentize-js greeter's `greet`:
+// - jco 1.12's glue (what rt ran until it moved to jco-transpile 0.15;
+//   a development dependency kept for this comparison),
+// - jco-transpile's glue as it writes it,
+// - the same glue as rt caches it (lib/primary/glue-rewrite.ts: the debug
+//   switch read once at load, not from process.env on every call),
+// and, for `add`, the core export called directly and rt's invoke path (JSON
+// decode, call, JSON encode). Rounds interleave the variants; each figure is
+// the median of its rounds' ns per call.
 //
-// Moved as is from bench/run.ts: it drives internal worker classes
-// (HostedService) whose API changes with the worker, so it is kept apart to be
-// fixed on its own.
+// It drives internal worker classes (HostedService) whose API changes with
+// the worker, so it is kept apart from the HTTP benchmarks.
 
+import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { buildComponent } from '../examples/builder.js';
 import type { WatSource } from '../examples/builder.js';
-import { transpileComponent } from '../lib/primary/transpiler.js';
-import { serviceAddress, serviceExports } from '../lib/primary/addressing.js';
-import { DEFAULT_INSTANCES } from '../lib/service.js';
-import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
-import { HostedService } from '../lib/worker/execution/hosted-service.js';
 import { examples } from '../examples/index.js';
+import { packageVersion } from '../lib/package-version.js';
+import { serviceAddress, serviceExports } from '../lib/primary/addressing.js';
+import { TRANSPILE_OPTIONS } from '../lib/primary/compile-job.js';
+import { rewriteGlue } from '../lib/primary/glue-rewrite.js';
+import { transpileComponent } from '../lib/primary/transpiler.js';
+import { DEFAULT_INSTANCES } from '../lib/service.js';
+import { HostedService } from '../lib/worker/execution/hosted-service.js';
+import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
+import { readComponentInterface } from '../lib/wit/component-reader.js';
+import { median } from './stats.js';
 
 const CONNECTIONS = 50;
+const ROUNDS = 7;
 
-function nsPerCall(fn: () => unknown, calls = 1_000_000): number {
-  let best = Infinity;
-  for (let round = 0; round < 5; round++) {
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < calls; i++) fn();
-    best = Math.min(best, Number(process.hrtime.bigint() - started) / calls);
+type Transpile = (bytes: Uint8Array) => Promise<{ files: Record<string, Uint8Array>; imports: string[] }>;
+type Exports = Record<string, Record<string, (...args: unknown[]) => unknown>>;
+
+const newJco: Transpile = (bytes) => transpileBytes(bytes, { ...TRANSPILE_OPTIONS });
+const oldJco: Transpile = async (bytes) => {
+  const { transpile } = (await import('@bytecodealliance/jco-1.12')) as unknown as { transpile: (bytes: Uint8Array, options: object) => Promise<{ files: Record<string, Uint8Array>; imports: string[] }> };
+  return transpile(bytes, { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 });
+};
+
+/** An instance of `bytes` through the glue `transpile` makes (its text passed through `rewrite`), with rt's sandboxed imports. */
+async function instanceThrough(bytes: Uint8Array, transpile: Transpile, rewrite: (glue: string) => string = (glue) => glue): Promise<Exports> {
+  const { files, imports } = await transpile(bytes);
+  const dir = await mkdtemp(join(tmpdir(), 'rt-bench-glue-'));
+  try {
+    await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
+    await writeFile(join(dir, 'component.js'), rewrite(new TextDecoder().decode(files['component.js'])));
+    const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).href)) as { instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Exports> };
+    const modules = new Map<string, WebAssembly.Module>();
+    for (const [name, content] of Object.entries(files)) if (name.endsWith('.wasm')) modules.set(name, await WebAssembly.compile(new Uint8Array(content)));
+    return await instantiate((name) => modules.get(name)!, hostImports(imports, readComponentInterface(bytes).imports));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
-  return best;
 }
 
-export async function perCall(): Promise<void> {
-  const source = (await examples.find((e) => e.name === 'calculator')!.source()) as WatSource;
-  const core = await WebAssembly.instantiate(new Uint8Array(await parse(source.wat)));
-  const direct = core.instance.exports['example:calculator/ops@1.0.0#add'] as (a: number, b: number) => number;
+function nsPerCall(fn: () => unknown, calls: number): number {
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < calls; i++) fn();
+  return Number(process.hrtime.bigint() - started) / calls;
+}
 
-  const bytes = await buildComponent(source);
-  const { artifact, interface: iface } = await transpileComponent(bytes);
-  const { instantiate } = (await import(pathToFileURL(artifact.entry).href)) as {
-    instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Record<string, { add: (a: number, b: number) => number }>>;
-  };
-  const module = await WebAssembly.compile(new Uint8Array(await parse(source.wat)));
-  const glue = (await instantiate(() => module, hostImports(artifact.importSpecifiers, iface.imports)))['example:calculator/ops@1.0.0'].add;
+/** Median ns per call of each variant over ROUNDS rounds, the variants interleaved in every round (after one unmeasured round). */
+function compare(variants: Record<string, () => unknown>, calls: number): Record<string, number> {
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const [name, fn] of Object.entries(variants)) {
+      const ns = nsPerCall(fn, calls);
+      if (round > 0) samples[name].push(ns);
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+}
 
+async function invokePath(source: WatSource): Promise<{ sequential: number; concurrent: number }> {
+  const { artifact, interface: iface } = await transpileComponent(await buildComponent(source));
   const service = await HostedService.start(
     {
       id: serviceAddress(iface, 'calculator').id,
@@ -68,8 +107,8 @@ export async function perCall(): Promise<void> {
   const body = Buffer.from(JSON.stringify({ a: 20, b: 22 }));
   // The HTTP path awaits invoke(): measured one at a time (latency) and 50 in flight (what a loaded worker sees).
   const invokeNs = async (inFlight: number): Promise<number> => {
-    let best = Infinity;
-    for (let round = 0; round < 5; round++) {
+    const rounds: number[] = [];
+    for (let round = 0; round <= ROUNDS; round++) {
       const calls = 20_000;
       let next = 0;
       const started = process.hrtime.bigint();
@@ -78,21 +117,52 @@ export async function perCall(): Promise<void> {
           while (next++ < calls) await service.invoke({ method: add, input: { kind: 'json', bytes: body }, deadline: Infinity, answer: 'json' });
         }),
       );
-      best = Math.min(best, Number(process.hrtime.bigint() - started) / calls);
+      if (round > 0) rounds.push(Number(process.hrtime.bigint() - started) / calls);
     }
-    return best;
+    return median(rounds);
   };
-  const sequentialNs = await invokeNs(1);
-  const concurrentNs = await invokeNs(CONNECTIONS);
-  await service.drain();
+  try {
+    return { sequential: await invokeNs(1), concurrent: await invokeNs(CONNECTIONS) };
+  } finally {
+    await service.drain();
+  }
+}
 
-  const directNs = nsPerCall(() => direct(20, 22));
-  const glueNs = nsPerCall(() => glue(20, 22));
-  console.log('\nper call, example:calculator add(s32, s32) -> s32 (best of 5)');
+function row(ns: number, base: number | undefined) {
+  return { 'ns per call': ns.toFixed(1), ...(base === undefined ? {} : { 'vs first row': `+${(ns - base).toFixed(1)} ns` }) };
+}
+
+export async function perCall(): Promise<void> {
+  const newVersion = packageVersion('@bytecodealliance/jco-transpile');
+  const OLD = 'jco 1.12.0 glue';
+  const NEW = `jco-transpile ${newVersion} glue, as written`;
+  const RT = `jco-transpile ${newVersion} glue, as rt caches it`;
+
+  const calculator = (await examples.find((e) => e.name === 'calculator')!.source()) as WatSource;
+  const addBytes = await buildComponent(calculator);
+  const core = await WebAssembly.instantiate(new Uint8Array(await parse(calculator.wat)));
+  const direct = core.instance.exports['example:calculator/ops@1.0.0#add'] as (a: number, b: number) => number;
+  const adds = {
+    [OLD]: (await instanceThrough(addBytes, oldJco))['example:calculator/ops@1.0.0'].add,
+    [NEW]: (await instanceThrough(addBytes, newJco))['example:calculator/ops@1.0.0'].add,
+    [RT]: (await instanceThrough(addBytes, newJco, (glue) => rewriteGlue(glue).text))['example:calculator/ops@1.0.0'].add,
+  };
+  const addNs = compare({ 'core export, direct': () => direct(20, 22), ...Object.fromEntries(Object.entries(adds).map(([k, f]) => [k, () => f(20, 22)])) }, 200_000);
+  const invoke = await invokePath(calculator);
+  console.log('\nper call, example:calculator add(s32, s32) -> s32 (median of rounds)');
   console.table({
-    'core export, direct': { ns: directNs.toFixed(1) },
-    'jco 1.12 glue': { ns: glueNs.toFixed(1), 'vs direct': `+${(glueNs - directNs).toFixed(1)} ns` },
-    'rt invoke, one at a time (decode, inline call, encode)': { ns: sequentialNs.toFixed(1), 'vs direct': `+${(sequentialNs - directNs).toFixed(1)} ns` },
-    [`rt invoke, ${CONNECTIONS} in flight (per call)`]: { ns: concurrentNs.toFixed(1), 'vs direct': `+${(concurrentNs - directNs).toFixed(1)} ns` },
+    ...Object.fromEntries(Object.entries(addNs).map(([k, ns]) => [k, row(ns, addNs['core export, direct'])])),
+    'rt invoke, one at a time (decode, inline call, encode)': row(invoke.sequential, addNs['core export, direct']),
+    [`rt invoke, ${CONNECTIONS} in flight (per call)`]: row(invoke.concurrent, addNs['core export, direct']),
   });
+
+  const greeterBytes = await buildComponent(await examples.find((e) => e.name === "greeter")!.source());
+  const greets = {
+    [OLD]: (await instanceThrough(greeterBytes, oldJco))['example:greeter/greeter@1.0.0'].greet,
+    [NEW]: (await instanceThrough(greeterBytes, newJco))['example:greeter/greeter@1.0.0'].greet,
+    [RT]: (await instanceThrough(greeterBytes, newJco, (glue) => rewriteGlue(glue).text))['example:greeter/greeter@1.0.0'].greet,
+  };
+  const greetNs = compare(Object.fromEntries(Object.entries(greets).map(([k, f]) => [k, () => f('World')])), 20_000);
+  console.log('\nper call, example:greeter greet(string) -> string, componentize-js (median of rounds)');
+  console.table(Object.fromEntries(Object.entries(greetNs).map(([k, ns]) => [k, row(ns, greetNs[OLD])])));
 }

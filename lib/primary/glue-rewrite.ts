@@ -1,30 +1,42 @@
 // What rt changes in jco's generated glue before caching it. jco ≥ 1.13 logs
 // through a `_debugLog` that reads `globalThis?.process?.env?.JCO_DEBUG` on
-// every call, and the glue calls it several times per component call: on Node,
-// `process.env` is a getter into the C++ environment, and the read was ~2.5 µs
-// of a ~3.2 µs call of a WAT `add` (docs/performance.md, "The glue"). The
-// variable is read once, when the glue module is loaded, instead: setting
-// JCO_DEBUG for rt's processes still turns jco's debug output on.
+// each of its calls, several per component call, and every call site builds
+// its arguments (objects of task ids and names) before that read: on Node,
+// `process.env` is a getter into the C++ environment. Measured on the WAT
+// `add` (bench/per-call.ts, docs/performance.md "The glue"): ~2,500 ns a
+// call as jco writes it, ~890 ns with the variable read once, ~710 ns with
+// the arguments not built either. So the variable is read once, when the glue
+// module loads, and each debug call is guarded by it: setting JCO_DEBUG for
+// rt's processes still turns jco's debug output on. The guarded arguments are
+// log payloads (accessors of task state), nothing a call depends on.
 
 /** The expression jco's glue reads the debug switch with. */
 const DEBUG_READ = 'globalThis?.process?.env?.JCO_DEBUG';
 /** The module-level constant that replaces it. */
 const DEBUG_CONSTANT = 'RT_JCO_DEBUG_AT_LOAD';
+/** A call of the glue's debug logger (not a member call such as `x._debugLog(`). */
+const DEBUG_CALL = /(?<![\w$.])_debugLog\(/g;
 
 export interface RewrittenGlue {
   text: string;
-  /** How many per-call reads of the environment were replaced (0: the glue has none, as jco 1.12's). */
+  /** How many per-call reads of the environment were replaced (0: the glue has none, as jco 1.12's: then nothing is changed). */
   debugReads: number;
+  /** How many debug calls were guarded by the constant. */
+  debugCalls: number;
 }
 
-/** `glue` with its per-call environment reads hoisted to one read at load. */
+/** `glue` with its per-call environment reads hoisted to one read at load, and its debug calls guarded by it. */
 export function rewriteGlue(glue: string): RewrittenGlue {
   const parts = glue.split(DEBUG_READ);
   const debugReads = parts.length - 1;
-  if (debugReads === 0) return { text: glue, debugReads };
-  const body = parts.join(DEBUG_CONSTANT);
+  if (debugReads === 0) return { text: glue, debugReads, debugCalls: 0 };
+  let debugCalls = 0;
+  const body = parts.join(DEBUG_CONSTANT).replace(DEBUG_CALL, (call) => {
+    debugCalls++;
+    return `${DEBUG_CONSTANT} && ${call}`;
+  });
   // After the glue's directive line ("use components"), if it has one, so that it stays first.
   const directive = /^(["'])use [^"'\n]*\1;?\n/.exec(body)?.[0] ?? '';
   const text = `${directive}const ${DEBUG_CONSTANT} = ${DEBUG_READ};\n${body.slice(directive.length)}`;
-  return { text, debugReads };
+  return { text, debugReads, debugCalls };
 }

@@ -32,10 +32,12 @@ function countingEnvReads(fn: () => void): number {
 describe('glue rewrite', function () {
   this.timeout(60_000);
 
-  it('hoists every read of the debug switch into one constant after the directive', () => {
-    const glue = `"use components";\nexport function instantiate() {\n  const a = () => { if (!${READ}) { return; } };\n  const b = () => ${READ};\n}\n`;
-    const { text, debugReads } = rewriteGlue(glue);
+  it('hoists every read of the debug switch into one constant after the directive, and guards the debug calls with it', () => {
+    const glue = `"use components";\nexport function instantiate() {\n  const _debugLog = (...args) => { if (!${READ}) { return; } console.debug(...args); };\n  const b = () => ${READ};\n  _debugLog('x', { id: task.id() });\n  other._debugLog('y');\n}\n`;
+    const { text, debugReads, debugCalls } = rewriteGlue(glue);
     expect(debugReads).to.equal(2);
+    expect(debugCalls).to.equal(1);
+    expect(text).to.include("  RT_JCO_DEBUG_AT_LOAD && _debugLog('x', { id: task.id() });\n  other._debugLog('y');\n");
     expect(text.split('\n')[0]).to.equal('"use components";');
     expect(text.split('\n')[1]).to.equal(`const RT_JCO_DEBUG_AT_LOAD = ${READ};`);
     expect(text.split(READ).length - 1).to.equal(1);
@@ -44,24 +46,45 @@ describe('glue rewrite', function () {
 
   it('leaves glue without the read as it is', () => {
     const glue = 'export function instantiate() {}\n';
-    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0 });
+    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0, debugCalls: 0 });
   });
 
   it('the current jco-transpile’s glue reads the environment on every call; rewritten, never, and it answers the same', async () => {
     const source = (await examples.find((e) => e.name === 'calculator')!.source()) as WatSource;
     const bytes = await buildComponent(source);
-    let found = 0;
+    let found = { debugReads: 0, debugCalls: 0 };
     const rewritten = await loadWithJco(bytes, 'component', (glue) => {
       const out = rewriteGlue(glue);
-      found = out.debugReads;
+      found = out;
       return out.text;
     });
-    // A jco that reads the switch some other way fails here: the rewrite would have nothing left to do.
-    expect(found, 'reads of the debug switch in the glue').to.be.at.least(1);
+    // A jco that reads the switch or logs some other way fails here: the rewrite would have nothing left to do.
+    expect(found.debugReads, 'reads of the debug switch in the glue').to.be.at.least(1);
+    expect(found.debugCalls, 'debug calls in the glue').to.be.at.least(10);
     const plain = await loadWithJco(bytes);
     const addOf = async (component: typeof plain) => ((await component.instantiate())['example:calculator/ops@1.0.0'] as { add(a: number, b: number): number }).add;
     const [plainAdd, rewrittenAdd] = [await addOf(plain), await addOf(rewritten)];
     expect(countingEnvReads(() => expect(plainAdd(20, 22)).to.equal(42))).to.be.at.least(1);
     expect(countingEnvReads(() => expect(rewrittenAdd(20, 22)).to.equal(42))).to.equal(0);
+  });
+
+  it('still logs when JCO_DEBUG is set as the glue loads', async () => {
+    const source = (await examples.find((e) => e.name === 'calculator')!.source()) as WatSource;
+    const bytes = await buildComponent(source);
+    const saved = { env: process.env.JCO_DEBUG, debug: console.debug };
+    const logged: unknown[][] = [];
+    process.env.JCO_DEBUG = '1';
+    console.debug = (...args: unknown[]) => void logged.push(args);
+    try {
+      const component = await loadWithJco(bytes, 'component', (glue) => rewriteGlue(glue).text);
+      const add = ((await component.instantiate())['example:calculator/ops@1.0.0'] as { add(a: number, b: number): number }).add;
+      logged.length = 0;
+      expect(add(1, 2)).to.equal(3);
+    } finally {
+      console.debug = saved.debug;
+      if (saved.env === undefined) delete process.env.JCO_DEBUG;
+      else process.env.JCO_DEBUG = saved.env;
+    }
+    expect(logged.length, 'debug lines of one call').to.be.at.least(1);
   });
 });
