@@ -6,8 +6,12 @@
 # Docker (docker/install-runtime.sh, its ENV, CMD and HEALTHCHECK): keep the
 # two in step.
 
+# The image runs on Node's Active LTS line (26, on Debian 13 "trixie").
+# docs/deployment.md, "Node.js lines", says how to move to the next one: both
+# stages name it, and they must name the same.
+
 # --- build: compile what ships, build the bundled examples, pack ------------------
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would compile the tests and benchmarks too.
@@ -29,7 +33,7 @@ RUN npx tsc -p tsconfig.image.json \
  && mv /tmp/rt-*.tgz /tmp/rt.tgz
 
 # --- runtime: the package and its production dependencies --------------------------
-FROM node:20-bookworm-slim
+FROM node:26-trixie-slim
 ENV NODE_ENV=production
 COPY --from=build /tmp/rt.tgz /tmp/rt.tgz
 COPY package-lock.json docker/install-runtime.sh /tmp/

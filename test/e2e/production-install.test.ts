@@ -51,7 +51,8 @@ function installArgs(runtime: Stage): string[] {
  */
 function npmEnv(): Record<string, string> {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^npm_/i.test(e[0])));
-  return { ...env, npm_config_cache: join(TEST_CACHE_DIR, 'npm'), npm_config_prefer_offline: 'true', npm_config_logs_max: '0', npm_config_update_notifier: 'false' };
+  // npm 11 keeps a compile cache of its own modules in the temporary directory unless told not to.
+  return { ...env, npm_config_cache: join(TEST_CACHE_DIR, 'npm'), npm_config_prefer_offline: 'true', npm_config_logs_max: '0', npm_config_update_notifier: 'false', NODE_DISABLE_COMPILE_CACHE: '1' };
 }
 
 /** Every file under `dir` with its size and modification time: to see that nothing was written there. */
@@ -99,6 +100,16 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
       expect(installArgs(runtime)).to.have.length(4);
       expect(onlyArgs(runtime, 'WORKDIR'), 'rt starts in the app directory').to.equal(app);
       expect(envOf(runtime).RT__REPO_URLS, 'the default repository is the components directory').to.equal(`file://${components}`);
+    });
+
+    it('builds and runs on one slim Node image of the Active LTS line (26), which the floor of package.json admits', async () => {
+      const image = build.from.replace(/\s+AS\s+build$/i, '');
+      expect(runtime.from, 'both stages on the same image').to.equal(image);
+      const m = /^node:(\d+)-[a-z]+-slim$/.exec(image);
+      expect(m, image).to.not.equal(null);
+      expect(Number(m![1])).to.equal(26);
+      const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+      expect(Number(/^>=(\d+)/.exec(pkg.engines.node)![1])).to.be.at.most(Number(m![1]));
     });
 
     it('runs as a non-root user, exposes 9481, and keeps the cache and data directories in volumes that user owns', () => {
@@ -170,9 +181,9 @@ describe('production install: the Dockerfile runtime stage, outside Docker (e2e)
     it('installs the production dependencies and no development ones', async () => {
       const modules = join(local.get(onlyArgs(runtime, 'WORKDIR'))!, 'node_modules');
       const has = async (name: string) => (await stat(join(modules, name)).catch(() => undefined)) !== undefined;
-      for (const name of ['@bytecodealliance/jco', '@bytecodealliance/preview2-shim', 'koa', 'binaryen']) expect(await has(name), name).to.equal(true);
-      // (componentize-js is there: jco depends on it.)
-      for (const name of ['typescript', 'mocha', 'chai', 'autocannon', 'kubernetes-models']) expect(await has(name), name).to.equal(false);
+      for (const name of ['@bytecodealliance/jco-transpile', '@bytecodealliance/preview2-shim', 'koa', 'binaryen']) expect(await has(name), name).to.equal(true);
+      // The jco CLI and componentize-js build components; rt only transpiles them (jco-transpile).
+      for (const name of ['@bytecodealliance/jco', '@bytecodealliance/componentize-js', 'typescript', 'mocha', 'chai', 'autocannon', 'kubernetes-models']) expect(await has(name), name).to.equal(false);
     });
 
     it('starts with the image settings alone, serves the bundled examples and the console, passes its health check, and writes only to its volumes', async function () {
