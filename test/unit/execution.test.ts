@@ -14,7 +14,7 @@ import type { Arguments } from '../../lib/worker/execution/arguments.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { PLACEMENT, type Move } from '../../lib/worker/execution/placement.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
-import { SLOW } from '../support/fixtures.js';
+import { FAULTY, SLOW } from '../support/fixtures.js';
 import { catalog, invoke, silentLog } from '../support/hosting.js';
 
 const TIMEOUT_MS = 5_000;
@@ -133,6 +133,28 @@ class FakeInstances implements Instances {
     });
   }
 }
+
+describe('inline calls that wait together (in process)', function () {
+  this.timeout(60_000);
+  let registry: ServiceRegistry;
+
+  afterEach(async () => {
+    await registry?.load([], []);
+  });
+
+  it('a call that waited behind one that trapped runs on a fresh instance, not on the trapped one', async () => {
+    registry = new ServiceRegistry({ timeoutMs: TIMEOUT_MS, memoryCapBytes: 16 << 20, threadHeapMb: 128, log: silentLog });
+    await registry.load((await catalog({ faulty: FAULTY })).services, []);
+    const faulty = registry.get('acme', 'faulty')!;
+    expect(await invoke(faulty, 'ok', {}, TIMEOUT_MS)).to.equal(7);
+    expect(faulty.placement).to.equal('inline');
+    // Issued in one turn: all wait for the same instance, and the first to run traps it.
+    const [trap, ...after] = await Promise.allSettled([invoke(faulty, 'boom', {}, TIMEOUT_MS), ...Array.from({ length: 5 }, () => invoke(faulty, 'ok', {}, TIMEOUT_MS))]);
+    expect(trap.status).to.equal('rejected');
+    expect(((trap as PromiseRejectedResult).reason as { code: string }).code).to.equal('RT_ERR_COMPONENT_TRAPPED');
+    expect(after.map((r) => (r.status === 'fulfilled' ? r.value : String((r.reason as Error).message)))).to.deep.equal([7, 7, 7, 7, 7]);
+  });
+});
 
 describe('execution placement (fake instances and clocks)', () => {
   const settings = { ...PLACEMENT, probationMs: 30_000 };

@@ -92,9 +92,12 @@ export class InlineInstance {
 
   /** Calls method `index`, interrupting it past `budgetEnd` if it runs, past `hardEnd` in any case (performance.now() times). */
   async call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome> {
-    const instance = await this.#current();
-    if (!(instance instanceof ComponentInstance)) return instance;
-    return this.#run(budgetEnd, hardEnd, () => instance.call(index, args));
+    for (;;) {
+      const instance = await this.#current();
+      if (!(instance instanceof ComponentInstance)) return instance;
+      // Calls that waited together resume one after another: one before this may have ended the instance (a trap, an interrupt, recycling).
+      if (instance === this.#instance) return this.#run(budgetEnd, hardEnd, () => instance.call(index, args));
+    }
   }
 
   /**
@@ -103,12 +106,16 @@ export class InlineInstance {
    * It cannot be made again elsewhere, so only its deadline bounds it.
    */
   async callHandles(call: HandleCall, deadline: number, holder?: HandleHolder): Promise<{ result: HolderResult | { kind: 'interrupted' }; holder: HandleHolder }> {
-    if (holder && holder !== this.#holder) return { result: { kind: 'handle-ended', details: `the handle has ended: its instance ended: ${holder.ended ?? 'it was replaced'}` }, holder };
-    const instance = await this.#current();
-    const current = this.#holder!;
-    if (!(instance instanceof ComponentInstance)) return { result: instance, holder: current };
-    const table = this.#table!;
-    return { result: this.#run(deadline, deadline, () => table.call(instance, call)), holder: current };
+    for (;;) {
+      if (holder && holder !== this.#holder) return { result: { kind: 'handle-ended', details: `the handle has ended: its instance ended: ${holder.ended ?? 'it was replaced'}` }, holder };
+      const instance = await this.#current();
+      const current = this.#holder!;
+      if (!(instance instanceof ComponentInstance)) return { result: instance, holder: current };
+      // As in call(): the instance this call waited for may have ended before its turn.
+      if (instance !== this.#instance) continue;
+      const table = this.#table!;
+      return { result: this.#run(deadline, deadline, () => table.call(instance, call)), holder: current };
+    }
   }
 
   /** The instance, made afresh when the last one trapped, was interrupted or recycled. */
