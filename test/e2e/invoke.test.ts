@@ -53,6 +53,8 @@ describe('invoke (e2e)', function () {
     expect(trap.status).to.equal(500);
     expect(trap.body).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED', service: 'example.calculator', method: 'divide' });
     expect(trap.body.details).to.match(/divide by zero/i);
+    const reqId = trap.headers.get('x-request-id');
+    expect(await rt.logged((l) => l.msg === 'request' && l.reqId === reqId && l.status === 500 && l.code === 'RT_ERR_COMPONENT_TRAPPED'), 'the log line names the error code').to.equal(true);
     // Enough calls to reach every worker, including the one whose instance trapped.
     for (let i = 0; i < 6; i++) {
       expect((await invoke(rt, 'example/calculator/invoke/divide', { a: 9, b: 3 })).body).to.deep.equal({ result: 3 });
@@ -233,6 +235,7 @@ describe('invoke (e2e)', function () {
       expect(added).to.have.length(3);
       for (const line of added) {
         expect(line).to.include({ status: 200, service: 'example.calculator' });
+        expect(line).to.not.have.property('code');
         expect(line.ms).to.be.a('number');
       }
     });

@@ -93,8 +93,8 @@ export function finished(settings: ExchangeSettings, state: RequestState, req: {
   if (cameFromPeer(res.req)) return;
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
-  const { requestId: reqId, service, method, route, stream, forwardedTo: forwarded } = state;
-  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, forwarded }, 'request');
+  const { requestId: reqId, service, method, route, stream, code, forwardedTo: forwarded } = state;
+  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 
@@ -110,6 +110,7 @@ export function seriesOf(requests: RequestStats, state: RequestState): Series {
  */
 export function errorAnswer(settings: ExchangeSettings, state: RequestState, e: unknown, where: { service?: string | undefined; method?: string | undefined }): { error: ApiError; body: Record<string, unknown> } {
   const error = asApiError(e);
+  state.code = error.code;
   if (error.status >= 500 && !(e instanceof ApiError)) settings.log.error({ err: e, reqId: state.requestId }, 'unexpected error');
   const { service, method } = where;
   return { error, body: { ...(service ? { service } : {}), ...(method ? { method } : {}), ...error.body() } };

@@ -20,6 +20,8 @@ export interface RequestState {
   series?: Series;
   /** A streamed answer, once it has ended: what it carried and how it ended (for the log line). */
   stream?: { items: number; bytes: number; outcome: StreamOutcome };
+  /** The error code of a failed answer (exchange.ts: errorAnswer), for the log line: a 500 says which. */
+  code?: string;
   /** The worker the request was forwarded to, holding the handles it names (peers.ts). */
   forwardedTo?: number;
 }
