@@ -3,7 +3,7 @@
 
 import { expect } from 'chai';
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { buildComponent } from '../../examples/builder.js';
 import { transpileComponent, type TranspileEvents } from '../../lib/primary/transpiler.js';
 import { tempDir } from '../support/rt-process.js';
@@ -40,6 +40,16 @@ describe('transpile cache', function () {
     const { artifact } = await transpileComponent(bytes, handlers);
     return { events, artifact };
   }
+
+  it('keeps entries apart by the installed jco-transpile and binaryen versions: another toolchain never reads this one’s', async () => {
+    const installed = async (name: string) => (JSON.parse(await readFile(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+    const { artifact } = await compile();
+    expect(relative(dir, artifact.dir).split(sep)).to.deep.equal([
+      'components',
+      `jco-transpile-${await installed('@bytecodealliance/jco-transpile')}-binaryen-${await installed('binaryen')}-7`,
+      artifact.hash,
+    ]);
+  });
 
   it('uses a sound entry as it is', async () => {
     expect((await compile()).events).to.deep.equal(['transpiling']);
