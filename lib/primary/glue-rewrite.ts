@@ -9,6 +9,15 @@
 // module loads, and each debug call is guarded by it: setting JCO_DEBUG for
 // rt's processes still turns jco's debug output on. The guarded arguments are
 // log payloads (accessors of task state), nothing a call depends on.
+//
+// And a resource that nobody dropped runs its guest destructor from the
+// glue's FinalizationRegistry when V8 collects it: outside any call, on an
+// instance that may have trapped or been interrupted since. A destructor
+// that throws there is an uncaught exception, which ends the instance thread
+// (every call on it answers "instance lost") or, inline, the worker process
+// with every request in flight. rt drops what it makes explicitly (handles,
+// stream items); what the collector finds is what an ended instance left,
+// so its destructor's failure is dropped with it.
 
 /** The expression jco's glue reads the debug switch with. */
 const DEBUG_READ = 'globalThis?.process?.env?.JCO_DEBUG';
@@ -16,6 +25,9 @@ const DEBUG_READ = 'globalThis?.process?.env?.JCO_DEBUG';
 const DEBUG_CONSTANT = 'RT_JCO_DEBUG_AT_LOAD';
 /** A call of the glue's debug logger (not a member call such as `x._debugLog(`). */
 const DEBUG_CALL = /(?<![\w$.])_debugLog\(/g;
+/** Where the glue makes its finalization registries, from the cleanup callback it is given. */
+const REGISTRY = 'return new FinalizationRegistry(unregister);';
+const GUARDED_REGISTRY = 'return new FinalizationRegistry((held) => { try { unregister(held); } catch { /* rt: the instance has ended (glue-rewrite.ts) */ } });';
 
 export interface RewrittenGlue {
   text: string;
@@ -23,13 +35,17 @@ export interface RewrittenGlue {
   debugReads: number;
   /** How many debug calls were guarded by the constant. */
   debugCalls: number;
+  /** How many finalization registries were made not to throw (the glue makes them in one function, where it has resources). */
+  registries: number;
 }
 
-/** `glue` with its per-call environment reads hoisted to one read at load, and its debug calls guarded by it. */
+/** `glue` with its per-call environment reads hoisted to one read at load, its debug calls guarded by it, and its finalizers kept from throwing. */
 export function rewriteGlue(glue: string): RewrittenGlue {
-  const parts = glue.split(DEBUG_READ);
+  const registryParts = glue.split(REGISTRY);
+  const registries = registryParts.length - 1;
+  const parts = registryParts.join(GUARDED_REGISTRY).split(DEBUG_READ);
   const debugReads = parts.length - 1;
-  if (debugReads === 0) return { text: glue, debugReads, debugCalls: 0 };
+  if (debugReads === 0) return { text: parts[0], debugReads, debugCalls: 0, registries };
   let debugCalls = 0;
   const body = parts.join(DEBUG_CONSTANT).replace(DEBUG_CALL, (call) => {
     debugCalls++;
@@ -38,5 +54,5 @@ export function rewriteGlue(glue: string): RewrittenGlue {
   // After the glue's directive line ("use components"), if it has one, so that it stays first.
   const directive = /^(["'])use [^"'\n]*\1;?\n/.exec(body)?.[0] ?? '';
   const text = `${directive}const ${DEBUG_CONSTANT} = ${DEBUG_READ};\n${body.slice(directive.length)}`;
-  return { text, debugReads, debugCalls };
+  return { text, debugReads, debugCalls, registries };
 }

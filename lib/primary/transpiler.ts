@@ -32,9 +32,9 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
 /**
  * How entries are laid out (every file's hash recorded, no interface; glue apart by its hash); a change makes new entries.
  * 6 rather than 5: entries of 5 may record a fuel refusal that came from the instrumentation thread ending as the work came, not from the module.
- * 7: the glue is rewritten (glue-rewrite.ts).
+ * 7, 8: the glue is rewritten (glue-rewrite.ts; 8 guards its finalizers): a change to the rewrite is a change of layout.
  */
-const CACHE_LAYOUT = 7;
+const CACHE_LAYOUT = 8;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;

@@ -14,7 +14,7 @@ import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
-import { COUNTERS } from '../support/resource-fixtures.js';
+import { BRITTLE, COUNTERS } from '../support/resource-fixtures.js';
 import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
 
 /** COUNTERS under another address (its sidecar's `service`) and sidecar keys. */
@@ -25,14 +25,6 @@ const counters = (service: string, keys = '') => ({
 
 /** COUNTERS with other bytes (a global nothing reads): a changed component for a reload. */
 const COUNTERS_CHANGED: WatSource = { ...(COUNTERS as WatSource), wat: (COUNTERS as WatSource).wat.replace('(memory (export "memory") 1)', '(memory (export "memory") 1)\n  (global i32 (i32.const 7))') };
-
-/** COUNTERS whose constructor traps for a start of -1, and whose destructor traps for a counter at -13: traps in calls that name no handle. */
-const BRITTLE: WatSource = {
-  ...(COUNTERS as WatSource),
-  wat: (COUNTERS as WatSource).wat
-    .replace('#[constructor]counter") (param i64) (result i32)\n', '#[constructor]counter") (param i64) (result i32)\n    (if (i64.eq (local.get 0) (i64.const -1)) (then unreachable))\n')
-    .replace('#[dtor]counter") (param $rep i32)\n', '#[dtor]counter") (param $rep i32)\n    (if (i64.eq (i64.load (local.get $rep)) (i64.const -13)) (then unreachable))\n'),
-};
 
 describe('resources through handles (e2e)', function () {
   this.timeout(60_000);

@@ -2,7 +2,7 @@
 // handles: constructors, methods, statics, borrow and own parameters, results
 // that hold handles, destructors.
 
-import type { ComponentSource } from '../../examples/builder.js';
+import type { ComponentSource, WatSource } from '../../examples/builder.js';
 
 /**
  * Counters in hand-written WAT (`acme:counters/counters@1.0.0`), with a
@@ -109,4 +109,12 @@ world counting { export counters; }`,
     (global.set $live (i32.sub (global.get $live) (i32.const 1))))
   (func (export "acme:counters/counters@1.0.0#live") (result i32) (global.get $live))
   (func (export "acme:counters/counters@1.0.0#dropped") (result i32) (global.get $dropped)))`,
+};
+
+/** COUNTERS whose constructor traps for a start of -1, and whose destructor traps for a counter at -13: traps in calls that name no handle. */
+export const BRITTLE: WatSource = {
+  ...(COUNTERS as WatSource),
+  wat: (COUNTERS as WatSource).wat
+    .replace('#[constructor]counter") (param i64) (result i32)\n', '#[constructor]counter") (param i64) (result i32)\n    (if (i64.eq (local.get 0) (i64.const -1)) (then unreachable))\n')
+    .replace('#[dtor]counter") (param $rep i32)\n', '#[dtor]counter") (param $rep i32)\n    (if (i64.eq (i64.load (local.get $rep)) (i64.const -13)) (then unreachable))\n'),
 };

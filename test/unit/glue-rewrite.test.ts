@@ -1,9 +1,18 @@
 // rt's treatment of jco's glue (lib/primary/glue-rewrite.ts): the debug
 // switch is read from the environment once, when the glue loads, not on every
-// call. Checked on text, and on the glue the current jco-transpile makes for
-// a real component, by counting the glue's reads of `process.env`.
+// call; a resource's finalizer never throws. Checked on text, and on the glue
+// the current jco-transpile makes for real components: by counting the glue's
+// reads of `process.env`, and by letting V8 collect a resource whose guest
+// destructor traps, in a process of its own.
 
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { transpileBytes } from '@bytecodealliance/jco-transpile';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
+import { BRITTLE } from '../support/resource-fixtures.js';
 import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
@@ -44,9 +53,49 @@ describe('glue rewrite', function () {
     expect(text).to.include('if (!RT_JCO_DEBUG_AT_LOAD) { return; }');
   });
 
-  it('leaves glue without the read as it is', () => {
+  it('leaves glue without the read or a registry as it is', () => {
     const glue = 'export function instantiate() {}\n';
-    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0, debugCalls: 0 });
+    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0, debugCalls: 0, registries: 0 });
+  });
+
+  it('wraps the cleanup callback of the glue’s finalization registries so that it cannot throw', () => {
+    const glue = 'function finalizationRegistryCreate (unregister) {\n  return new FinalizationRegistry(unregister);\n}\n';
+    const { text, registries } = rewriteGlue(glue);
+    expect(registries).to.equal(1);
+    expect(text).to.include('return new FinalizationRegistry((held) => { try { unregister(held); } catch {');
+  });
+
+  /** Exit code and output of a process that makes a BRITTLE counter whose destructor traps, leaves it undropped and lets V8 collect it. */
+  async function collectTrappingResource(rewrite: boolean): Promise<{ status: number | null; out: string }> {
+    const { files } = await transpileBytes(await buildComponent(BRITTLE), { ...TRANSPILE_OPTIONS });
+    const dir = await mkdtemp(join(tmpdir(), 'rt-glue-finalizer-'));
+    try {
+      await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
+      for (const [name, content] of Object.entries(files)) await writeFile(join(dir, name), name === 'component.js' && rewrite ? rewriteGlue(new TextDecoder().decode(content)).text : content);
+      await writeFile(
+        join(dir, 'collect.mjs'),
+        `import { readFileSync } from 'node:fs';
+import { instantiate } from './component.js';
+const exports = await instantiate((name) => new WebAssembly.Module(readFileSync(new URL(name, import.meta.url))), {});
+const { Counter } = exports['acme:counters/counters@1.0.0'];
+(() => { new Counter(0n).add(-13n); })();
+for (let i = 0; i < 5; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 20)); }
+console.log('collected, still running');
+`,
+      );
+      const run = spawnSync(process.execPath, ['--expose-gc', join(dir, 'collect.mjs')], { encoding: 'utf8', timeout: 30_000 });
+      return { status: run.status, out: run.stdout + run.stderr };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('a resource left undropped whose destructor traps, collected by V8: the glue as written ends the process; as rt caches it, the process runs on', async () => {
+    const plain = await collectTrappingResource(false);
+    expect(plain.status, plain.out).to.not.equal(0);
+    expect(plain.out).to.match(/unreachable/);
+    const rewritten = await collectTrappingResource(true);
+    expect(rewritten, rewritten.out).to.deep.equal({ status: 0, out: 'collected, still running\n' });
   });
 
   it('the current jco-transpile’s glue reads the environment on every call; rewritten, never, and it answers the same', async () => {
