@@ -113,8 +113,8 @@ world counting { export counters; }`,
 
 /** COUNTERS whose constructor traps for a start of -1, and whose destructor traps for a counter at -13: traps in calls that name no handle. */
 export const BRITTLE: WatSource = {
-  ...(COUNTERS as WatSource),
-  wat: (COUNTERS as WatSource).wat
+  ...COUNTERS,
+  wat: COUNTERS.wat
     .replace('#[constructor]counter") (param i64) (result i32)\n', '#[constructor]counter") (param i64) (result i32)\n    (if (i64.eq (local.get 0) (i64.const -1)) (then unreachable))\n')
     .replace('#[dtor]counter") (param $rep i32)\n', '#[dtor]counter") (param $rep i32)\n    (if (i64.eq (i64.load (local.get $rep)) (i64.const -13)) (then unreachable))\n'),
 };
