@@ -89,7 +89,7 @@ export class ComponentInstance {
         for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
         let exports = instance.exports;
         for (const name of spec.byteNexts ?? []) {
-          const core = CoreByteNext.find(exports, name);
+          const core = CoreByteNext.find(module, exports, name);
           if (!core) continue;
           byteNexts.set(name, core);
           exports = core.exports;
