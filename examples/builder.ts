@@ -95,7 +95,7 @@ export async function buildComponent(source: ComponentSource, progress?: Progres
     // not cached yet
   }
   const started = Date.now();
-  if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 15 s)...`);
+  if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 10 s)...`);
   const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await (builder ? builder.build(source) : componentizeSource(source)) : await buildC(source);
   progress?.(`built ${label} (${formatSize(bytes.length)}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // Concurrent builders (parallel test runs) never see half a file.
