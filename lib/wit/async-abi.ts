@@ -3,7 +3,7 @@
 // a component only through JSPI (`WebAssembly.Suspending`), which some Node
 // lines lack (lib/platform.ts): rt names what needs it when it cannot load one.
 
-import type { ComponentInterface, WitFunction, WitType } from './types.js';
+import { innerTypes, type ComponentInterface, type WitFunction, type WitType } from './types.js';
 
 /** What in `iface` first uses the async ABI, in words for an error ("its export `f` is an async function"); undefined when nothing does. */
 export function asyncAbiUse(iface: ComponentInterface): string | undefined {
@@ -27,31 +27,9 @@ export function asyncAbiUse(iface: ComponentInterface): string | undefined {
 
 /** `stream` or `future` when `t` carries one, anywhere inside it. */
 function asyncValue(t: WitType): 'stream' | 'future' | undefined {
-  switch (t.kind) {
-    case 'stream':
-    case 'future':
-      return t.kind;
-    case 'list':
-    case 'fixed-list':
-      return asyncValue(t.element);
-    case 'option':
-      return asyncValue(t.inner);
-    case 'tuple':
-      return first(t.elements);
-    case 'record':
-      return first(t.fields.map((f) => f.type));
-    case 'variant':
-      return first(t.cases.flatMap((c) => (c.type ? [c.type] : [])));
-    case 'result':
-      return first([t.ok, t.err].filter((x): x is WitType => x !== null));
-    default:
-      return undefined;
-  }
-}
-
-function first(types: WitType[]): 'stream' | 'future' | undefined {
-  for (const t of types) {
-    const found = asyncValue(t);
+  if (t.kind === 'stream' || t.kind === 'future') return t.kind;
+  for (const inner of innerTypes(t)) {
+    const found = asyncValue(inner);
     if (found) return found;
   }
   return undefined;

@@ -148,6 +148,27 @@ export function parseInterfaceName(name: string): { package: PackageName; interf
   return { package: pkg, interfaceName: m[3] };
 }
 
+/** The types a value of `t` directly holds (a list's element, a record's fields, a result's sides...); none for scalars, enums, flags and handles. */
+export function innerTypes(t: WitType): WitType[] {
+  switch (t.kind) {
+    case 'list':
+    case 'fixed-list':
+      return [t.element];
+    case 'option':
+      return [t.inner];
+    case 'tuple':
+      return t.elements;
+    case 'record':
+      return t.fields.map((f) => f.type);
+    case 'variant':
+      return t.cases.flatMap((c) => (c.type ? [c.type] : []));
+    case 'result':
+      return [t.ok, t.err].filter((x): x is WitType => x !== null);
+    default:
+      return [];
+  }
+}
+
 /** True when values of this type (anywhere inside it) are resource handles, which JSON cannot carry. */
 export function containsResource(t: WitType): boolean {
   switch (t.kind) {
@@ -158,22 +179,8 @@ export function containsResource(t: WitType): boolean {
       return true;
     case 'primitive':
       return t.name === 'error-context';
-    case 'enum':
-    case 'flags':
-      return false;
-    case 'list':
-    case 'fixed-list':
-      return containsResource(t.element);
-    case 'option':
-      return containsResource(t.inner);
-    case 'tuple':
-      return t.elements.some(containsResource);
-    case 'record':
-      return t.fields.some((f) => containsResource(f.type));
-    case 'variant':
-      return t.cases.some((c) => c.type !== null && containsResource(c.type));
-    case 'result':
-      return (t.ok !== null && containsResource(t.ok)) || (t.err !== null && containsResource(t.err));
+    default:
+      return innerTypes(t).some(containsResource);
   }
 }
 
