@@ -73,7 +73,8 @@ type Transpiled = { files: Record<string, Uint8Array>; imports: string[] };
  * TypeScript declarations; core modules always as files, never inlined as
  * base64; the err case of a top-level result thrown as a ComponentError
  * carrying it (jco-transpile throws the bare payload unless told, and a bare
- * payload cannot be told from a trap).
+ * payload cannot be told from a trap). Passed as a copy: jco-transpile writes
+ * into the options it is given.
  */
 export const TRANSPILE_OPTIONS = {
   name: 'component',
