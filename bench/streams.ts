@@ -46,7 +46,7 @@
 // as long as the others (their guest makes 12-30k items/s: each still lasts
 // 0.3-1 s). The tables show medians across rounds, each round's figure and
 // the spread (max / min of them), and the spread of rt's figure over the
-// baseline's in the same round. The last table holds issue 25's
+// baseline's in the same round. The last table holds the streams'
 // targets: rt / baseline ratios (judged on the WAT guest's raw bytes) and a
 // spread of at most 1.5 for every variant.
 
@@ -470,7 +470,7 @@ export async function streams(): Promise<void> {
 
     // Issue 25's targets. The raw-bytes ones are judged on the WAT guest: what
     // is left there is rt's path; componentize-js's rows show what its next adds.
-    console.log(`\ntargets (issue 25): medians of ${rounds} rounds of ${passes} passes, interleaved; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
+    console.log(`\ntargets: medians of ${rounds} rounds of ${passes} passes, interleaved; the raw-bytes targets are judged on the CHUNKS (WAT) rows, the STREAMS (componentize-js) rows are shown beside them`);
     const spreads = variants.map((v) => ({ key: v.key, spread: spreadOf(v.key) }));
     const worst = spreads.reduce((a, b) => (b.spread > a.spread ? b : a));
     const pairs = [
