@@ -78,7 +78,7 @@ const TOOL_VERSIONS = { jco: packageVersion('@bytecodealliance/jco-transpile'), 
 
 /** Debian's C toolchain for wasm32-wasi. */
 const CLANG = 'clang-14';
-export const C_TOOLCHAIN_PACKAGES = 'clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32';
+const C_TOOLCHAIN_PACKAGES = 'clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32';
 
 /**
  * Builds `source` into component bytes, reusing a cached build when the
@@ -107,16 +107,6 @@ async function buildWat(source: WatSource): Promise<Uint8Array> {
   const core: Uint8Array = await parse(source.wat);
   const embedded: Uint8Array = await componentEmbed({ binary: core, witSource: source.wit, world: source.world });
   return componentNew(embedded, []);
-}
-
-/** Whether the C toolchain is installed (tests that need it say so when it is not). */
-export async function haveCToolchain(): Promise<boolean> {
-  try {
-    await promisify(execFile)(CLANG, ['--version']);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function buildC(source: CSource): Promise<Uint8Array> {

@@ -86,7 +86,7 @@ describe('component content (e2e)', function () {
 
     before(async function () {
       this.timeout(60_000);
-      browser = await launchChromium(this);
+      browser = await launchChromium();
     });
 
     after(async () => {

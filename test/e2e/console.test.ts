@@ -22,7 +22,7 @@ describe('console (e2e, Chromium)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    browser = await launchChromium(this);
+    browser = await launchChromium();
     const counters = await repository({ counters: COUNTERS });
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}", "file://${counters}"]`, workers: 2 });
     await rt.ready();
