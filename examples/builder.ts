@@ -62,7 +62,7 @@ export type Progress = (message: string) => void;
 async function sourceHash(source: ComponentSource): Promise<string> {
   const h = createHash('sha256');
   // A deps folder counts by its contents (below), not by where this checkout keeps it.
-  h.update(JSON.stringify({ ...source, ...(source.kind === 'js' && source.witDeps ? { witDeps: 'contents' } : {}), tools: TOOL_VERSIONS }));
+  h.update(JSON.stringify({ ...source, ...(source.kind === 'js' && source.witDeps ? { witDeps: 'contents' } : {}), tools: toolVersions(source.kind) }));
   if (source.kind === 'js' && source.witDeps) {
     // The folder's contents, not just its path: a refreshed copy builds anew.
     for (const file of (await readdir(source.witDeps, { recursive: true })).filter((f) => f.endsWith('.wit')).sort()) {
@@ -73,8 +73,22 @@ async function sourceHash(source: ComponentSource): Promise<string> {
   return h.digest('hex');
 }
 
-// Builds are not reused across tool versions.
-const TOOL_VERSIONS = { jco: packageVersion('@bytecodealliance/jco-transpile'), componentizeJs: packageVersion('@bytecodealliance/componentize-js'), clang: '14' };
+/**
+ * The versions of the tools a source of `kind` is built with: builds are not
+ * reused across them. Read when a source is built, not when this module
+ * loads: componentize-js is a development dependency, and without it a
+ * JavaScript build fails with componentize.ts's message, not here.
+ */
+function toolVersions(kind: ComponentSource['kind']): Record<string, string> {
+  const jco = packageVersion('@bytecodealliance/jco-transpile');
+  if (kind === 'c') return { jco, clang: '14' };
+  if (kind === 'wat') return { jco };
+  try {
+    return { jco, componentizeJs: packageVersion('@bytecodealliance/componentize-js') };
+  } catch {
+    return { jco, componentizeJs: 'not installed' };
+  }
+}
 
 /** Debian's C toolchain for wasm32-wasi. */
 const CLANG = 'clang-14';
