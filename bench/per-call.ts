@@ -14,10 +14,6 @@
 
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { buildComponent } from '../examples/builder.js';
 import type { WatSource } from '../examples/builder.js';
@@ -31,34 +27,26 @@ import { DEFAULT_INSTANCES } from '../lib/service.js';
 import { HostedService } from '../lib/worker/execution/hosted-service.js';
 import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
 import { readComponentInterface } from '../lib/wit/component-reader.js';
+import { loadTranspiled, type Transpiled } from '../test/support/jco-instance.js';
 import { median } from './stats.js';
 
 const CONNECTIONS = 50;
 const ROUNDS = 7;
 
-type Transpile = (bytes: Uint8Array) => Promise<{ files: Record<string, Uint8Array>; imports: string[] }>;
+type Transpile = (bytes: Uint8Array) => Promise<Transpiled>;
 type Exports = Record<string, Record<string, (...args: unknown[]) => unknown>>;
 
 const newJco: Transpile = (bytes) => transpileBytes(bytes, { ...TRANSPILE_OPTIONS });
 const oldJco: Transpile = async (bytes) => {
-  const { transpile } = (await import('@bytecodealliance/jco-1.12')) as unknown as { transpile: (bytes: Uint8Array, options: object) => Promise<{ files: Record<string, Uint8Array>; imports: string[] }> };
+  const { transpile } = (await import('@bytecodealliance/jco-1.12')) as unknown as { transpile: (bytes: Uint8Array, options: object) => Promise<Transpiled> };
   return transpile(bytes, { name: 'component', instantiation: 'async', typescript: false, base64Cutoff: 0 });
 };
 
 /** An instance of `bytes` through the glue `transpile` makes (its text passed through `rewrite`), with rt's sandboxed imports. */
-async function instanceThrough(bytes: Uint8Array, transpile: Transpile, rewrite: (glue: string) => string = (glue) => glue): Promise<Exports> {
-  const { files, imports } = await transpile(bytes);
-  const dir = await mkdtemp(join(tmpdir(), 'rt-bench-glue-'));
-  try {
-    await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
-    await writeFile(join(dir, 'component.js'), rewrite(new TextDecoder().decode(files['component.js'])));
-    const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).href)) as { instantiate: (get: (name: string) => WebAssembly.Module, imports: object) => Promise<Exports> };
-    const modules = new Map<string, WebAssembly.Module>();
-    for (const [name, content] of Object.entries(files)) if (name.endsWith('.wasm')) modules.set(name, await WebAssembly.compile(new Uint8Array(content)));
-    return await instantiate((name) => modules.get(name)!, hostImports(imports, readComponentInterface(bytes).imports));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+async function instanceThrough(bytes: Uint8Array, transpile: Transpile, rewrite?: (glue: string) => string): Promise<Exports> {
+  const transpiled = await transpile(bytes);
+  const component = await loadTranspiled(transpiled, hostImports(transpiled.imports, readComponentInterface(bytes).imports), 'component', rewrite);
+  return (await component.instantiate()) as Exports;
 }
 
 function nsPerCall(fn: () => unknown, calls: number): number {

@@ -22,9 +22,20 @@ export interface JcoComponent {
   instantiate(): Promise<JcoExports>;
 }
 
+/** Transpiled glue and core modules, as jco's `transpile` gives them. */
+export interface Transpiled {
+  files: Record<string, Uint8Array>;
+  imports: string[];
+}
+
 /** `rewrite` is applied to the glue module's text before it is loaded (rt's treatment of it: lib/primary/glue-rewrite.ts). */
 export async function loadWithJco(bytes: Uint8Array, name = 'component', rewrite: (glue: string) => string = (glue) => glue): Promise<JcoComponent> {
-  const { files, imports } = await transpile(bytes, { ...TRANSPILE_OPTIONS, name });
+  const transpiled = await transpile(bytes, { ...TRANSPILE_OPTIONS, name });
+  return loadTranspiled(transpiled, await wasiImports(transpiled.imports), name, rewrite);
+}
+
+/** A component from `transpiled` (by any jco), its imports served by `importObject`, its glue's text passed through `rewrite`. */
+export async function loadTranspiled({ files, imports }: Transpiled, importObject: object, name = 'component', rewrite: (glue: string) => string = (glue) => glue): Promise<JcoComponent> {
   const compiled = new Map<string, WebAssembly.Module>();
   for (const [file, content] of Object.entries(files)) {
     if (/\.core\d*\.wasm$/.test(file)) compiled.set(file, await WebAssembly.compile(content as Uint8Array<ArrayBuffer>));
@@ -45,7 +56,6 @@ export async function loadWithJco(bytes: Uint8Array, name = 'component', rewrite
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  const importObject = await wasiImports(imports);
   return {
     imports,
     instantiate: () =>
@@ -53,7 +63,7 @@ export async function loadWithJco(bytes: Uint8Array, name = 'component', rewrite
         const module = compiled.get(file);
         if (!module) throw new Error(`the glue asked for a core module that transpile did not produce: ${file}`);
         return module;
-      }, importObject),
+      }, importObject as Record<string, unknown>),
   };
 }
 
