@@ -13,7 +13,7 @@
 // either way for every bundled example and test fixture
 // (test/unit/hollow-component.test.ts).
 
-import { BinaryReader, concatBytes, encodeU32, type BinaryFaults } from '../wit/binary-reader.js';
+import { BinaryReader, PREAMBLE, concatBytes, encodeSection, encodeU32, sections, type BinaryFaults } from '../wit/binary-reader.js';
 
 /** A component with its top-level core modules hollowed out, and the modules themselves in order. */
 export interface HollowComponent {
@@ -30,7 +30,6 @@ const DATA_COUNT = 12;
 const MARK = 'rt:hollow-of';
 /** A function body of no locals that traps: `unreachable end`, after its size. */
 const TRAPPING_BODY = [3, 0, 0x00, 0x0b];
-const PREAMBLE = 8;
 
 class Malformed extends Error {}
 const FAULTS: BinaryFaults = {
@@ -84,7 +83,7 @@ function hollowModule(module: Uint8Array, index: number): Uint8Array[] {
     return [Uint8Array.from(encodeU32(count)), bodies];
   });
   const name = new TextEncoder().encode(MARK);
-  parts.push(...section(CUSTOM, [Uint8Array.from(encodeU32(name.length)), name, Uint8Array.from(encodeU32(index))]));
+  parts.push(...encodeSection(CUSTOM, [Uint8Array.from(encodeU32(name.length)), name, Uint8Array.from(encodeU32(index))]));
   return parts;
 }
 
@@ -111,23 +110,11 @@ function markOf(module: Uint8Array): number | undefined {
  * answers (no section at all for none).
  */
 function mapSections(binary: Uint8Array, replace: (id: number, body: Uint8Array) => Uint8Array[] | undefined): Uint8Array[] {
-  if (binary.length < PREAMBLE) throw new Malformed('no preamble');
   const parts: Uint8Array[] = [binary.subarray(0, PREAMBLE)];
-  const r = new BinaryReader(binary, PREAMBLE, binary.length, FAULTS);
-  while (r.pos < r.end) {
-    const start = r.pos;
-    const id = r.byte();
-    const size = r.u32();
-    const bodyStart = r.pos;
-    r.skip(size);
-    const replaced = replace(id, binary.subarray(bodyStart, r.pos));
-    if (replaced === undefined) parts.push(binary.subarray(start, r.pos));
-    else if (replaced.length > 0) parts.push(...section(id, replaced));
+  for (const { id, body, raw } of sections(binary, FAULTS)) {
+    const replaced = replace(id, body);
+    if (replaced === undefined) parts.push(raw);
+    else if (replaced.length > 0) parts.push(...encodeSection(id, replaced));
   }
   return parts;
-}
-
-function section(id: number, body: Uint8Array[]): Uint8Array[] {
-  const size = body.reduce((n, p) => n + p.length, 0);
-  return [Uint8Array.of(id, ...encodeU32(size)), ...body];
 }

@@ -60,6 +60,11 @@ export class BinaryReader {
     return result;
   }
 
+  /** Past a LEB128 integer of any width (an i64.const's). */
+  skipLeb(): void {
+    while (this.byte() & 0x80);
+  }
+
   /** A name: a u32 length, then that many bytes of UTF-8 (invalid UTF-8 throws a TypeError). */
   string(): string {
     const len = this.u32();
@@ -87,6 +92,51 @@ export class BinaryReader {
     if (flag === 1) return item();
     return this.fail(`expected 0x00 or 0x01, got 0x${flag.toString(16)}`);
   }
+}
+
+/** Signed LEB128 of `value` (an i32 or an i64: a bigint). */
+export function encodeSigned(value: number | bigint): number[] {
+  let v = BigInt(value);
+  const out: number[] = [];
+  for (;;) {
+    const byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if ((v === 0n && (byte & 0x40) === 0) || (v === -1n && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+/** One section of a module or component: its id, its body, and all its bytes (id and size too). */
+export interface Section {
+  id: number;
+  body: Uint8Array;
+  raw: Uint8Array;
+}
+
+/** The 8 bytes before the first section: the magic number and the version (a module's or a component's). */
+export const PREAMBLE = 8;
+
+/** The sections of a module or component, after its preamble, in order. */
+export function* sections(binary: Uint8Array, faults: BinaryFaults): Generator<Section> {
+  if (binary.length < PREAMBLE) throw faults.truncated(binary.length);
+  const r = new BinaryReader(binary, PREAMBLE, binary.length, faults);
+  while (r.pos < r.end) {
+    const start = r.pos;
+    const id = r.byte();
+    const size = r.u32();
+    const bodyStart = r.pos;
+    r.skip(size);
+    yield { id, body: binary.subarray(bodyStart, r.pos), raw: binary.subarray(start, r.pos) };
+  }
+}
+
+/** A section of id `id` whose body is `body`, one part after another: its id, its size, then the parts. */
+export function encodeSection(id: number, body: readonly Uint8Array[]): Uint8Array[] {
+  const size = body.reduce((n, p) => n + p.length, 0);
+  return [Uint8Array.of(id, ...encodeU32(size)), ...body];
 }
 
 /** `value` as unsigned LEB128. */

@@ -4,7 +4,7 @@
 // guest's allocator traps). Checking sizes after a call would let a memory
 // bomb take the worker's RAM first.
 
-import { BinaryReader, concatBytes, encodeU32, type BinaryFaults } from '../../wit/binary-reader.js';
+import { BinaryReader, PREAMBLE, concatBytes, encodeSection, encodeU32, sections, type BinaryFaults } from '../../wit/binary-reader.js';
 
 const PAGE = 65_536;
 const MEMORY_SECTION = 5;
@@ -14,21 +14,14 @@ export class MemoryCapError extends Error {}
 /** `bytes` (a core module) with each defined memory's maximum lowered to `capBytes`. */
 export function capMemories(bytes: Uint8Array<ArrayBuffer>, capBytes: number): Uint8Array<ArrayBuffer> {
   const capPages = Math.floor(capBytes / PAGE);
-  const parts: Uint8Array[] = [bytes.subarray(0, 8)];
-  let at = 8;
+  const parts: Uint8Array[] = [bytes.subarray(0, PREAMBLE)];
   let changed = false;
-  while (at < bytes.length) {
-    const id = bytes[at];
-    const [size, sizeEnd] = readU32(bytes, at + 1);
-    const end = sizeEnd + size;
-    if (id === MEMORY_SECTION) {
-      const body = cappedMemorySection(bytes.subarray(sizeEnd, end), capPages);
-      parts.push(Uint8Array.of(id), Uint8Array.from(encodeU32(body.length)), body);
+  for (const { id, body, raw } of sections(bytes, CORE_MODULE_FAULTS)) {
+    if (id !== MEMORY_SECTION) parts.push(raw);
+    else {
+      parts.push(...encodeSection(id, [cappedMemorySection(body, capPages)]));
       changed = true;
-    } else {
-      parts.push(bytes.subarray(at, end));
     }
-    at = end;
   }
   return changed ? concatBytes(parts) : bytes;
 }
