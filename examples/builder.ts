@@ -3,7 +3,7 @@
 // componentize-js, a development dependency) and C (clang for wasm32-wasi with
 // wasi-libc, adapted to WASI 0.2 with jco's preview1 reactor adapter, the way
 // Rust, C and Go toolchains build components). Builds are cached by the hash
-// of everything that goes into them, since a componentize-js build takes ~15 s
+// of everything that goes into them, since a componentize-js build takes ~2 s
 // (componentize.ts; several at once: componentize-process.ts).
 
 import { execFile } from 'node:child_process';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { packageVersion } from '../lib/package-version.js';
+import { PREINITIALIZE_VERSION } from './preinitialize.js';
 import { cacheDir } from '../lib/paths.js';
 import { writeAtomically } from '../lib/write-atomically.js';
 import { componentizeSource } from './componentize.js';
@@ -84,7 +85,7 @@ function toolVersions(kind: ComponentSource['kind']): Record<string, string> {
   if (kind === 'c') return { jco, clang: '14' };
   if (kind === 'wat') return { jco };
   try {
-    return { jco, componentizeJs: packageVersion('@bytecodealliance/componentize-js') };
+    return { jco, componentizeJs: packageVersion('@bytecodealliance/componentize-js'), preinitialize: PREINITIALIZE_VERSION };
   } catch {
     return { jco, componentizeJs: 'not installed' };
   }
