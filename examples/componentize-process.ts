@@ -1,12 +1,10 @@
 // componentize-js builds in a process of their own, for building several
-// components at once (index.ts). componentize-js 0.18.5 holds its process for
-// nearly all of a build: the splice (~4 s) and the wasi stubbing (~1 s) are
-// synchronous wasm calls, and wizer (~6 s) runs through spawnSync. Two builds
-// started at once in one process both ended after 63 s where one alone took
-// 17 s (measured on this project's 2-core machines); in processes of their
-// own they overlap. A process builds one source after another and is kept
-// for the next: a process's first build pays ~4 s that the later ones do not
-// (12 s, then ~8 s each).
+// components at once (index.ts). componentize-js holds its process for all
+// of a build: the splice and the wasi stubbing are synchronous wasm calls,
+// and the pre-initialization (preinitialize-cli.ts) runs through spawnSync,
+// so two builds in one process run one after the other; in processes of
+// their own they overlap. A process builds one source after another and is
+// kept for the next, which then skips loading componentize-js.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -112,12 +112,12 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
 ];
 
 /**
- * Builds at once: one per two cores. A componentize-js build alone keeps
- * ~1.6 cores busy (wizer compiles on every core), so on this project's
- * 2-core machines a second build beside it only slows both: two in
- * processes of their own took 23.7 s and 46 CPU-s, one after the other in
- * one process 20.9 s and 33 CPU-s (a process's first build pays ~4 s that
- * later ones skip).
+ * Builds at once: one per two cores. A componentize-js build keeps a core
+ * busy (its steps are synchronous), and on 2 cores what `npm start` waits for
+ * is the compiles for rt beside the builds (`compile` below), not the builds:
+ * measured on this project's 2-core machines, the ten examples built in 13.0 s
+ * one at a time and in 9.5-10.3 s two at a time, but built and compiled in
+ * 27.6 s one at a time and in 28.7 s two at a time.
  */
 export const BUILD_LANES = Math.max(1, Math.floor(availableParallelism() / 2));
 
