@@ -14,6 +14,7 @@ import { repository } from '../support/fixtures.js';
 import type { WatSource } from '../../examples/builder.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
+import { redactHandleId as shortened } from '../../lib/worker/execution/handle-ids.js';
 import { closeConnections, connectionsByWorker, sendOn, type WorkerAnswer } from '../support/worker-connections.js';
 
 
@@ -174,14 +175,14 @@ describe('handles across workers (e2e)', function () {
     }
   });
 
-  it('lists every worker\'s live handles from either worker', async () => {
+  it('lists every worker\'s live handles from either worker (ids shortened: no control token here)', async () => {
     const [x, y] = [await counter(a, 1), await counter(b, 1)];
     for (const worker of [a, b]) {
       const listed = await sendOn(on(worker), `${base()}/handles`, 'GET');
       expect(listed.status).to.equal(200);
       const handles = json(listed).handles as { handle: string; worker: number; resource: string }[];
-      expect(handles.find((h) => h.handle === x)).to.include({ worker: Number(a), resource: 'counter' });
-      expect(handles.find((h) => h.handle === y)).to.include({ worker: Number(b), resource: 'counter' });
+      expect(handles.find((h) => h.handle === shortened(x))).to.include({ worker: Number(a), resource: 'counter' });
+      expect(handles.find((h) => h.handle === shortened(y))).to.include({ worker: Number(b), resource: 'counter' });
       expect(new Set(handles.map((h) => h.handle)).size).to.equal(handles.length);
     }
   });

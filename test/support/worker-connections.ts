@@ -14,10 +14,10 @@ export interface WorkerAnswer {
   body: string;
 }
 
-/** A request on `agent` (one kept-alive connection), a JSON body when `body` is given. */
-export function sendOn(agent: Agent, url: string, method: string, body?: string): Promise<WorkerAnswer> {
+/** A request on `agent` (one kept-alive connection), a JSON body when `body` is given, with `headers` besides. */
+export function sendOn(agent: Agent, url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<WorkerAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent, method, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+    const req = request(url, { agent, method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));

@@ -1,9 +1,10 @@
 // Control requests from browsers, and the token (lib/worker/http/control-guard.ts,
 // docs/api.md §5.6): which origins are rt's own or listed, what is refused with
-// 403 or 401, and which paths are control paths.
+// 403 or 401, which paths are control paths, and who sees handle ids whole
+// in a listing (§5.1.2).
 
 import { expect } from 'chai';
-import { controlOriginAllowed, controlPolicy, controlRefusal, isControlPath, type ControlCredentials } from '../../lib/worker/http/control-guard.js';
+import { controlOriginAllowed, controlPolicy, controlRefusal, followsControlOrigins, handleListing, isControlPath, type ControlCredentials } from '../../lib/worker/http/control-guard.js';
 
 const open = controlPolicy({ allowed_origins: [] });
 const listed = controlPolicy({ allowed_origins: ['https://Admin.example:443/', 'http://tools.example:8080'] });
@@ -70,5 +71,40 @@ describe('control guard', () => {
     for (const path of ['/api/services', '/api/services/acme/greeter', '/api/services/acme/greeter/invoke/restart', '/api/metrics', '/api/reloads']) {
       expect(isControlPath(path), path).to.equal(false);
     }
+  });
+
+  it('knows the listing of handles as the one other path that follows the control origins', () => {
+    for (const path of ['/api/services/acme/cart/handles', '/api/services/acme/cart/handles/', '/API/Services/acme/cart/Handles', '/api/reload']) {
+      expect(followsControlOrigins(path), path).to.equal(true);
+    }
+    for (const path of ['/api/services/acme/cart/handles/1.abc.def', '/api/services/acme/cart/handles/1.abc.def/invoke/add', '/api/services/acme/cart/resources/cart', '/api/services/acme/cart']) {
+      expect(followsControlOrigins(path), path).to.equal(false);
+    }
+  });
+
+  describe('the listing of handles', () => {
+    const access = (request: ControlCredentials, policy = open) => {
+      const answer = handleListing(request, policy);
+      return 'refusal' in answer ? answer.refusal.status : answer.whole ? 'whole' : 'shortened';
+    };
+
+    it('shows whole ids only to a request with the control token, so never when none is set', () => {
+      expect(access({ authorization: 'Bearer s3cret token' }, guarded)).to.equal('whole');
+      expect(access({}, guarded)).to.equal('shortened');
+      expect(access({})).to.equal('shortened');
+      expect(access({ authorization: 'Bearer anything' })).to.equal('shortened');
+    });
+
+    it('answers 401 to a token that does not match, and 403 to a foreign page, with or without the token', () => {
+      expect(access({ authorization: 'Bearer s3cret' }, guarded)).to.equal(401);
+      const host = 'rt.internal:9481';
+      expect(access({ origin: 'https://evil.example', host })).to.equal(403);
+      expect(access({ secFetchSite: 'cross-site', host })).to.equal(403);
+      expect(access({ origin: 'https://evil.example', host, authorization: 'Bearer s3cret token' }, guarded)).to.equal(403);
+      expect(access({ origin: 'http://rt.internal:9481', host, authorization: 'Bearer s3cret token' }, guarded)).to.equal('whole');
+      expect(access({ origin: 'https://admin.example', host }, listed)).to.equal('shortened');
+      const refusal = handleListing({ origin: 'https://evil.example', host }, open);
+      expect('refusal' in refusal && refusal.refusal.details).to.match(/^the listing of handles is refused from origin https:\/\/evil\.example/);
+    });
   });
 });

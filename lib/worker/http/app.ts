@@ -5,7 +5,7 @@ import cors from '@koa/cors';
 import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
-import { controlOriginAllowed, controlPolicy, isControlPath, type ControlPolicy } from './control-guard.js';
+import { controlOriginAllowed, controlPolicy, followsControlOrigins, type ControlPolicy } from './control-guard.js';
 import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
@@ -112,7 +112,7 @@ function corsFor(config: Config, control: ControlPolicy) {
   });
   const controlRoutes = cors({ ...options, origin: (ctx: Context) => (controlOriginAllowed(ctx.get('Origin'), ctx.get('Host'), control) ? ctx.get('Origin') : '') });
   return (ctx: Context, next: Next) => {
-    if (isControlPath(ctx.path)) return controlRoutes(ctx, next) as Promise<void>;
+    if (followsControlOrigins(ctx.path)) return controlRoutes(ctx, next) as Promise<void>;
     if (ctx.get('Origin')) return general(ctx, next) as Promise<void>;
     // Caches must still tell this answer from one to a browser.
     ctx.vary('Origin');

@@ -8,7 +8,7 @@
 // headers say.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 
@@ -51,6 +51,14 @@ export function isControlPath(path: string): boolean {
   return CONTROL_PATH.test(path);
 }
 
+/** The listing of a service's handles (handleListing): the one route besides the control routes that follows their origin rule. */
+const HANDLE_LISTING_PATH = /^\/api\/services\/[^/]+\/[^/]+\/handles\/?$/i;
+
+/** Whether CORS for `path` follows the control routes' origin rule (`http.control.allowed_origins`) rather than `http.cors`. */
+export function followsControlOrigins(path: string): boolean {
+  return isControlPath(path) || HANDLE_LISTING_PATH.test(path);
+}
+
 /**
  * Whether a page of `origin` may send control requests to rt reached as
  * `host` (the request's Host): rt's own origin, or one listed in
@@ -63,26 +71,50 @@ export function controlOriginAllowed(origin: string, host: string | undefined, p
 
 /** The refusal a control request gets (403 from a foreign origin, 401 without the token), or undefined when it may go ahead. */
 export function controlRefusal(request: ControlCredentials, policy: ControlPolicy): ApiError | undefined {
+  return originRefusal(request, policy, 'control operations are') ?? tokenRefusal(request, policy);
+}
+
+/**
+ * Who may see a service's handle ids whole in its listing (docs/api.md
+ * §5.1.2): a request carrying the control token, never one when none is
+ * configured. A handle id is a capability: listed whole to anyone, any web
+ * page an operator visits could read one and use it. So the listing follows
+ * the control routes' origin rule (403 from a foreign page), a wrong token
+ * answers 401, and everyone else sees the ids shortened.
+ */
+export function handleListing(request: ControlCredentials, policy: ControlPolicy): { refusal: ApiError } | { whole: boolean } {
+  const refusal = originRefusal(request, policy, 'the listing of handles is') ?? (request.authorization === undefined ? undefined : tokenRefusal(request, policy));
+  if (refusal) return { refusal };
+  return { whole: policy.tokenDigest !== undefined && request.authorization !== undefined };
+}
+
+/** 403 for a request from a page of a foreign origin (`what` is refused from it). */
+function originRefusal(request: ControlCredentials, policy: ControlPolicy, what: string): ApiError | undefined {
   const { origin, host, secFetchSite } = request;
   const allowed = origin !== undefined && controlOriginAllowed(origin, host, policy);
   if ((origin !== undefined || secFetchSite === 'cross-site') && !allowed) {
     const from = origin === undefined ? 'a cross-site page' : `origin ${origin}`;
-    return new ApiError('RT_ERR_FORBIDDEN', `control operations are refused from ${from}: it is not rt's own origin nor listed in http.control.allowed_origins`);
-  }
-  if (policy.tokenDigest && !bearerMatches(request.authorization, policy.tokenDigest)) {
-    const details = request.authorization === undefined ? 'control operations need "Authorization: Bearer <token>" (http.control.token is set)' : 'the bearer token does not match http.control.token';
-    return new ApiError('RT_ERR_UNAUTHORIZED', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
+    return new ApiError('RT_ERR_FORBIDDEN', `${what} refused from ${from}: it is not rt's own origin nor listed in http.control.allowed_origins`);
   }
   return undefined;
+}
+
+/** 401 without the control token, or with another, when one is set. */
+function tokenRefusal(request: ControlCredentials, policy: ControlPolicy): ApiError | undefined {
+  if (!policy.tokenDigest || bearerMatches(request.authorization, policy.tokenDigest)) return undefined;
+  const details = request.authorization === undefined ? 'control operations need "Authorization: Bearer <token>" (http.control.token is set)' : 'the bearer token does not match http.control.token';
+  return new ApiError('RT_ERR_UNAUTHORIZED', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
+}
+
+/** What `ctx`'s request says about where it comes from and who sends it. */
+export function credentialsOf(ctx: Context): ControlCredentials {
+  return { origin: ctx.get('Origin') || undefined, host: ctx.get('Host') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined, authorization: ctx.get('Authorization') || undefined };
 }
 
 /** Route middleware: refuses the request (before its body is read) unless it may go ahead. */
 export function controlGuard(policy: ControlPolicy): Middleware {
   return async (ctx, next) => {
-    const refusal = controlRefusal(
-      { origin: ctx.get('Origin') || undefined, host: ctx.get('Host') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined, authorization: ctx.get('Authorization') || undefined },
-      policy,
-    );
+    const refusal = controlRefusal(credentialsOf(ctx), policy);
     if (refusal) throw refusal;
     await next();
   };

@@ -7,6 +7,8 @@
 
 import type Router from '@koa/router';
 import { ApiError } from '../../errors.js';
+import { redactHandleId } from '../execution/handle-ids.js';
+import { credentialsOf, handleListing, type ControlPolicy } from './control-guard.js';
 import type { HandleJson } from '../../wit/handles.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
@@ -19,7 +21,7 @@ import type { WorkerState } from './worker-state.js';
 
 type Params = Record<string, string>;
 
-export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): void {
+export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps, policy: ControlPolicy): void {
   const { peers } = deps;
   const invoker = new Invoker(deps);
   const serviceOf = (ctx: RtContext & { params: Params }): HostedService => {
@@ -85,17 +87,31 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps): vo
     ctx.status = 204;
   });
 
-  // Every worker's live handles; a request another worker forwarded asks for this worker's alone.
+  // Every worker's live handles, their ids whole only to the control token (handleListing).
   router.get('/services/:domain/:service/handles', async (ctx) => {
+    // Another worker asks for this worker's part, ids whole: the worker the client reached decides what the client sees.
+    if (cameFromPeer(ctx.req)) return void (ctx.body = { handles: listedHandles(serviceOf(ctx), deps.state) });
+    const access = handleListing(credentialsOf(ctx), policy);
+    if ('refusal' in access) throw access.refusal;
     const hosted = serviceOf(ctx);
-    const here = listedHandles(hosted, deps.state);
-    const others = cameFromPeer(ctx.req) ? [] : (await peers.gather<{ handles: typeof here }>(ctx.path)).flatMap((answer) => answer.handles);
-    ctx.body = { handles: [...here, ...others].sort((a, b) => a.created.localeCompare(b.created)) };
+    const others = (await peers.gather<{ handles: ListedHandle[] }>(ctx.path)).flatMap((answer) => answer.handles);
+    const all = [...listedHandles(hosted, deps.state), ...others].sort((a, b) => a.created.localeCompare(b.created));
+    ctx.body = { handles: access.whole ? all : all.map((h) => ({ ...h, handle: redactHandleId(h.handle) })) };
   });
 }
 
+/** A live handle as GET .../handles lists it. */
+interface ListedHandle {
+  handle: string;
+  resource: string;
+  worker: number;
+  created: string;
+  last_used: string;
+  expires: string;
+}
+
 /** This worker's live handles of `hosted`, as GET .../handles lists them. */
-export function listedHandles(hosted: HostedService, state: WorkerState) {
+function listedHandles(hosted: HostedService, state: WorkerState): ListedHandle[] {
   const iso = (ms: number) => new Date(ms).toISOString();
   return hosted.handles().map((h) => ({ handle: h.id, resource: h.resource, worker: state.workerId, created: iso(h.created), last_used: iso(h.lastUsed), expires: iso(h.expires) }));
 }

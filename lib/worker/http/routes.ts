@@ -63,7 +63,7 @@ export function apiRouter({ version, config, registry, state, control, requests,
   });
 
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log, peers }));
-  handleRoutes(router, { config, registry, state, requests, log, peers });
+  handleRoutes(router, { config, registry, state, requests, log, peers }, policy);
   router.all('/services/:domain/:service/http{/*path}', handlerApiRoute({ registry, state, maxBodyBytes: config.http.max_body_bytes, log }));
 
   // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
