@@ -39,7 +39,7 @@ export interface ResourceDescription extends ResourceSummary {
   methods: (MemberDescription & { name: string })[];
 }
 
-/** A live handle, as GET .../handles lists it. */
+/** A live handle, as GET .../handles lists it: its id shortened ("1.cJC7wt…") unless the request carried the control token. */
 export interface HandleEntry {
   handle: string;
   resource: string;
@@ -113,8 +113,12 @@ export function describeError(status: number, body: unknown): string {
   return `${status} ${e.error}${typeof e.details === 'string' && e.details ? `: ${e.details}` : ''}`;
 }
 
-export async function getJson<T>(path: string): Promise<T> {
-  const res = await fetch(path, { headers: { accept: 'application/json' } });
+/** GETs `path`'s JSON; with `withToken`, carrying the control token the user entered (the listing of handles shows whole ids only to it). */
+export async function getJson<T>(path: string, { withToken = false } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const token = withToken ? controlToken.get() : '';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(path, { headers });
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) throw new HttpError(res.status, body);
   return body as T;

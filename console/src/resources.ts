@@ -2,7 +2,10 @@
 // its constructor's form (Create makes a handle) and a panel to call a
 // method of one of its handles; per service the live handles, each with a
 // Drop button. The handles shown are GET .../handles', fetched again after
-// each create, call and drop, and on Refresh.
+// each create, call and drop, and on Refresh. The listing shortens ids
+// unless the user entered the control token: a handle is then usable here
+// if this tab made it (its whole id came in the 201), and listed as the
+// others see it otherwise.
 
 import { answerView, type AnswerView } from './answer.js';
 import { getJson, servicePath, type HandleEntry, type MemberDescription, type ResourceDescription, type ServiceDescription } from './api.js';
@@ -12,6 +15,8 @@ import { requestEditor } from './form.js';
 /** The live handles of one service, shared by its resources' panels. */
 class Handles {
   #entries: HandleEntry[] = [];
+  /** Whole ids of the handles this tab made, by their shortened form. */
+  readonly #made = new Map<string, string>();
   readonly #listeners: (() => void)[] = [];
   readonly #notice = h('div', { class: 'handles-notice', role: 'status' });
 
@@ -29,15 +34,31 @@ class Handles {
     this.#listeners.push(listener);
   }
 
+  /** Remembers the whole id of a handle this tab made. */
+  made(id: string): void {
+    this.#made.set(shortened(id), id);
+  }
+
+  /** The whole id of `entry`, when the listing or this tab knows it: only then can it be called or dropped here. */
+  wholeId(entry: HandleEntry): string | undefined {
+    return entry.handle.endsWith('…') ? this.#made.get(entry.handle) : entry.handle;
+  }
+
   async refresh(): Promise<void> {
     try {
-      this.#entries = (await getJson<{ handles: HandleEntry[] }>(`${servicePath(this.service)}/handles`)).handles;
+      this.#entries = (await getJson<{ handles: HandleEntry[] }>(`${servicePath(this.service)}/handles`, { withToken: true })).handles;
       fill(this.#notice);
     } catch (e) {
       fill(this.#notice, `Cannot list the handles: ${(e as Error).message}`);
     }
     for (const listener of this.#listeners) listener();
   }
+}
+
+/** An id as the listing shortens it (lib/worker/execution/handle-ids.ts, redactHandleId): the worker, a dot and 6 characters. */
+function shortened(id: string): string {
+  const dot = id.indexOf('.');
+  return dot === -1 ? '…' : `${id.slice(0, dot + 7)}…`;
 }
 
 /** The resources of a service, and its live handles. */
@@ -96,7 +117,7 @@ function createPanel(service: ServiceDescription, resource: ResourceDescription,
   const create = h('button', { type: 'button', class: 'create' }, 'Create');
   const answer = answerView();
   create.addEventListener('click', () => {
-    void send(create, answer, `${servicePath(service)}/resources/${encodeURIComponent(resource.name)}`, 'POST', editor.body()).then(() => handles.refresh());
+    void send(create, answer, `${servicePath(service)}/resources/${encodeURIComponent(resource.name)}`, 'POST', editor.body(), (made) => handles.made((made as { handle: string }).handle)).then(() => handles.refresh());
   });
   return h('div', { class: 'create-panel' }, h('h4', {}, `New ${resource.name}`), editor.element, h('div', { class: 'invoke-buttons' }, create), answer.element);
 }
@@ -117,9 +138,9 @@ function callPanel(service: ServiceDescription, resource: ResourceDescription, m
   showMethod();
   const showHandles = () => {
     const chosen = handleSelect.value;
-    const ours = handles.entries.filter((e) => isOf(e, resource));
-    fill(handleSelect, ours.length === 0 ? h('option', { value: '' }, `no live ${resource.name}: create one`) : null, ...ours.map((e) => h('option', { value: e.handle }, e.handle)));
-    if (ours.some((e) => e.handle === chosen)) handleSelect.value = chosen;
+    const ours = handles.entries.filter((e) => isOf(e, resource)).flatMap((e) => handles.wholeId(e) ?? []);
+    fill(handleSelect, ours.length === 0 ? h('option', { value: '' }, `no ${resource.name} of this tab: create one (or enter the control token)`) : null, ...ours.map((id) => h('option', { value: id }, id)));
+    if (ours.includes(chosen)) handleSelect.value = chosen;
     call.disabled = ours.length === 0;
   };
   handles.onChange(showHandles);
@@ -152,9 +173,10 @@ function handlesView(handles: Handles): HTMLElement {
       rows,
       sorted.length === 0 && h('tr', {}, h('td', { colspan: '7', class: 'muted' }, 'No live handles.')),
       ...sorted.map((e) => {
-        const drop = h('button', { type: 'button', class: 'drop' }, 'Drop');
-        drop.addEventListener('click', () => void send(drop, answer, `${servicePath(handles.service)}/handles/${encodeURIComponent(e.handle)}`, 'DELETE').then(() => handles.refresh()));
-        return h('tr', { 'data-handle': e.handle }, h('td', {}, h('code', {}, e.handle)), h('td', {}, e.resource), h('td', {}, String(e.worker)), h('td', {}, when(e.created)), h('td', {}, when(e.last_used)), h('td', {}, when(e.expires)), h('td', {}, drop));
+        const id = handles.wholeId(e);
+        const drop = h('button', { type: 'button', class: 'drop', ...(id ? {} : { disabled: '', title: 'made elsewhere: only its maker, or the control token, has its whole id' }) }, 'Drop');
+        if (id) drop.addEventListener('click', () => void send(drop, answer, `${servicePath(handles.service)}/handles/${encodeURIComponent(id)}`, 'DELETE').then(() => handles.refresh()));
+        return h('tr', { 'data-handle': id ?? e.handle }, h('td', {}, h('code', {}, id ?? e.handle)), h('td', {}, e.resource), h('td', {}, String(e.worker)), h('td', {}, when(e.created)), h('td', {}, when(e.last_used)), h('td', {}, when(e.expires)), h('td', {}, drop));
       }),
     );
   });
@@ -168,13 +190,14 @@ function handlesView(handles: Handles): HTMLElement {
   );
 }
 
-/** Sends one request of the resource routes and shows its answer (a 204 as its status line). */
-async function send(button: HTMLButtonElement, answer: AnswerView, path: string, method: 'POST' | 'DELETE', body?: string): Promise<void> {
+/** Sends one request of the resource routes and shows its answer (a 204 as its status line); `onCreated` gets a 201's JSON. */
+async function send(button: HTMLButtonElement, answer: AnswerView, path: string, method: 'POST' | 'DELETE', body?: string, onCreated?: (json: unknown) => void): Promise<void> {
   button.disabled = true;
   const startedAt = performance.now();
   answer.clear();
   try {
     const res = await fetch(path, { method, headers: body !== undefined ? { 'content-type': 'application/json' } : {}, ...(body !== undefined ? { body } : {}) });
+    if (res.status === 201 && onCreated) onCreated(await res.clone().json());
     await answer.show(res, startedAt, false);
   } catch (e) {
     answer.error(`The request failed: ${(e as Error).message}`);
