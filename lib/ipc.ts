@@ -30,6 +30,8 @@ export type PrimaryMessage =
   | { type: 'cluster-ready'; ready: boolean }
   /** Where every worker runs each service now, for the listing (sent whenever a worker's changes). */
   | { type: 'placements'; table: PlacementTable }
+  /** The worker in each slot (HandleHomes), sent whenever one is forked. */
+  | { type: 'homes'; workers: number[] }
   /** Stop accepting, finish in-flight requests, exit 0. */
   | { type: 'shutdown' };
 
@@ -80,6 +82,9 @@ export interface WorkerBootstrap {
   handleKey: string;
   /** The run's directory of worker sockets (0700), where workers forward requests for each other's handles (worker/http/peers.ts). */
   peerDir: string;
+  /** This worker's slot, and the worker in each slot when it was forked (worker/execution/handle-homes.ts). */
+  slot: number;
+  homes: number[];
 }
 
 export const WORKER_BOOTSTRAP_ENV = 'RT_WORKER_BOOTSTRAP';

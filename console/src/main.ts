@@ -180,7 +180,7 @@ class ServiceView {
         h(
           'div',
           { class: 'handle-facts' },
-          `resources: ${summary.resources.map((r) => r.name).join(', ')}; handles: ${instances.handles} live (in the worker that answered), ≤ ${instances.max_handles} per worker, dropped after ${instances.handle_idle_seconds} s unused`,
+          `resources: ${summary.resources.map((r) => r.name).join(', ')}; handles: ${instances.handles} live (in the worker that answered), ≤ ${instances.max_handles}, dropped after ${instances.handle_idle_seconds} s unused`,
         ),
       summary.unsatisfied_imports.length > 0 &&
         h('div', { class: 'unsatisfied' }, 'unsatisfied imports (calls reaching them fail): ', h('code', {}, summary.unsatisfied_imports.join(', '))),

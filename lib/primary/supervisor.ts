@@ -66,6 +66,13 @@ export class Supervisor implements Fleet<Worker> {
   readonly #heard = new WeakMap<Worker, number>();
   /** Workers that have sent `started`, and so send heartbeats. */
   readonly #beating = new WeakSet<Worker>();
+  /**
+   * The worker in each of `workers` slots: a replacement takes the slot of
+   * the one it replaces, so the slot a scope's handles live in
+   * (worker/execution/handle-homes.ts) keeps its place while workers come
+   * and go.
+   */
+  readonly #slots: (Worker | undefined)[] = [];
   /** Where each live worker runs its services, as it last said. */
   readonly #placements = new Map<Worker, Record<string, Placement>>();
   #lastCheck = performance.now();
@@ -110,7 +117,7 @@ export class Supervisor implements Fleet<Worker> {
     if (note) this.#log.info(note);
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
-    for (let i = 0; i < config.workers; i++) this.#fork();
+    for (let slot = 0; slot < config.workers; slot++) this.#fork(slot);
     await this.#control.start();
     this.#loaded = true;
     // The workers now running: one that died during the scan has a replacement, which is not loaded yet either.
@@ -126,10 +133,13 @@ export class Supervisor implements Fleet<Worker> {
     );
   }
 
-  #fork(): Worker {
-    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose, handleKey: this.#handleKey, peerDir: this.#peerDir };
+  #fork(slot: number): Worker {
+    // The worker puts itself in its slot (cluster gives it its id as it forks it); the others learn of it from the broadcast below.
+    const bootstrap: WorkerBootstrap = { version: this.#opts.version, config: this.#opts.config, verbose: this.#opts.verbose, handleKey: this.#handleKey, peerDir: this.#peerDir, slot, homes: this.#homes() };
     if (this.#tls) bootstrap.tls = this.#tls;
     const worker = cluster.fork({ [WORKER_BOOTSTRAP_ENV]: JSON.stringify(bootstrap) });
+    this.#slots[slot] = worker;
+    this.#broadcast({ type: 'homes', workers: this.#homes() });
     const forkedAt = Date.now();
     this.#heard.set(worker, performance.now());
     const link = new WorkerLink(String(worker.id), (m) => this.#send(worker, m));
@@ -152,6 +162,8 @@ export class Supervisor implements Fleet<Worker> {
       case 'started':
         this.#beating.add(worker);
         link.started();
+        // Broadcasts sent while it was starting may have come before it listened.
+        this.#send(worker, { type: 'homes', workers: this.#homes() });
         break;
       case 'heartbeat':
         break;
@@ -239,7 +251,7 @@ export class Supervisor implements Fleet<Worker> {
       void this.stop(1, 'crash loop');
       return;
     }
-    const replacement = this.#fork();
+    const replacement = this.#fork(this.#slots.indexOf(worker));
     if (this.#loaded) {
       void this.#load(replacement).then(() => {
         if (this.#ready) this.#send(replacement, { type: 'cluster-ready', ready: true });
@@ -274,6 +286,11 @@ export class Supervisor implements Fleet<Worker> {
       for (const [key, placement] of Object.entries(services)) (table[key] ??= {})[String(worker.id)] = placement;
     }
     this.#broadcast({ type: 'placements', table });
+  }
+
+  /** The worker in each slot, by cluster id (0 for a slot not forked yet). */
+  #homes(): number[] {
+    return Array.from({ length: this.#opts.config.workers }, (_, slot) => this.#slots[slot]?.id ?? 0);
   }
 
   #broadcast(message: PrimaryMessage): void {

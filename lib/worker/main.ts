@@ -4,6 +4,7 @@
 import cluster from 'node:cluster';
 import { readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { EndedHandles } from './execution/handle-directory.js';
+import { HandleHomes } from './execution/handle-homes.js';
 import type { Server } from 'node:http';
 import {
   Correlator,
@@ -52,12 +53,15 @@ async function main(): Promise<void> {
   const { config, verbose } = bootstrap;
   const workerId = cluster.worker!.id;
   const log = createLogger(verbose ? 'debug' : config.log.level, { worker: workerId });
+  // This worker is in its slot already; the primary's broadcasts say when another slot's worker changes.
+  const homes = new HandleHomes(bootstrap.homes.map((worker, slot) => (slot === bootstrap.slot ? workerId : worker)));
   const registry: ServiceRegistry = new ServiceRegistry({
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
     threadHeapMb: config.runtime.max_thread_heap_mb,
     log,
     issuer: { workerId, key: Buffer.from(bootstrap.handleKey, 'hex') },
+    homes,
     endedHandles: new EndedHandles(),
     handlesChanged: (hosted, change, count) => metrics.handlesChanged(hosted.name, change, count),
     moved: (hosted, move) => {
@@ -194,6 +198,9 @@ async function main(): Promise<void> {
         break;
       case 'placements':
         state.placements = m.table;
+        break;
+      case 'homes':
+        homes.update(m.workers);
         break;
       case 'shutdown':
         stop();

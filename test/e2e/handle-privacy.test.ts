@@ -2,8 +2,8 @@
 // capability: whoever has it can use the handle. The listing shows ids
 // shortened, whole only to a request with the control token, and not at all
 // to a page of a foreign origin. Replays the hijack that a listing of whole
-// ids allowed: list, then use another client's handle. Two workers, so the
-// listing gathers from both.
+// ids allowed: list, then use another client's handle. Two workers, the
+// handles made through each.
 
 import { expect } from 'chai';
 import type { Agent } from 'node:http';
@@ -54,7 +54,6 @@ describe('private handle ids (e2e)', function () {
   it("does not let a client that lists the handles use another client's (the hijack, replayed)", async () => {
     const victims = await Promise.all([...byWorker.keys()].map((worker, i) => counter(worker, 10 + i)));
     const listed = handles(await list());
-    expect(new Set(listed.map((h) => h.worker)).size, 'from both workers').to.equal(2);
     for (const id of victims) {
       const entry = listed.find((h) => id.startsWith(h.handle.slice(0, -1)));
       expect(entry, `${id} listed, shortened`).to.not.equal(undefined);
@@ -72,7 +71,7 @@ describe('private handle ids (e2e)', function () {
     for (const [i, id] of victims.entries()) expect((await value(id)).body.result, 'the victims keep their counters').to.equal(10 + i);
   });
 
-  it('lists whole ids, from both workers, to a request with the control token', async () => {
+  it('lists whole ids to a request with the control token, asked on either worker', async () => {
     const made = await Promise.all([...byWorker.keys()].map((worker) => counter(worker, 0)));
     for (const worker of byWorker.keys()) {
       const answer = await sendOn(byWorker.get(worker)![0], `${base()}/handles`, 'GET', undefined, { authorization: `Bearer ${TOKEN}` });

@@ -1,9 +1,11 @@
-// End to end: handles with two workers (docs/api.md §5.1.2). A handle lives
-// in the worker whose instance made it; a request that reaches the other
-// worker is forwarded to it over its peer socket (lib/worker/http/peers.ts),
-// logged once by the worker the client reached. A worker that dies takes its
-// handles with it: 410, promptly. Connections are steered to a worker by
-// opening them until they land there (test/support/worker-connections.ts).
+// End to end: handles with two workers (docs/api.md §5.1.2). A service's
+// handles live in one worker, their home (lib/worker/execution/handle-homes.ts):
+// a constructor, or a call on a handle, that reaches the other worker is
+// forwarded there over its peer socket (lib/worker/http/peers.ts), logged
+// once by the worker the client reached; so handles made on any connections
+// can be passed together. A worker that dies takes its handles with it: 410,
+// promptly. Connections are steered to a worker by opening them until they
+// land there (test/support/worker-connections.ts).
 
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
@@ -38,19 +40,21 @@ describe('handles across workers (e2e)', function () {
   this.timeout(120_000);
   let rt: RtProcess;
   let byWorker: Map<string, Agent[]>;
-  /** The two workers' ids, and a connection to each. */
+  /** The two workers' ids: acme.counters' handles live in `a`; `b` forwards to it. */
   let a: string;
   let b: string;
   const on = (worker: string) => byWorker.get(worker)![0];
   const base = () => `${rt.url}/api/services/acme/counters`;
   const post = (worker: string, path: string, json?: unknown) => sendOn(on(worker), `${base()}${path}`, 'POST', json === undefined ? undefined : JSON.stringify(json));
   const json = (answer: WorkerAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
-  /** A counter made by worker `worker`'s instance: its id names that worker. */
+  /** A counter made through worker `worker`'s connection: it lives in `a`, whose id it names. */
   const counter = async (worker: string, start: number): Promise<string> => {
     const made = await post(worker, '/resources/counter', { start });
     expect(made.status, made.body).to.equal(201);
+    expect(made.worker).to.equal(worker);
     const id = json(made).handle as string;
-    expect(id.startsWith(`${worker}.`)).to.equal(true);
+    expect(id.startsWith(`${a}.`), `${id} lives in worker ${a}`).to.equal(true);
+    expect(made.headers.location).to.equal(`/api/services/acme/counters/handles/${id}`);
     return id;
   };
   const handleRef = (id: string) => ({ $handle: id });
@@ -62,7 +66,10 @@ describe('handles across workers (e2e)', function () {
     await rt.ready();
     // A second connection to each, for a request whose answer closes its connection.
     byWorker = await connectionsByWorker(rt.url, 2);
-    [a, b] = [...byWorker.keys()];
+    const first = [...byWorker.keys()][0];
+    const made = await sendOn(byWorker.get(first)![0], `${rt.url}/api/services/acme/counters/resources/counter`, 'POST', '{"start":0}');
+    a = (JSON.parse(made.body) as { handle: string }).handle.split('.')[0];
+    b = [...byWorker.keys()].find((w) => w !== a)!;
   });
 
   after(async () => {
@@ -155,13 +162,18 @@ describe('handles across workers (e2e)', function () {
     }
   });
 
-  it('refuses a call naming handles of two workers (409): a call runs in one instance', async () => {
-    const [x, y] = [await counter(a, 1), await counter(b, 1)];
-    for (const worker of [a, b]) {
-      const answer = await post(worker, '/invoke/total', { all: [handleRef(x), handleRef(y)] });
-      expect(answer.status, answer.body).to.equal(409);
-      expect(json(answer)).to.include({ code: 'RT_ERR_HANDLES_REFUSED' });
+  it('makes handles through either worker in one instance of their home, so any of them can be passed together', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 6; i++) made.push(await counter(i % 2 ? b : a, i));
+    const reqId = String((await post(b, '/resources/counter', { start: 0 })).headers['x-request-id']);
+    await rt.logged((l) => l.reqId === reqId);
+    expect(rt.logLines().filter((l) => l.reqId === reqId)[0]).to.include({ worker: Number(b), forwarded: Number(a), status: 201 });
+    for (let i = 0; i + 1 < made.length; i++) {
+      const merged = await post(i % 2 ? a : b, '/invoke/counter.merge', { a: handleRef(made[i]), b: handleRef(made[i + 1]) });
+      expect(merged.status, merged.body).to.equal(200);
     }
+    const total = await post(b, '/invoke/total', { all: made.map(handleRef) });
+    expect(json(total)).to.deep.equal({ result: 15 });
   });
 
   it('drops a handle through the other worker (204), which then answers 410 from either', async () => {
@@ -175,14 +187,14 @@ describe('handles across workers (e2e)', function () {
     }
   });
 
-  it('lists every worker\'s live handles from either worker (ids shortened: no control token here)', async () => {
+  it('lists the live handles from either worker (ids shortened: no control token here)', async () => {
     const [x, y] = [await counter(a, 1), await counter(b, 1)];
     for (const worker of [a, b]) {
       const listed = await sendOn(on(worker), `${base()}/handles`, 'GET');
       expect(listed.status).to.equal(200);
       const handles = json(listed).handles as { handle: string; worker: number; resource: string }[];
       expect(handles.find((h) => h.handle === shortened(x))).to.include({ worker: Number(a), resource: 'counter' });
-      expect(handles.find((h) => h.handle === shortened(y))).to.include({ worker: Number(b), resource: 'counter' });
+      expect(handles.find((h) => h.handle === shortened(y))).to.include({ worker: Number(a), resource: 'counter' });
       expect(new Set(handles.map((h) => h.handle)).size).to.equal(handles.length);
     }
   });
@@ -222,6 +234,15 @@ describe('handles across workers (e2e)', function () {
     await rt.ready();
     const fresh = await sendOn(new Agent({ keepAlive: false }), `${base()}/handles/${id}/invoke/value`, 'POST');
     expect(fresh.status).to.equal(410);
+    // It took the dead worker's slot: the service's new handles live in it.
+    const replacement = rt.workerPids().map(workerIdOf).find((w) => w !== b)!;
+    // Until it listens, a constructor answers 503 with Retry-After.
+    const next = await eventually(async () => {
+      const answer = await post(b, '/resources/counter', { start: 1 });
+      if (answer.status === 503) expect(answer.headers['retry-after'], answer.body).to.equal('1');
+      return answer.status === 201 && answer;
+    }, { what: 'the replacement to make the handles' });
+    expect(json(next).handle).to.match(new RegExp(`^${replacement}\\.`));
   });
 });
 

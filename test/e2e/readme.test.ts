@@ -41,7 +41,11 @@ type Variables = Map<string, string>;
 
 const CAPTURE = /^([A-Za-z_]\w*)=\$\((curl .*?) \| (.+)\)$/;
 
-/** The words of a shell command line: single-quoted strings and bare words, whose `$NAME`s are expanded (all the README uses). */
+/**
+ * The words of a shell command line: runs of single-quoted strings and bare
+ * text (`'{"a":"'$H'"}'` is one word), the bare text's `$NAME`s expanded
+ * (all the README uses).
+ */
 function words(line: string, variables: Variables): string[] {
   const expand = (word: string) =>
     word.replace(/\$(\w+)/g, (_, name: string) => {
@@ -49,7 +53,7 @@ function words(line: string, variables: Variables): string[] {
       if (value === undefined) throw new Error(`the README's line uses $${name}, which no line before it set: ${line}`);
       return value;
     });
-  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? expand(m[2]));
+  return [...line.matchAll(/(?:'[^']*'|[^\s'])+/g)].map(([word]) => [...word.matchAll(/'([^']*)'|([^']+)/g)].map((m) => m[1] ?? expand(m[2])).join(''));
 }
 
 function parseCurl({ command, ...line }: ReadmeLine, variables: Variables): CurlLine {

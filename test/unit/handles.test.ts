@@ -111,12 +111,23 @@ describe('handles', () => {
       ]);
     });
 
-    it('says it is full at max handles', () => {
-      const d = directory({ max: 2 });
+    it('gives room to calls that make handles up to max, counting the calls under way with the live handles', () => {
+      const d = directory({ max: 3 });
       d.record(holder(), issued('a'), [], []);
-      expect(d.full).to.equal(false);
+      const [first, second] = [d.reserve(), d.reserve()];
+      expect(first).to.not.equal(undefined);
+      expect(second).to.not.equal(undefined);
+      expect(d.reserve(), 'one live and two under way').to.equal(undefined);
+      second!.release();
+      second!.release();
+      const third = d.reserve();
+      expect(third, 'released once, however often it is called').to.not.equal(undefined);
+      expect(d.reserve()).to.equal(undefined);
+      first!.release();
       d.record(holder(), issued('b'), [], []);
-      expect(d.full).to.equal(true);
+      expect(d.reserve(), 'two live and one under way').to.equal(undefined);
+      third!.release();
+      expect(d.reserve()).to.not.equal(undefined);
       d.endAll('test over');
     });
 

@@ -103,6 +103,8 @@ export interface DirectoryOptions {
 export class HandleDirectory {
   readonly #live = new Map<string, LiveHandle>();
   readonly #holders = new Set<HandleHolder>();
+  /** Calls that make handles under way (reserve). */
+  #reserved = 0;
   readonly #now: () => number;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -114,8 +116,22 @@ export class HandleDirectory {
     return this.#live.size;
   }
 
-  get full(): boolean {
-    return this.#live.size >= this.options.max;
+  /**
+   * Room for one call that makes handles, held until `release` is called:
+   * calls under way count with the live handles, so concurrent constructors
+   * cannot pass `max` together (a call that makes several can, by those).
+   * Undefined at `max`.
+   */
+  reserve(): { release(): void } | undefined {
+    if (this.#live.size + this.#reserved >= this.options.max) return undefined;
+    this.#reserved++;
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.#reserved--;
+        held = false;
+      },
+    };
   }
 
   /** Where handle `id` is: live here, in another worker, ended (and why), or never issued by rt. */

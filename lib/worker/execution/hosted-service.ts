@@ -8,7 +8,8 @@
 
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
-import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
+import { EndedHandles, HandleDirectory, type HandleChange, type HandleHolder } from './handle-directory.js';
+import type { HandleHomes } from './handle-homes.js';
 import { handleKey, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
 import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
@@ -24,6 +25,8 @@ export interface HostingOptions extends InstanceLimits {
   log: Logger;
   /** Issues the handles of every service in the worker (the worker's id and the run's key); tests may leave it out. */
   issuer?: WorkerIssuer;
+  /** Which worker each service's handles live in (handle-homes.ts); left out (tests), they live wherever they are made. */
+  homes?: HandleHomes;
   /** Why handles ended, for the worker's services old and new: a restart's new service still answers 410 with the reason. */
   endedHandles?: EndedHandles;
   /** Handles made and ended, for the metric. */
@@ -46,6 +49,15 @@ export class HostedService {
 
   readonly #issuer: HandleIssuer;
   readonly #ended: EndedHandles;
+  readonly #homes: HandleHomes | undefined;
+  /**
+   * The instance that makes this worker's new handles of the service while
+   * it lives: handles made one after another, whichever instance would take
+   * a call, can then be passed together.
+   */
+  #maker: HandleHolder | undefined;
+  /** Settles once the call choosing the maker (there being none) has run. */
+  #choosingMaker: Promise<void> | undefined;
 
   private constructor(
     readonly descriptor: ServiceDescriptor,
@@ -54,6 +66,7 @@ export class HostedService {
     this.name = serviceName(descriptor.id);
     this.#issuer = { ...(options.issuer ?? { workerId: 0, key: handleKey() }), scope: this.name };
     this.#ended = options.endedHandles ?? new EndedHandles();
+    this.#homes = options.homes;
     this.#all = methodList(descriptor.methods);
     this.#methods = methodTable(this.#all);
     this.#resources = new Map(descriptor.resources.flatMap((r) => r.aliases.map((alias) => [alias, r] as const)));
@@ -96,6 +109,10 @@ export class HostedService {
   resourceMethod(resource: ResourceDescriptor, name: string | null): Method | undefined {
     const index = name === null ? resource.constructorMethod : resource.methods.find((i) => this.descriptor.methods[i].name === name);
     return index === null || index === undefined ? undefined : this.#all[index];
+  }
+
+  #liveMaker(): HandleHolder | undefined {
+    return this.#maker?.ended === undefined ? this.#maker : undefined;
   }
 
   /** The resource live handle `id` is a handle to; or why there is none here (elsewhere: in another worker). */
@@ -215,7 +232,7 @@ export class HostedService {
    * runs, or in which other worker), and it is decoded again and made on that
    * instance, with the instance's own table (handle-table.ts).
    */
-  async #invokeWithHandles({ method, input, deadline, answer, signal, self }: Invocation): Promise<InvokeResult> {
+  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded }: Invocation): Promise<InvokeResult> {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
     const where = new HandleRoute(this.#handles, this.descriptor);
@@ -228,14 +245,33 @@ export class HostedService {
     const checked = where.check(codec, input);
     if (checked) return checked;
     // The worker that holds the handles decides the rest (its limits, its instances).
-    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere };
+    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere, for: 'handles' };
     const creates = method.descriptor.handles?.result === true;
     if (creates && this.descriptor.instances.recycleAfter === 1) {
       return { kind: 'handles-refused', details: `${this.name} runs each call on a fresh instance (instance_per_call), so a handle would outlive its instance` };
     }
-    if (creates && this.#handles.full) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles };
-    const { result, holder } = await execution.callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder);
+    // A call that makes handles from none is made where the service's handles live, so that they can be passed with the others.
+    const home = creates && where.holder === undefined && !forwarded ? this.#homes?.home(this.name) : undefined;
+    if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'elsewhere', worker: home, for: 'home' };
+    const room = creates ? this.#handles.reserve() : undefined;
+    if (creates && !room) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles };
+    // A call that makes handles from none runs on the maker; while there is none, the first such call chooses it, and the others wait for it.
+    const fresh = creates && where.holder === undefined;
+    while (fresh && !this.#liveMaker() && this.#choosingMaker) await this.#choosingMaker;
+    const maker = fresh ? this.#liveMaker() : undefined;
+    let chosen: (() => void) | undefined;
+    if (fresh && !maker) this.#choosingMaker = new Promise<void>((resolve) => (chosen = resolve));
+    const { result, holder } = await execution
+      .callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder ?? maker)
+      .finally(() => {
+        room?.release();
+        if (chosen) {
+          this.#choosingMaker = undefined;
+          chosen();
+        }
+      });
     if (result.kind !== 'called') return result;
+    if (holder && result.issued.length > 0 && fresh && !maker) this.#maker = holder;
     if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used);
     // A result that holds handles was encoded on its instance, where its resources are (handle-table.ts).
     const { outcome } = result;

@@ -25,6 +25,8 @@ export interface Invocation {
   signal?: AbortSignal;
   /** The handle a resource's method is called on (docs/api.md §5.1.2). */
   self?: string;
+  /** Another worker sent it here (http/peers.ts): it is made here, whatever this worker would say of where it belongs. */
+  forwarded?: boolean;
 }
 
 /** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */
@@ -39,7 +41,7 @@ export type Failure =
   | { kind: 'invalid-arguments'; details: string }
   /** A handle it names was never issued (`unknown-handle`), or has ended (`handle-ended`: dropped, moved, expired, or its instance gone): why. */
   | { kind: 'unknown-handle' | 'handle-ended'; details: string }
-  /** The service keeps `max_handles` live handles in this worker already. */
+  /** The service keeps `max_handles` live handles already (all in its home worker). */
   | { kind: 'too-many-handles'; max: number }
   /** The call would make handles that cannot live (instance_per_call), or passes handles that live in different instances. */
   | { kind: 'handles-refused'; details: string }
@@ -60,8 +62,12 @@ export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' 
 export type InvokeResult =
   | { kind: 'json'; value: unknown }
   | { kind: 'bytes'; bytes: Uint8Array; mediaType: string }
-  /** The handles it names live in worker `worker`: the request goes there (http/handle-forward.ts). */
-  | { kind: 'elsewhere'; worker: number }
+  /**
+   * It is made in worker `worker` (http/peers.ts forwards the request): the
+   * handles it names live there (`handles`), or it makes handles and names
+   * none, and that worker is their home (`home`, handle-homes.ts).
+   */
+  | { kind: 'elsewhere'; worker: number; for: 'handles' | 'home' }
   | Failure;
 
 /**

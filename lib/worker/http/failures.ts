@@ -31,7 +31,7 @@ export function failureError(failure: Failure, where: { service: string; method?
     case 'handle-ended':
       return new ApiError('RT_ERR_HANDLE_GONE', failure.details, where);
     case 'too-many-handles':
-      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles in this worker already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     case 'handles-refused':
       return new ApiError('RT_ERR_HANDLES_REFUSED', failure.details, where);
     case 'component-error': {

@@ -3,7 +3,9 @@
 // Each answers as invoke does (its statuses, errors, request ids): a handle
 // call is an invocation with its handle as `self`. A request for a handle
 // another worker holds is answered by that worker (peers.ts): before its
-// body is read when the path names the handle, after when the body does.
+// body is read when the path names the handle, after when the body does; a
+// constructor is answered by the worker the service's handles live in
+// (execution/handle-homes.ts).
 
 import type Router from '@koa/router';
 import { ApiError } from '../../errors.js';
@@ -46,8 +48,9 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps, pol
     const constructor = hosted.resourceMethod(resource, null);
     if (!constructor) throw new ApiError('RT_ERR_UNKNOWN_METHOD', `the resource ${resource.name} has no constructor: its handles come from the functions that return one`, where);
     const result = await invoke(ctx, hosted, constructor);
-    // A constructor names no handle, so its call is never forwarded.
-    const id = result?.kind === 'json' ? (result.value as HandleJson | null)?.$handle : undefined;
+    // Made in the worker where the service's handles live (handle-homes.ts): when that is another, it answered, and the result is undefined.
+    if (result === undefined) return;
+    const id = result.kind === 'json' ? (result.value as HandleJson | null)?.$handle : undefined;
     if (typeof id !== 'string') throw new ApiError('RT_ERR_INTERNAL', `the constructor of ${resource.name} returned no handle`, where);
     ctx.status = 201;
     ctx.set('Location', `/api/services/${ctx.params.domain}/${ctx.params.service}/handles/${id}`);

@@ -22,7 +22,7 @@ import { findMethod, findService } from './lookup.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
 import type { RequestState, RtContext } from './request-state.js';
-import type { Peers } from './peers.js';
+import { cameFromPeer, type Peers } from './peers.js';
 import { answerWithStream } from './stream-response.js';
 import type { WorkerState } from './worker-state.js';
 
@@ -113,7 +113,7 @@ export function invocationFor(ctx: RtContext, method: Method, input: Input, self
   // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
   const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}) };
+  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}) };
 }
 
 /**
@@ -124,7 +124,7 @@ export function invocationFor(ctx: RtContext, method: Method, input: Input, self
 export async function callOrForward(ctx: RtContext, peers: Peers, hosted: HostedService, invocation: Invocation): Promise<Extract<InvokeResult, { kind: 'json' | 'bytes' }> | undefined> {
   const result = await hosted.invoke(invocation);
   if (result.kind !== 'elsewhere') return succeeded(hosted, invocation, result);
-  await peers.forward(ctx, result.worker, invocation.input);
+  await peers.forward(ctx, result.worker, invocation.input, result.for);
   return undefined;
 }
 

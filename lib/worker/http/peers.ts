@@ -68,7 +68,7 @@ export class Peers {
    * bodies of calls are bounded and small, and a request sent whole either
    * reaches the owner or fails before the owner has it.
    */
-  async forward(ctx: RtContext, owner: number, input?: Input): Promise<void> {
+  async forward(ctx: RtContext, owner: number, input?: Input, purpose: 'handles' | 'home' = 'handles'): Promise<void> {
     if (cameFromPeer(ctx.req)) {
       // The worker that forwarded it read the id the same way: a run's ids name one worker each.
       throw new ApiError('RT_ERR_INTERNAL', `a request forwarded to worker ${this.workerId} names a handle of worker ${owner}`);
@@ -80,7 +80,7 @@ export class Peers {
     headers['x-request-id'] = ctx.state.requestId;
     headers['content-length'] = String(body.byteLength);
     const answer = await this.#send(ctx, owner, headers, body).catch((e: unknown) => {
-      throw forwardError(e, owner);
+      throw forwardError(e, owner, purpose);
     });
     ctx.status = answer.statusCode ?? 502;
     for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
@@ -165,11 +165,18 @@ function passedOn(headers: IncomingHttpHeaders): Record<string, string | string[
   return out;
 }
 
-/** Why a forward failed, as its answer: an owner that is gone took its handles with it. */
-function forwardError(e: unknown, owner: number): ApiError {
-  if (e instanceof ForwardTimeout) return new ApiError('RT_ERR_CALL_TIMEOUT', `worker ${owner}, which holds the handle, did not answer by the request's deadline`);
+/**
+ * Why a forward failed, as its answer: an owner that is gone took its
+ * handles with it (410); a home that is gone has a replacement on its way
+ * (503: handles made then live there).
+ */
+function forwardError(e: unknown, owner: number, purpose: 'handles' | 'home'): ApiError {
+  const holds = purpose === 'handles' ? 'which holds the handle' : "where the service's handles live";
+  if (e instanceof ForwardTimeout) return new ApiError('RT_ERR_CALL_TIMEOUT', `worker ${owner}, ${holds}, did not answer by the request's deadline`);
   const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') {
+  const gone = code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE';
+  if (gone && purpose === 'home') return new ApiError('RT_ERR_NOT_READY', `worker ${owner}, where the service's handles live, has ended; its replacement makes them once it has started`, {}, { 'Retry-After': '1' });
+  if (gone) {
     return new ApiError('RT_ERR_HANDLE_GONE', `the handle has ended: worker ${owner}, which held it, has ended`);
   }
   return new ApiError('RT_ERR_INTERNAL', `forwarding to worker ${owner} failed: ${e instanceof Error ? e.message : String(e)}`);
