@@ -23,8 +23,8 @@ export type BooleanShape = { kind: 'boolean'; expected?: string };
 /** Non-empty unless `empty`; `test`, when given, must pass too; `expected` words it. */
 export type StringShape = { kind: 'string'; test?: (value: string) => boolean; expected?: string; empty?: boolean };
 export type EnumShape = { kind: 'enum'; values: readonly string[] };
-/** `values`, when given, restricts each item; `itemName` names such an item in messages. */
-export type StringListShape = { kind: 'string-list'; values?: readonly string[]; itemName?: string };
+/** `values`, when given, restricts each item; `itemName` names such an item in messages. Or `item`: each item passes its test, `expected` words one. */
+export type StringListShape = { kind: 'string-list'; values?: readonly string[]; itemName?: string; item?: { test: (item: string) => boolean; expected: string; expectedAll: string } };
 export type UrlListShape = { kind: 'url-list'; schemes: readonly string[] };
 export type ListShape = { kind: 'list'; item: Shape; expected: string };
 /** String keys (each passing `key.test`, or `key.problem` says why not) to values of `item`. */
@@ -42,6 +42,8 @@ export const boolean = (expected?: string): BooleanShape => (expected === undefi
 export const string = (options: Omit<StringShape, 'kind'> = {}): StringShape => ({ kind: 'string', ...options });
 export const oneOf = (values: readonly string[]): EnumShape => ({ kind: 'enum', values });
 export const strings = (values?: readonly string[], itemName?: string): StringListShape => ({ kind: 'string-list', values, itemName });
+/** A list of strings each of which passes `test`: `expected` words one (`an IP address`), `expectedAll` the list. */
+export const stringsThat = (test: (item: string) => boolean, expected: string, expectedAll: string): StringListShape => ({ kind: 'string-list', item: { test, expected, expectedAll } });
 export const urls = (...schemes: string[]): UrlListShape => ({ kind: 'url-list', schemes });
 export const nullable = <I extends Shape>(inner: I): { kind: 'nullable'; inner: NoInfer<I> } => ({ kind: 'nullable', inner });
 // NoInfer: a shape written inside another's declaration keeps its own type, not the Shape its place expects.
@@ -100,6 +102,7 @@ export function describe(shape: Shape, source: Source): string {
     case 'enum':
       return `one of ${shape.values.join(', ')}`;
     case 'string-list':
+      if (shape.item) return shape.item.expectedAll;
       return shape.values ? `an array of ${shape.itemName ?? 'item'}s (${shape.values.join(', ')})` : 'an array of non-empty strings';
     case 'url-list':
       return `an array of ${shape.schemes.join(' or ')} URLs`;
@@ -115,6 +118,7 @@ export function describe(shape: Shape, source: Source): string {
 /** What each item of a list of strings expects, for a message about one bad item. */
 function describeItem(shape: StringListShape | UrlListShape): string {
   if (shape.kind === 'url-list') return `a ${shape.schemes.join(' or ')} URL`;
+  if (shape.item) return shape.item.expected;
   return shape.values ? `one of ${shape.values.join(', ')}` : 'a non-empty string';
 }
 
@@ -205,7 +209,7 @@ function normalised(shape: Shape, value: unknown): unknown {
 }
 
 function itemFits(shape: StringListShape | UrlListShape, item: string): boolean {
-  if (shape.kind === 'string-list') return shape.values ? shape.values.includes(item) : item !== '';
+  if (shape.kind === 'string-list') return shape.item ? shape.item.test(item) : shape.values ? shape.values.includes(item) : item !== '';
   try {
     return shape.schemes.includes(new URL(item).protocol);
   } catch {

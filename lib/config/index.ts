@@ -25,6 +25,7 @@ export interface Config {
     stream_timeout_seconds: number;
     max_body_bytes: number;
     max_connections: number;
+    trusted_proxies: string[];
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
     control: { allowed_origins: string[]; token?: string };
   };

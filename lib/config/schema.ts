@@ -4,7 +4,8 @@
 // the compiler checks against this list).
 
 import { availableParallelism } from 'node:os';
-import { boolean, integer, oneOf, string, strings, urls, type BooleanShape, type EnumShape, type IntegerShape, type StringListShape, type StringShape, type UrlListShape } from '../shape.js';
+import { isAddressOrRange } from '../client-address.js';
+import { boolean, integer, oneOf, string, strings, stringsThat, urls, type BooleanShape, type EnumShape, type IntegerShape, type StringListShape, type StringShape, type UrlListShape } from '../shape.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -58,6 +59,12 @@ const DECLARED = [
   { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },
   { path: 'http.control.allowed_origins', type: strings(), default: [], description: "Browser origins, besides rt's own, whose pages may restart, quiesce and reload (`https://admin.example`; `*`: any); other origins get 403 (docs/api.md §5.6)" },
   { path: 'http.control.token', type: str, defaultText: 'none: no token needed', description: 'When set, restart, quiesce and reload need `Authorization: Bearer <token>` (401 without it)' },
+  {
+    path: 'http.trusted_proxies',
+    type: stringsThat(isAddressOrRange, 'an IP address or CIDR range', 'an array of IP addresses or CIDR ranges'),
+    default: [],
+    description: "Proxies (addresses or CIDR ranges: `10.0.0.0/8`) whose `X-Forwarded-For` says who the client is: a request from one is counted as the nearest address in it that is not a trusted proxy, so fair shares stay per client behind a load balancer (docs/api.md §5.10)",
+  },
   { path: 'runtime.max_memory_mb', type: int(1, 65_536), default: 256, description: 'Largest linear memory one component instance may grow to; past it the call traps' },
   { path: 'runtime.max_thread_heap_mb', type: int(64, 65_536), default: 512, description: 'Largest JS heap of one instance thread (large JSON bodies are decoded there, results lifted there); past it the call answers 500 and a fresh thread replaces it' },
   { path: 'runtime.heartbeat_timeout_seconds', type: int(1, 3_600), default: 5, description: 'A worker that sends no heartbeat for this long (stopped, or its event loop blocked) is killed and replaced; workers send one every 0.5 s, and a starting worker gets six times as long' },

@@ -17,6 +17,7 @@ import {
   type WorkerMessage,
 } from '../ipc.js';
 import type { ControlOutcome, ControlRequest } from '../control.js';
+import { TrustedProxies } from '../client-address.js';
 import { createLogger, exitAfterLogs, type Logger } from '../log.js';
 import { createApp } from './http/app.js';
 import type { ExchangeSettings } from './http/exchange.js';
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     requests: metrics.requests,
     workerId: String(workerId),
     timeoutMs: config.http.request_timeout_seconds * 1000,
+    proxies: new TrustedProxies(config.http.trusted_proxies),
   };
   const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
   const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange, peers };

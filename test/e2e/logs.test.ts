@@ -31,7 +31,8 @@ describe('logs (e2e)', function () {
   it('are JSON lines when stdout is not a terminal, at info level without --verbose', async () => {
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2 });
     await rt.ready();
-    await fetch(`${rt.url}/api/services/acme/slow/invoke/spin`, { method: 'POST', body: '{"n": 1}', headers: { 'content-type': 'application/json' } });
+    // A client's own X-Forwarded-For: no proxy is trusted, so the log names the peer.
+    await fetch(`${rt.url}/api/services/acme/slow/invoke/spin`, { method: 'POST', body: '{"n": 1}', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' } });
     await rt.stop();
     const lines = rt.output.split('\n').filter((l) => l.trim() !== '');
     expect(lines.length).to.be.greaterThan(2);
@@ -40,8 +41,23 @@ describe('logs (e2e)', function () {
       expect(parsed.level).to.be.a('number').and.at.least(30);
       expect(parsed.msg).to.be.a('string');
     }
-    // One line for the call, with what it was.
-    expect(rt.logLines().filter((l) => l.service === 'acme.slow' && l.method === 'spin' && l.status === 200)).to.have.length(1);
+    // One line for the call, with what it was, and who asked.
+    const calls = rt.logLines().filter((l) => l.service === 'acme.slow' && l.method === 'spin' && l.status === 200);
+    expect(calls).to.have.length(1);
+    expect(calls[0].client).to.equal('127.0.0.1');
+  });
+
+  it('names the client behind a trusted proxy by the address the proxy forwarded for (http.trusted_proxies)', async () => {
+    // This test is the proxy: its loopback address is trusted.
+    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]\n[http]\ntrusted_proxies = ["127.0.0.0/8", "::1"]\n`, workers: 1 });
+    await rt.ready();
+    const forwarded = { '198.51.100.7': '198.51.100.7', '1.2.3.4, 198.51.100.8': '198.51.100.8', '198.51.100.9, 127.0.0.5': '198.51.100.9', 'not-an-address': '127.0.0.1' };
+    for (const [xff, client] of Object.entries(forwarded)) {
+      const res = await fetch(`${rt.url}/api/health`, { headers: { 'x-forwarded-for': xff } });
+      const reqId = res.headers.get('x-request-id');
+      await rt.logged((l) => l.reqId === reqId);
+      expect(rt.logLines().find((l) => l.reqId === reqId)!.client, xff).to.equal(client);
+    }
   });
 
   it("--verbose shows every worker's debug lines", async () => {

@@ -19,6 +19,7 @@ const CONTRACT_KEYS = [
   'http.stream_timeout_seconds',
   'http.max_body_bytes',
   'http.max_connections',
+  'http.trusted_proxies',
   'http.cors.enabled',
   'http.cors.allowed_origins',
   'http.cors.allowed_methods',
@@ -48,6 +49,7 @@ const DEFAULTS: Config = {
     stream_timeout_seconds: 300,
     max_body_bytes: 10485760,
     max_connections: 1000,
+    trusted_proxies: [],
     cors: { enabled: true, allowed_origins: ['*'], allowed_methods: ['GET', 'POST', 'PUT', 'DELETE'] },
     control: { allowed_origins: [] },
   },
@@ -473,6 +475,18 @@ describe('config', () => {
       );
     });
 
+    for (const range of ['10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/1', 'proxy.internal', '10.0.0', '']) {
+      it(`reports the trusted proxy ${JSON.stringify(range)}`, () => {
+        expect(loadError({ configFile: extra(`[http]\ntrusted_proxies = ["10.0.0.0/8", ${JSON.stringify(range)}]\n`) }).message).to.equal(
+          `extra.toml: http.trusted_proxies: expected each item to be an IP address or CIDR range, got ${JSON.stringify(range)}`,
+        );
+      });
+    }
+
+    it('reads trusted proxies from a variable, split at commas and spaces', () => {
+      expect(load({ env: { RT__HTTP__TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8 127.0.0.1' } }).http.trusted_proxies).to.deep.equal(['10.0.0.0/8', 'fd00::/8', '127.0.0.1']);
+    });
+
     it('reports an empty string', () => {
       expect(loadError({ configFile: extra('[http]\ntls_cert = ""\n') }).message).to.equal('extra.toml: http.tls_cert: expected a non-empty string, got ""');
     });
@@ -509,6 +523,7 @@ describe('config', () => {
         stream_timeout_seconds: 1,
         max_body_bytes: 2 ** 40,
         max_connections: 1_000_000,
+        trusted_proxies: ['10.0.0.0/8', '::1'],
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
         control: { allowed_origins: ['https://admin.example', 'null'], token: 'tok "en" \\ é' },
       },

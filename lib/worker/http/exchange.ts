@@ -11,6 +11,7 @@ import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { connectionError } from './connection-errors.js';
 import { redactHandleIds } from '../execution/handle-ids.js';
+import type { TrustedProxies } from '../../client-address.js';
 import { cameFromPeer } from './peers.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats, Series } from './request-stats.js';
@@ -25,6 +26,8 @@ export interface ExchangeSettings {
   requests: RequestStats;
   workerId: string;
   timeoutMs: number;
+  /** `http.trusted_proxies`: who the client is behind them (client-address.ts), for the log line. */
+  proxies: TrustedProxies;
 }
 
 /** The request's state from its arrival at `res`: deadline counted from now, its id the client's when sane (noted for answers Node gives itself: server.ts). */
@@ -82,6 +85,11 @@ export function departure(res: ServerResponse): AbortSignal {
   return left.signal;
 }
 
+/** X-Forwarded-For as one list, however many header lines carried it. */
+function forwardedFor(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
 /**
  * The request's log line (unless they are off) and its metrics, once it is
  * answered. A client that left before its answer was written is a client
@@ -94,7 +102,10 @@ export function finished(settings: ExchangeSettings, state: RequestState, req: {
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
   const { requestId: reqId, service, method, route, stream, code, forwardedTo: forwarded } = state;
-  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
+  if (settings.requestLog) {
+    const client = settings.proxies.client(res.req.socket.remoteAddress, forwardedFor(res.req.headers['x-forwarded-for']));
+    settings.requestLog.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, client, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
+  }
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 
