@@ -38,6 +38,8 @@ export const ERRORS = {
   RT_ERR_HANDLE_GONE: { status: 410, error: 'handle gone' },
   RT_ERR_TOO_MANY_HANDLES: { status: 503, error: 'too many handles' },
   RT_ERR_HANDLES_REFUSED: { status: 409, error: 'handles refused' },
+  RT_ERR_BAD_HANDLE_SCOPE: { status: 400, error: 'bad handle scope' },
+  RT_ERR_TOO_MANY_SCOPES: { status: 503, error: 'too many scopes' },
   // The call
   RT_ERR_METHOD_RETURNED_ERROR: { status: 500, error: 'method returned an error' },
   RT_ERR_COMPONENT_TRAPPED: { status: 500, error: 'component trapped' },

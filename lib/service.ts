@@ -176,11 +176,15 @@ export interface InstanceOptions {
   maxQueue: number;
   /** A handle unused this long is dropped (sidecar `handle_idle_seconds`). */
   handleIdleSeconds: number;
-  /** Live handles per worker at most; beyond it 503 with Retry-After (sidecar `max_handles`). */
+  /** Live handles per handle scope at most; beyond it 503 with Retry-After (sidecar `max_handles`). */
   maxHandles: number;
+  /** Whether a constructor must name a handle scope (`RT-Handle-Scope`), or may join the default one (sidecar `handle_scope`). */
+  handleScope: 'optional' | 'required';
+  /** Named handle scopes alive at most, each an instance of its own, in each worker (sidecar `max_scopes`). */
+  maxScopes: number;
 }
 
-export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, handleIdleSeconds: 300, maxHandles: 1000 };
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, handleIdleSeconds: 300, maxHandles: 1000, handleScope: 'optional', maxScopes: 64 };
 
 /** Where a service's calls run in one worker: inline on its main thread, or on instance threads (docs/architecture.md, "Execution model"). */
 export type Placement = 'inline' | 'threads';

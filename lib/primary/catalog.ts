@@ -167,6 +167,8 @@ function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): Inst
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
     handleIdleSeconds: sidecar.handle_idle_seconds ?? DEFAULT_INSTANCES.handleIdleSeconds,
     maxHandles: sidecar.max_handles ?? DEFAULT_INSTANCES.maxHandles,
+    handleScope: sidecar.handle_scope === 'required' ? 'required' : DEFAULT_INSTANCES.handleScope,
+    maxScopes: sidecar.max_scopes ?? DEFAULT_INSTANCES.maxScopes,
   };
 }
 

@@ -8,7 +8,7 @@ import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
 import { isMountPath, MOUNT_PATH_SHAPE, reservedBy } from '../http-mounts.js';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
-import { boolean, check, integer, list, misfitLine, record, string, table, type Static } from '../shape.js';
+import { boolean, check, integer, list, misfitLine, oneOf, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
 import { ADDRESS_PART_SHAPE, isAddressPart } from './addressing.js';
 
@@ -27,8 +27,12 @@ export interface Sidecar {
   max_queue?: number;
   /** A handle unused this long (seconds) is dropped (default 300; docs/api.md §5.1.2). */
   handle_idle_seconds?: number;
-  /** Live handles per worker at most (default 1000); beyond it 503 with Retry-After. */
+  /** Live handles per handle scope at most (default 1000); beyond it 503 with Retry-After. */
   max_handles?: number;
+  /** `required`: a constructor must name its handle scope (`RT-Handle-Scope`); `optional` (default): without one it joins the default scope. */
+  handle_scope?: string;
+  /** Named handle scopes alive at most in each worker (default 64), each an instance of its own. */
+  max_scopes?: number;
   /** Environment variables granted to the component. */
   env?: Record<string, string>;
   /** The service's configuration file, relative to the sidecar (default: `<stem>.config.*` beside it). */
@@ -57,6 +61,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_QUEUE = 100_000;
 /** Each live handle holds guest memory: bound what one sidecar can ask for, as for waiting calls. */
 const MAX_HANDLES = 100_000;
+/** Each named scope is an instance of its own: thousands would be thousands of instances. */
+const MAX_SCOPES = 4096;
+
 /** A day: a handle is a session's state, not storage. */
 const MAX_HANDLE_IDLE_SECONDS = 86_400;
 
@@ -76,6 +83,8 @@ const SIDECAR = record(
     max_queue: integer(0, MAX_QUEUE),
     handle_idle_seconds: integer(1, MAX_HANDLE_IDLE_SECONDS),
     max_handles: integer(1, MAX_HANDLES),
+    handle_scope: oneOf(['optional', 'required']),
+    max_scopes: integer(1, MAX_SCOPES),
     env: table(string({ empty: true, expected: 'a string' }), 'a table of NAME = "value"', {
       test: (name) => ENV_NAME.test(name),
       problem: (name) => `${JSON.stringify(name)} is not a variable name`,

@@ -7,6 +7,7 @@
 // merge, as the README shows. And `max_handles` holds exactly under
 // concurrent constructors.
 
+import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { expect } from 'chai';
 import { examplesRepository, repository } from '../support/fixtures.js';
@@ -19,8 +20,8 @@ for (const workers of [2, 4]) {
     this.timeout(180_000);
     let rt: RtProcess;
     /** POST on a connection of its own, so that any worker may take it. */
-    const fresh = async (path: string, body: unknown) => {
-      const answer = await sendOn(new Agent({ keepAlive: false }), `${rt.url}/api/services/${path}`, 'POST', JSON.stringify(body));
+    const fresh = async (path: string, body: unknown, scope?: string) => {
+      const answer = await sendOn(new Agent({ keepAlive: false }), `${rt.url}/api/services/${path}`, 'POST', JSON.stringify(body), scope ? { 'rt-handle-scope': scope } : {});
       return { ...answer, json: JSON.parse(answer.body) as Record<string, unknown> };
     };
     const ref = (id: string) => ({ $handle: id });
@@ -71,10 +72,11 @@ for (const workers of [2, 4]) {
       expect(total.status, total.body).to.equal(200);
     });
 
-    it('merges two carts made on separate connections (the README lines)', async () => {
+    for (const scope of [undefined, randomBytes(16).toString('base64url')]) {
+    it(`merges two carts made on separate connections (the README lines), ${scope ? 'in a named scope' : 'in the default scope'}`, async () => {
       const carts: string[] = [];
       for (const currency of ['EUR', 'EUR']) {
-        const made = await fresh('example/cart/resources/cart', { currency });
+        const made = await fresh('example/cart/resources/cart', { currency }, scope);
         expect(made.status, made.body).to.equal(201);
         carts.push(made.json.handle as string);
         const added = await fresh(`example/cart/handles/${carts.at(-1)}/invoke/add`, { sku: 'apple', quantity: 2, 'unit-price-cents': 40 });
@@ -85,5 +87,6 @@ for (const workers of [2, 4]) {
       const total = await fresh(`example/cart/handles/${(merged.json.result as { $handle: string }).$handle}/invoke/total`, {});
       expect(total.json.result).to.deep.equal({ currency: 'EUR', cents: 160 });
     });
+    }
   });
 }

@@ -118,3 +118,15 @@ export const BRITTLE: WatSource = {
     .replace('#[constructor]counter") (param i64) (result i32)\n', '#[constructor]counter") (param i64) (result i32)\n    (if (i64.eq (local.get 0) (i64.const -1)) (then unreachable))\n')
     .replace('#[dtor]counter") (param $rep i32)\n', '#[dtor]counter") (param $rep i32)\n    (if (i64.eq (i64.load (local.get $rep)) (i64.const -13)) (then unreachable))\n'),
 };
+
+/** COUNTERS whose counters can grow the instance's memory: `grow(pages)` traps when the memory cannot (past `runtime.max_memory_mb`). */
+export const GROWING: WatSource = {
+  ...COUNTERS,
+  wit: COUNTERS.wit.replace('    fail: func();\n', '    fail: func();\n    grow: func(pages: u32);\n'),
+  wat: COUNTERS.wat.replace(
+    '  (func (export "acme:counters/counters@1.0.0#[method]counter.fail")',
+    `  (func (export "acme:counters/counters@1.0.0#[method]counter.grow") (param $self i32) (param $pages i32)
+    (if (i32.eq (memory.grow (local.get $pages)) (i32.const -1)) (then unreachable)))
+  (func (export "acme:counters/counters@1.0.0#[method]counter.fail")`,
+  ),
+};

@@ -84,8 +84,16 @@ export interface Instances {
   inlineRefusal: string | undefined;
   /** A new inline instance whose calls `measure` times; undefined when instantiating it ran past the start budget. */
   inline(measure: <T>(run: () => T) => T): Promise<InlineCalls | undefined>;
-  /** New instance threads (not started). */
-  threads(): Promise<ThreadCalls>;
+  /** New instance threads (not started): the service's pool_size of them, or `size`. */
+  threads(size?: number): Promise<ThreadCalls>;
+}
+
+/** The instance of one named handle scope (docs/api.md §5.1.2): its own, inline when the service runs inline, else on a thread of its own. */
+export interface ScopeInstance {
+  /** A call that makes handles from none, on the scope's instance: its result, and the holder that now holds them. */
+  callHandles(call: HandleCall, deadline: number, signal?: AbortSignal): Promise<{ result: HolderResult; holder?: HandleHolder }>;
+  /** Ends the instance once what was asked of it has run. */
+  close(reason: string): void;
 }
 
 export interface ExecutionOptions {
@@ -241,6 +249,35 @@ export class Execution {
     return this.#onPool((pool) => pool.callHandles(call, deadline, signal ? { signal } : {}));
   }
 
+  /**
+   * A new instance for a named handle scope, apart from the service's own
+   * and every other scope's, so that a trap or a memory cap in it ends only
+   * that scope's handles: inline when the service runs inline (and its
+   * instance starts within the start budget), else on a thread of its own.
+   */
+  async scopeInstance(): Promise<ScopeInstance> {
+    if (this.#policy) {
+      const inline = await this.instances.inline((run) => run());
+      if (inline) {
+        return {
+          callHandles: async (call, deadline, signal) => {
+            const started = await this.#inlineStart(deadline, signal);
+            if (typeof started !== 'number') return { result: started };
+            const ran = await inline.callHandles(call, deadline);
+            return { result: ran.result.kind === 'interrupted' ? { kind: 'timeout', what: 'call' } : ran.result, holder: ran.holder };
+          },
+          close: (reason) => inline.close(reason),
+        };
+      }
+    }
+    const pool = await this.instances.threads(1);
+    await pool.start();
+    return {
+      callHandles: (call, deadline, signal) => pool.callHandles(call, deadline, signal ? { signal } : {}),
+      close: () => void pool.drain(),
+    };
+  }
+
   /** Resolves once the calls made so far have finished, then ends the instances. */
   async drain(): Promise<void> {
     this.#draining = true;
@@ -348,11 +385,11 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
         methods: d.methods,
       });
     },
-    threads: async () => {
+    threads: async (size = d.instances.poolSize) => {
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
       return new InstancePool(
         { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes, issuer },
-        { size: d.instances.poolSize, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput },
+        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput },
       );
     },
   };

@@ -74,6 +74,8 @@ export interface LiveHandle {
   /** resourceKey() of its resource. */
   key: string;
   holder: HandleHolder;
+  /** Its handle scope (docs/api.md §5.1.2): `''` for the default one. */
+  scope: string;
   /** Date.now() times. */
   created: number;
   lastUsed: number;
@@ -97,14 +99,18 @@ export interface DirectoryOptions {
   ended: EndedHandles;
   /** Told of every handle made and ended (the metric). */
   onChange?: (change: HandleChange, count: number) => void;
+  /** Told when a named scope's last live handle ends (its instance can go). */
+  onScopeEmpty?: (scope: string) => void;
   now?: () => number;
 }
 
 export class HandleDirectory {
   readonly #live = new Map<string, LiveHandle>();
   readonly #holders = new Set<HandleHolder>();
-  /** Calls that make handles under way (reserve). */
-  #reserved = 0;
+  /** Live handles by scope. */
+  readonly #inScope = new Map<string, number>();
+  /** Calls that make handles under way, by scope (reserve). */
+  readonly #reserved = new Map<string, number>();
   readonly #now: () => number;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -122,16 +128,27 @@ export class HandleDirectory {
    * cannot pass `max` together (a call that makes several can, by those).
    * Undefined at `max`.
    */
-  reserve(): { release(): void } | undefined {
-    if (this.#live.size + this.#reserved >= this.options.max) return undefined;
-    this.#reserved++;
+  reserve(scope = ''): { release(): void } | undefined {
+    const reserved = this.#reserved.get(scope) ?? 0;
+    if (this.handlesIn(scope) + reserved >= this.options.max) return undefined;
+    this.#reserved.set(scope, reserved + 1);
     let held = true;
     return {
       release: () => {
-        if (held) this.#reserved--;
+        if (held) bump(this.#reserved, scope, -1);
         held = false;
       },
     };
+  }
+
+  /** Whether `scope` holds live handles, or a call is making some. */
+  inUse(scope: string): boolean {
+    return this.handlesIn(scope) + (this.#reserved.get(scope) ?? 0) > 0;
+  }
+
+  /** Live handles of `scope`. */
+  handlesIn(scope: string): number {
+    return this.#inScope.get(scope) ?? 0;
   }
 
   /** Where handle `id` is: live here, in another worker, ended (and why), or never issued by rt. */
@@ -151,8 +168,8 @@ export class HandleDirectory {
     return handle.lastUsed + this.options.idleMs;
   }
 
-  /** Records what a call on `holder` did: handles it made, handles moved into it, handles it used. */
-  record(holder: HandleHolder, issued: { id: string; key: string }[], consumed: string[], used: string[]): void {
+  /** Records what a call on `holder`, in `scope`, did: handles it made, handles moved into it, handles it used. */
+  record(holder: HandleHolder, issued: { id: string; key: string }[], consumed: string[], used: string[], scope = ''): void {
     const now = this.#now();
     for (const id of used) {
       const live = this.#live.get(id);
@@ -165,7 +182,8 @@ export class HandleDirectory {
       for (const { id } of issued) this.#remember(id, `its instance ended: ${holder.ended}`);
       return;
     }
-    for (const { id, key } of issued) this.#live.set(id, { id, key, holder, created: now, lastUsed: now });
+    for (const { id, key } of issued) this.#live.set(id, { id, key, holder, scope, created: now, lastUsed: now });
+    bump(this.#inScope, scope, issued.length);
     this.options.onChange?.('created', issued.length);
     if (!this.#holders.has(holder)) {
       this.#holders.add(holder);
@@ -196,6 +214,7 @@ export class HandleDirectory {
     for (const live of this.#live.values()) {
       if (live.holder !== holder) continue;
       this.#live.delete(live.id);
+      this.#left(live.scope);
       this.#remember(live.id, `its instance ended: ${reason}`);
       n++;
     }
@@ -216,12 +235,28 @@ export class HandleDirectory {
   }
 
   #end(id: string, why: string, ending: Exclude<HandleChange, 'created'>): void {
-    if (!this.#live.delete(id)) return;
+    const live = this.#live.get(id);
+    if (!live) return;
+    this.#live.delete(id);
+    this.#left(live.scope);
     this.#remember(id, why);
     this.options.onChange?.(ending, 1);
+  }
+
+  /** A handle of `scope` has ended. */
+  #left(scope: string): void {
+    if (bump(this.#inScope, scope, -1) === 0 && scope !== '') this.options.onScopeEmpty?.(scope);
   }
 
   #remember(id: string, why: string): void {
     this.options.ended.remember(id, why);
   }
+}
+
+/** Adds `by` to `counts`' entry for `key`, removing it at 0; the new count. */
+function bump(counts: Map<string, number>, key: string, by: number): number {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
+  return Math.max(n, 0);
 }

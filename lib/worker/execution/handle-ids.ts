@@ -51,6 +51,11 @@ export function redactHandleId(id: string): string {
   return dot === -1 ? '…' : `${id.slice(0, dot + 7)}…`;
 }
 
+/** A handle scope (docs/api.md §5.1.2) as answers and listings show it: a client's secret, never shown whole. */
+export function redactScope(scope: string): string {
+  return scope === '' ? 'default' : `${scope.slice(0, 6)}…`;
+}
+
 const IN_PATH = /(\/handles\/)([^/?#]+)/g;
 
 /** `url` as a log line may show it: a handle id in its path (`.../handles/<id>`) redacted. */

@@ -11,7 +11,7 @@ import type { FunctionCodec } from '../../wit/codec.js';
 import { HandleMismatch, handleExpected, resourceKey, withHandleScope, type HandleType } from '../../wit/handles.js';
 import { callArguments } from './arguments.js';
 import type { HandleDirectory, HandleHolder } from './handle-directory.js';
-import { redactHandleId } from './handle-ids.js';
+import { redactHandleId, redactScope } from './handle-ids.js';
 import type { Failure, Input } from './invocation.js';
 import type { Method } from './method.js';
 
@@ -22,6 +22,8 @@ export class HandleRoute {
   elsewhere: number | undefined;
   /** The handles named, live here (their last use is now). */
   readonly used: string[] = [];
+  /** The handle scopes of the handles named, live here. */
+  readonly #scopes = new Set<string>();
   #apart = false;
 
   constructor(
@@ -45,10 +47,19 @@ export class HandleRoute {
     }
   }
 
+  /** The handle scope of the handles named, when they live here (a call runs in it). */
+  get scope(): string | undefined {
+    return this.#scopes.size === 1 ? this.#scopes.values().next().value : undefined;
+  }
+
   /** Checks the body (decoding it, with the handles it names looked up); why it cannot be called, if it cannot. */
   check(codec: FunctionCodec, input: Input): Failure | undefined {
     const decoded = withHandleScope({ resolve: (id, t) => this.#find(id, t), issue: () => '' }, () => callArguments(codec, input));
     if (decoded.kind !== 'arguments' && decoded.kind !== 'large-json') return decoded;
+    if (this.#scopes.size > 1) {
+      const scopes = [...this.#scopes].map(redactScope).join(', ');
+      return { kind: 'handles-refused', details: `the handles it names belong to different handle scopes (${scopes}): a call runs in one scope's instance` };
+    }
     if (this.#apart || (this.elsewhere !== undefined && this.used.length > 0)) {
       return { kind: 'handles-refused', details: 'the handles it names live in different instances (or workers): a call reaches one instance' };
     }
@@ -76,6 +87,7 @@ export class HandleRoute {
     }
     if (this.holder !== undefined && this.holder !== found.holder) this.#apart = true;
     this.holder = found.holder;
+    this.#scopes.add(found.scope);
     this.used.push(id);
     return id;
   }

@@ -8,13 +8,14 @@
 
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
-import { EndedHandles, HandleDirectory, type HandleChange, type HandleHolder } from './handle-directory.js';
+import { EndedHandles, HandleDirectory, type HandleChange, type HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleHomes } from './handle-homes.js';
-import { handleKey, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
+import { handleKey, redactScope, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
+import type { HandleCall } from './handle-table.js';
 import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
-import { componentInstances, Execution, type InstanceLimits } from './execution.js';
+import { componentInstances, Execution, type InstanceLimits, type ScopeInstance } from './execution.js';
 import type { CallResult, Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
@@ -58,6 +59,8 @@ export class HostedService {
   #maker: HandleHolder | undefined;
   /** Settles once the call choosing the maker (there being none) has run. */
   #choosingMaker: Promise<void> | undefined;
+  /** Each named handle scope's instance in this worker (docs/api.md §5.1.2), while the scope holds handles. */
+  readonly #scopes = new Map<string, Promise<ScopeInstance>>();
 
   private constructor(
     readonly descriptor: ServiceDescriptor,
@@ -77,6 +80,7 @@ export class HostedService {
       max: descriptor.instances.maxHandles,
       ended: this.#ended,
       ...(changed ? { onChange: (change: HandleChange, count: number) => changed(this, change, count) } : {}),
+      onScopeEmpty: (scope) => this.#scopeEmpty(scope),
     });
   }
 
@@ -139,7 +143,7 @@ export class HostedService {
   /** The live handles in this worker, as the listing shows them. */
   handles(): HandleView[] {
     const byKey = new Map(this.descriptor.resources.map((r) => [r.key, r.name]));
-    return this.#handles.list().map((h) => ({ id: h.id, resource: byKey.get(h.key) ?? h.key, created: h.created, lastUsed: h.lastUsed, expires: this.#handles.expires(h) }));
+    return this.#handles.list().map((h) => ({ id: h.id, resource: byKey.get(h.key) ?? h.key, scope: redactScope(h.scope), created: h.created, lastUsed: h.lastUsed, expires: this.#handles.expires(h) }));
   }
 
   /** Drops handle `id` (its destructor runs): done, or why not. */
@@ -171,6 +175,7 @@ export class HostedService {
   quiesce(): Promise<void> {
     this.#quiescing ??= (async () => {
       this.#handles.endAll('the service was quiesced');
+      this.#closeScopes('the service was quiesced');
       await this.#execution?.drain();
       this.#execution = undefined;
     })();
@@ -180,12 +185,14 @@ export class HostedService {
   /** Ends the service's instances once the calls already made have finished (it was replaced or removed). */
   drain(): Promise<void> {
     this.#handles.endAll('the service was restarted or reloaded: its instances were replaced');
+    this.#closeScopes('the service was restarted or reloaded');
     return this.#execution?.drain() ?? Promise.resolve();
   }
 
   /** Ends the instances at once (they never served: a restart that was called off). */
   close(): Promise<void> {
     this.#handles.endAll('the service was unloaded');
+    this.#closeScopes('the service was unloaded');
     return this.#execution?.close() ?? Promise.resolve();
   }
 
@@ -232,7 +239,7 @@ export class HostedService {
    * runs, or in which other worker), and it is decoded again and made on that
    * instance, with the instance's own table (handle-table.ts).
    */
-  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded }: Invocation): Promise<InvokeResult> {
+  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded, scope: named }: Invocation): Promise<InvokeResult> {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
     const where = new HandleRoute(this.#handles, this.descriptor);
@@ -250,33 +257,83 @@ export class HostedService {
     if (creates && this.descriptor.instances.recycleAfter === 1) {
       return { kind: 'handles-refused', details: `${this.name} runs each call on a fresh instance (instance_per_call), so a handle would outlive its instance` };
     }
-    // A call that makes handles from none is made where the service's handles live, so that they can be passed with the others.
-    const home = creates && where.holder === undefined && !forwarded ? this.#homes?.home(this.name) : undefined;
-    if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'elsewhere', worker: home, for: 'home' };
-    const room = creates ? this.#handles.reserve() : undefined;
-    if (creates && !room) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles };
-    // A call that makes handles from none runs on the maker; while there is none, the first such call chooses it, and the others wait for it.
     const fresh = creates && where.holder === undefined;
-    while (fresh && !this.#liveMaker() && this.#choosingMaker) await this.#choosingMaker;
-    const maker = fresh ? this.#liveMaker() : undefined;
-    let chosen: (() => void) | undefined;
-    if (fresh && !maker) this.#choosingMaker = new Promise<void>((resolve) => (chosen = resolve));
-    const { result, holder } = await execution
-      .callHandles({ method: method.index, ...(self !== undefined ? { self } : {}), input }, deadline, signal, where.holder ?? maker)
-      .finally(() => {
-        room?.release();
-        if (chosen) {
-          this.#choosingMaker = undefined;
-          chosen();
-        }
-      });
+    // A call that passes handles runs in their scope; one that makes handles from none, in the scope its request names.
+    const scope = fresh ? (named ?? '') : (where.scope ?? '');
+    if (fresh && named === undefined && this.descriptor.instances.handleScope === 'required') return { kind: 'scope-required' };
+    // Made where the scope's handles live (handle-homes.ts), so that they can be passed together.
+    const home = fresh && !forwarded ? this.#homes?.home(this.name, scope) : undefined;
+    if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'elsewhere', worker: home, for: 'home' };
+    const room = creates ? this.#handles.reserve(scope) : undefined;
+    if (creates && !room) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles, ...(scope === '' ? {} : { scope: redactScope(scope) }) };
+    const call: HandleCall = { method: method.index, ...(self !== undefined ? { self } : {}), input };
+    const ran = await (fresh && scope !== '' ? this.#callInScope(scope, execution, call, deadline, signal) : this.#callInDefaultScope(execution, call, deadline, signal, where.holder, fresh)).finally(() => room?.release());
+    if ('kind' in ran) return ran;
+    const { result, holder } = ran;
     if (result.kind !== 'called') return result;
-    if (holder && result.issued.length > 0 && fresh && !maker) this.#maker = holder;
-    if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used);
+    if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used, scope);
     // A result that holds handles was encoded on its instance, where its resources are (handle-table.ts).
     const { outcome } = result;
     if (outcome.kind !== 'ok') return creates ? outcome : encodedFailure(codec, outcome);
     return returned(method, answer, outcome.value, creates ? (value) => value : codec.encodeResult);
+  }
+
+  /**
+   * A call on the default scope's handles, or one that makes its first: on
+   * the instance of the handles it names, else on the maker (the holder
+   * that made the scope's last handles) while it lives, so that the
+   * default scope's handles share one instance. While there is no maker,
+   * the first such call chooses it and the others wait for it.
+   */
+  async #callInDefaultScope(execution: Execution, call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined, fresh: boolean): Promise<{ result: HolderResult; holder?: HandleHolder }> {
+    while (fresh && !this.#liveMaker() && this.#choosingMaker) await this.#choosingMaker;
+    const maker = fresh ? this.#liveMaker() : undefined;
+    let chosen: (() => void) | undefined;
+    if (fresh && !maker) this.#choosingMaker = new Promise<void>((resolve) => (chosen = resolve));
+    try {
+      const ran = await execution.callHandles(call, deadline, signal, holder ?? maker);
+      if (chosen && ran.holder && ran.result.kind === 'called' && ran.result.issued.length > 0) this.#maker = ran.holder;
+      return ran;
+    } finally {
+      if (chosen) {
+        this.#choosingMaker = undefined;
+        chosen();
+      }
+    }
+  }
+
+  /** A call that makes handles in named scope `scope`: on the scope's own instance, started for its first (execution.ts scopeInstance). */
+  async #callInScope(scope: string, execution: Execution, call: HandleCall, deadline: number, signal: AbortSignal | undefined): Promise<{ result: HolderResult; holder?: HandleHolder } | Failure> {
+    let instance = this.#scopes.get(scope);
+    if (!instance) {
+      const max = this.descriptor.instances.maxScopes;
+      if (this.#scopes.size >= max) return { kind: 'too-many-scopes', max };
+      instance = execution.scopeInstance();
+      this.#scopes.set(scope, instance);
+      // One that cannot start is forgotten: the next call tries again.
+      instance.catch(() => this.#scopes.get(scope) === instance && this.#scopes.delete(scope));
+    }
+    try {
+      return await (await instance).callHandles(call, deadline, signal);
+    } catch (e) {
+      return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the handle scope's instance could not start: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+
+  /** Ends named scope `scope`'s instance once it holds no handles and no call is making one (the directory says when its last handle ended). */
+  #scopeEmpty(scope: string): void {
+    setImmediate(() => {
+      const instance = this.#scopes.get(scope);
+      if (!instance || this.#handles.inUse(scope)) return;
+      this.#scopes.delete(scope);
+      void instance.then((i) => i.close('its handle scope holds no handles'), () => {});
+    });
+  }
+
+  /** Ends every named scope's instance (the service's instances are ending). */
+  #closeScopes(reason: string): void {
+    for (const instance of this.#scopes.values()) void instance.then((i) => i.close(reason), () => {});
+    this.#scopes.clear();
   }
 
   /**
@@ -297,6 +354,8 @@ export class HostedService {
 export interface HandleView {
   id: string;
   resource: string;
+  /** Its handle scope, shortened (`default` for the default one). */
+  scope: string;
   created: number;
   lastUsed: number;
   expires: number;

@@ -27,6 +27,8 @@ export interface Invocation {
   self?: string;
   /** Another worker sent it here (http/peers.ts): it is made here, whatever this worker would say of where it belongs. */
   forwarded?: boolean;
+  /** The handle scope its request named (`RT-Handle-Scope`, docs/api.md §5.1.2), for a call that makes handles from none. */
+  scope?: string;
 }
 
 /** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */
@@ -41,8 +43,12 @@ export type Failure =
   | { kind: 'invalid-arguments'; details: string }
   /** A handle it names was never issued (`unknown-handle`), or has ended (`handle-ended`: dropped, moved, expired, or its instance gone): why. */
   | { kind: 'unknown-handle' | 'handle-ended'; details: string }
-  /** The service keeps `max_handles` live handles already (all in its home worker). */
-  | { kind: 'too-many-handles'; max: number }
+  /** The scope keeps `max_handles` live handles already (`scope`: shortened, absent for the default scope). */
+  | { kind: 'too-many-handles'; max: number; scope?: string }
+  /** A call that makes handles from none names no scope, and the service requires one (sidecar `handle_scope`). */
+  | { kind: 'scope-required' }
+  /** The worker holds `max_scopes` named scopes of the service already. */
+  | { kind: 'too-many-scopes'; max: number }
   /** The call would make handles that cannot live (instance_per_call), or passes handles that live in different instances. */
   | { kind: 'handles-refused'; details: string }
   /** The err case of a top-level result<T, E> (for a stream: of `next`), as JSON. */

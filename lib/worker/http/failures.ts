@@ -3,6 +3,7 @@
 // become rt's errors, with their status, body and headers.
 
 import { ApiError } from '../../errors.js';
+import { HANDLE_SCOPE_HEADER } from './handle-scope.js';
 import type { Failure } from '../execution/invocation.js';
 
 /** Seconds a client refused for a full queue is asked to wait. */
@@ -30,8 +31,14 @@ export function failureError(failure: Failure, where: { service: string; method?
       return new ApiError('RT_ERR_UNKNOWN_HANDLE', failure.details, where);
     case 'handle-ended':
       return new ApiError('RT_ERR_HANDLE_GONE', failure.details, where);
-    case 'too-many-handles':
-      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    case 'too-many-handles': {
+      const scope = failure.scope === undefined ? 'its default scope' : `scope ${failure.scope}`;
+      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles in ${scope} already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    }
+    case 'too-many-scopes':
+      return new ApiError('RT_ERR_TOO_MANY_SCOPES', `${where.service} holds max_scopes (${failure.max}) handle scopes in this worker already; drop the handles of one, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    case 'scope-required':
+      return new ApiError('RT_ERR_BAD_HANDLE_SCOPE', `${where.service} requires a handle scope (handle_scope = "required"): name one with the header ${HANDLE_SCOPE_HEADER}`, where);
     case 'handles-refused':
       return new ApiError('RT_ERR_HANDLES_REFUSED', failure.details, where);
     case 'component-error': {

@@ -107,6 +107,7 @@ export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps, pol
 interface ListedHandle {
   handle: string;
   resource: string;
+  scope: string;
   worker: number;
   created: string;
   last_used: string;
@@ -116,5 +117,5 @@ interface ListedHandle {
 /** This worker's live handles of `hosted`, as GET .../handles lists them. */
 function listedHandles(hosted: HostedService, state: WorkerState): ListedHandle[] {
   const iso = (ms: number) => new Date(ms).toISOString();
-  return hosted.handles().map((h) => ({ handle: h.id, resource: h.resource, worker: state.workerId, created: iso(h.created), last_used: iso(h.lastUsed), expires: iso(h.expires) }));
+  return hosted.handles().map((h) => ({ handle: h.id, resource: h.resource, scope: h.scope, worker: state.workerId, created: iso(h.created), last_used: iso(h.lastUsed), expires: iso(h.expires) }));
 }

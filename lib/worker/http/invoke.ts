@@ -18,6 +18,7 @@ import { framingFor } from '../execution/stream-framing.js';
 import { bodyLength, isJson, mediaType, readBody } from './body.js';
 import { COMPONENT_CONTENT_HEADERS, departure, seriesOf } from './exchange.js';
 import { failureError } from './failures.js';
+import { HANDLE_SCOPE_HEADER, requestedScope } from './handle-scope.js';
 import { findMethod, findService } from './lookup.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
@@ -113,7 +114,8 @@ export function invocationFor(ctx: RtContext, method: Method, input: Input, self
   // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
   const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}) };
+  const scope = method.descriptor.handles?.result ? requestedScope(ctx.get(HANDLE_SCOPE_HEADER) || undefined) : undefined;
+  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}) };
 }
 
 /**
