@@ -179,3 +179,37 @@ describe('handle scope limits, 1 worker (e2e)', function () {
     expect(made?.status).to.equal(201);
   });
 });
+
+describe("each client's share of the default scope, 2 workers behind a trusted proxy (e2e)", function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+  const { send } = client(() => rt);
+  /** A constructor from client `address`, as a proxy (this test, on loopback) forwards it. */
+  const makeFrom = (address: string, extra: Record<string, string> = {}) => send('acme/shared/resources/counter', { start: 1 }, { 'x-forwarded-for': address, ...extra });
+
+  before(async function () {
+    this.timeout(300_000);
+    const repo = await repository({ 'shared.wasm': COUNTERS, 'shared.toml': { raw: 'service = "shared"\nmax_handles = 5\n' } });
+    rt = await RtProcess.start({ workers: 2, configToml: `repo_urls = ["file://${repo}"]\n[http]\ntrusted_proxies = ["127.0.0.0/8", "::1"]\n` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('lets one client fill only its own share (max_handles), whichever worker its connections reach: the others still make handles', async () => {
+    const attacker = '198.51.100.66';
+    for (let i = 0; i < 5; i++) expect((await makeFrom(attacker)).status).to.equal(201);
+    const refused = await makeFrom(attacker);
+    expect(refused.status, refused.body).to.equal(503);
+    expect(refused.json.code).to.equal('RT_ERR_TOO_MANY_HANDLES');
+    expect(refused.json.details).to.include("live handles of this client's address in its default scope");
+    // Naming another address in a header of rt's own is not taken from a client.
+    expect((await makeFrom(attacker, { 'x-rt-client': '203.0.113.1' })).status).to.equal(503);
+    for (const victim of ['198.51.100.7', '198.51.100.8']) {
+      const made = await makeFrom(victim);
+      expect(made.status, `${victim}: ${made.body}`).to.equal(201);
+    }
+  });
+});

@@ -66,13 +66,37 @@ describe('handles', () => {
       const where = d.locate(id(name));
       return where.kind === 'live' ? where.handle : where.kind === 'ended' ? { ended: where.why } : undefined;
     };
-    const directory = (options: { idleMs?: number; max?: number } = {}) =>
-      new HandleDirectory({ issuer, idleMs: options.idleMs ?? 60_000, max: options.max ?? 10, ended, onChange: (change, n) => changes.push([change, n]), now: () => now });
+    const empty: string[] = [];
+    const directory = (options: { idleMs?: number; max?: number; maxScopes?: number } = {}) =>
+      new HandleDirectory({
+        issuer,
+        idleMs: options.idleMs ?? 60_000,
+        max: options.max ?? 10,
+        maxScopes: options.maxScopes ?? 4,
+        ended,
+        onChange: (change, n) => changes.push([change, n]),
+        onScopeEmpty: (scope) => empty.push(scope),
+        now: () => now,
+      });
+    /** A reservation that must be granted. */
+    const room = (d: HandleDirectory, scope?: string, client?: string) => {
+      const got = d.reserve(scope, client);
+      if ('full' in got) throw new Error(`no room: ${got.full} at ${got.max}`);
+      return got;
+    };
+    /** Which bound a reservation meets, if any (one granted is released at once). */
+    const full = (d: HandleDirectory, scope?: string, client?: string) => {
+      const got = d.reserve(scope, client);
+      if ('full' in got) return got.full;
+      got.release();
+      return undefined;
+    };
     const issued = (...names: string[]) => names.map((name) => ({ id: id(name), key: 'acme:c/c#counter' }));
 
     beforeEach(() => {
       now = 1_000_000;
       changes = [];
+      empty.length = 0;
       dropped = [];
       ended = new EndedHandles();
     });
@@ -114,20 +138,53 @@ describe('handles', () => {
     it('gives room to calls that make handles up to max, counting the calls under way with the live handles', () => {
       const d = directory({ max: 3 });
       d.record(holder(), issued('a'), [], []);
-      const [first, second] = [d.reserve(), d.reserve()];
-      expect(first).to.not.equal(undefined);
-      expect(second).to.not.equal(undefined);
-      expect(d.reserve(), 'one live and two under way').to.equal(undefined);
-      second!.release();
-      second!.release();
-      const third = d.reserve();
-      expect(third, 'released once, however often it is called').to.not.equal(undefined);
-      expect(d.reserve()).to.equal(undefined);
-      first!.release();
+      const [first, second] = [room(d), room(d)];
+      expect(full(d), 'one live and two under way').to.equal('scope');
+      second.release();
+      second.release();
+      const third = room(d);
+      expect(full(d), 'released once, however often it is called').to.equal('scope');
+      first.release();
       d.record(holder(), issued('b'), [], []);
-      expect(d.reserve(), 'two live and one under way').to.equal(undefined);
-      third!.release();
-      expect(d.reserve()).to.not.equal(undefined);
+      expect(full(d), 'two live and one under way').to.equal('scope');
+      third.release();
+      room(d).release();
+      d.endAll('test over');
+    });
+
+    it('bounds each named scope by max apart, and tells when a named scope has no handle left', () => {
+      const d = directory({ max: 2 });
+      const [h1, h2] = [holder(), holder()];
+      d.record(h1, issued('s1', 's2'), [], [], 'scope-one');
+      expect(full(d, 'scope-one')).to.equal('scope');
+      room(d, 'scope-two').release();
+      room(d).release();
+      d.record(h2, issued('t1'), [], [], 'scope-two');
+      expect(d.inUse('scope-two')).to.equal(true);
+      expect(find(d, 's1')).to.include({ scope: 'scope-one' });
+      d.record(h2, [], [id('t1')], [], 'scope-two');
+      expect(empty).to.deep.equal(['scope-two']);
+      expect(d.inUse('scope-two')).to.equal(false);
+      h1.end('trapped');
+      expect(empty).to.deep.equal(['scope-two', 'scope-one']);
+      room(d, 'scope-one').release();
+      d.endAll('test over');
+    });
+
+    it("bounds each client's share of the default scope by max, and the scope by max × maxScopes", async () => {
+      const d = directory({ max: 2, maxScopes: 2 });
+      const h = holder();
+      d.record(h, issued('a1', 'a2'), [], [], '', '198.51.100.1');
+      expect(full(d, '', '198.51.100.1'), 'the first client has its share').to.equal('client');
+      const other = room(d, '', '198.51.100.2');
+      expect(full(d, '', '198.51.100.2'), 'a call under way counts in its share').to.equal(undefined);
+      d.record(h, issued('b1'), [], [], '', '198.51.100.2');
+      other.release();
+      d.record(h, issued('c1'), [], [], '', '198.51.100.3');
+      expect(full(d, '', '198.51.100.4'), 'four handles: 2 × 2 in all').to.equal('scope');
+      expect(await d.drop(id('a1'))).to.equal(true);
+      expect(full(d, '', '198.51.100.1'), 'a dropped handle frees its client share and the scope').to.equal(undefined);
+      expect(empty, 'the default scope is never reported empty').to.deep.equal([]);
       d.endAll('test over');
     });
 

@@ -76,6 +76,8 @@ export interface LiveHandle {
   holder: HandleHolder;
   /** Its handle scope (docs/api.md §5.1.2): `''` for the default one. */
   scope: string;
+  /** In the default scope, the address of the client that made it (its share is bounded). */
+  client?: string;
   /** Date.now() times. */
   created: number;
   lastUsed: number;
@@ -95,7 +97,10 @@ export interface DirectoryOptions {
   /** This worker, and the run's key: what tells this worker's ids from others' and from ids never issued. */
   issuer: HandleIssuer;
   idleMs: number;
+  /** Live handles per scope (`max_handles`); in the default scope, per client address. */
   max: number;
+  /** `max_scopes`: the default scope holds at most `max` × this, all its clients together. */
+  maxScopes: number;
   ended: EndedHandles;
   /** Told of every handle made and ended (the metric). */
   onChange?: (change: HandleChange, count: number) => void;
@@ -111,6 +116,8 @@ export class HandleDirectory {
   readonly #inScope = new Map<string, number>();
   /** Calls that make handles under way, by scope (reserve). */
   readonly #reserved = new Map<string, number>();
+  /** The default scope's live handles, and calls making some, by client address. */
+  readonly #byClient = new Map<string, number>();
   readonly #now: () => number;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -126,17 +133,26 @@ export class HandleDirectory {
    * Room for one call that makes handles, held until `release` is called:
    * calls under way count with the live handles, so concurrent constructors
    * cannot pass `max` together (a call that makes several can, by those).
-   * Undefined at `max`.
+   * In the default scope, `max` bounds each client address's share, and the
+   * scope holds `max` × `maxScopes` in all. Or which bound is reached.
    */
-  reserve(scope = ''): { release(): void } | undefined {
+  reserve(scope = '', client?: string): { release(): void } | { full: 'scope' | 'client'; max: number } {
+    const { max } = this.options;
     const reserved = this.#reserved.get(scope) ?? 0;
-    if (this.handlesIn(scope) + reserved >= this.options.max) return undefined;
+    // The default scope is every scopeless client's: `max` bounds each client's share, and the whole as many as all named scopes could hold.
+    const [limit, share] = scope === '' && client !== undefined ? [max * this.options.maxScopes, this.#byClient.get(client) ?? 0] : [max, 0];
+    if (this.handlesIn(scope) + reserved >= limit) return { full: 'scope', max: limit };
+    if (share >= max) return { full: 'client', max };
+    const ofClient = scope === '' ? client : undefined;
     this.#reserved.set(scope, reserved + 1);
+    if (ofClient !== undefined) bump(this.#byClient, ofClient, 1);
     let held = true;
     return {
       release: () => {
-        if (held) bump(this.#reserved, scope, -1);
+        if (!held) return;
         held = false;
+        bump(this.#reserved, scope, -1);
+        if (ofClient !== undefined) bump(this.#byClient, ofClient, -1);
       },
     };
   }
@@ -168,8 +184,8 @@ export class HandleDirectory {
     return handle.lastUsed + this.options.idleMs;
   }
 
-  /** Records what a call on `holder`, in `scope`, did: handles it made, handles moved into it, handles it used. */
-  record(holder: HandleHolder, issued: { id: string; key: string }[], consumed: string[], used: string[], scope = ''): void {
+  /** Records what a call on `holder`, in `scope`, for `client`, did: handles it made, handles moved into it, handles it used. */
+  record(holder: HandleHolder, issued: { id: string; key: string }[], consumed: string[], used: string[], scope = '', client?: string): void {
     const now = this.#now();
     for (const id of used) {
       const live = this.#live.get(id);
@@ -182,8 +198,11 @@ export class HandleDirectory {
       for (const { id } of issued) this.#remember(id, `its instance ended: ${holder.ended}`);
       return;
     }
-    for (const { id, key } of issued) this.#live.set(id, { id, key, holder, scope, created: now, lastUsed: now });
+    // Only the default scope's handles count against their client's share.
+    const ofClient = scope === '' ? client : undefined;
+    for (const { id, key } of issued) this.#live.set(id, { id, key, holder, scope, ...(ofClient === undefined ? {} : { client: ofClient }), created: now, lastUsed: now });
     bump(this.#inScope, scope, issued.length);
+    if (ofClient !== undefined) bump(this.#byClient, ofClient, issued.length);
     this.options.onChange?.('created', issued.length);
     if (!this.#holders.has(holder)) {
       this.#holders.add(holder);
@@ -214,7 +233,7 @@ export class HandleDirectory {
     for (const live of this.#live.values()) {
       if (live.holder !== holder) continue;
       this.#live.delete(live.id);
-      this.#left(live.scope);
+      this.#left(live);
       this.#remember(live.id, `its instance ended: ${reason}`);
       n++;
     }
@@ -238,13 +257,14 @@ export class HandleDirectory {
     const live = this.#live.get(id);
     if (!live) return;
     this.#live.delete(id);
-    this.#left(live.scope);
+    this.#left(live);
     this.#remember(id, why);
     this.options.onChange?.(ending, 1);
   }
 
-  /** A handle of `scope` has ended. */
-  #left(scope: string): void {
+  /** `live` has ended. */
+  #left({ scope, client }: LiveHandle): void {
+    if (client !== undefined) bump(this.#byClient, client, -1);
     if (bump(this.#inScope, scope, -1) === 0 && scope !== '') this.options.onScopeEmpty?.(scope);
   }
 

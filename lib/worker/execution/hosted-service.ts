@@ -78,6 +78,7 @@ export class HostedService {
       issuer: this.#issuer,
       idleMs: descriptor.instances.handleIdleSeconds * 1000,
       max: descriptor.instances.maxHandles,
+      maxScopes: descriptor.instances.maxScopes,
       ended: this.#ended,
       ...(changed ? { onChange: (change: HandleChange, count: number) => changed(this, change, count) } : {}),
       onScopeEmpty: (scope) => this.#scopeEmpty(scope),
@@ -239,7 +240,7 @@ export class HostedService {
    * runs, or in which other worker), and it is decoded again and made on that
    * instance, with the instance's own table (handle-table.ts).
    */
-  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded, scope: named }: Invocation): Promise<InvokeResult> {
+  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded, scope: named, client }: Invocation): Promise<InvokeResult> {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
     const where = new HandleRoute(this.#handles, this.descriptor);
@@ -264,14 +265,14 @@ export class HostedService {
     // Made where the scope's handles live (handle-homes.ts), so that they can be passed together.
     const home = fresh && !forwarded ? this.#homes?.home(this.name, scope) : undefined;
     if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'elsewhere', worker: home, for: 'home' };
-    const room = creates ? this.#handles.reserve(scope) : undefined;
-    if (creates && !room) return { kind: 'too-many-handles', max: this.descriptor.instances.maxHandles, ...(scope === '' ? {} : { scope: redactScope(scope) }) };
+    const room = creates ? this.#handles.reserve(scope, client) : undefined;
+    if (room && 'full' in room) return { kind: 'too-many-handles', max: room.max, ...(scope === '' ? (room.full === 'client' ? { client: true } : {}) : { scope: redactScope(scope) }) };
     const call: HandleCall = { method: method.index, ...(self !== undefined ? { self } : {}), input };
     const ran = await (fresh && scope !== '' ? this.#callInScope(scope, execution, call, deadline, signal) : this.#callInDefaultScope(execution, call, deadline, signal, where.holder, fresh)).finally(() => room?.release());
     if ('kind' in ran) return ran;
     const { result, holder } = ran;
     if (result.kind !== 'called') return result;
-    if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used, scope);
+    if (holder) this.#handles.record(holder, result.issued, result.consumed, where.used, scope, client);
     // A result that holds handles was encoded on its instance, where its resources are (handle-table.ts).
     const { outcome } = result;
     if (outcome.kind !== 'ok') return creates ? outcome : encodedFailure(codec, outcome);

@@ -29,6 +29,8 @@ export interface Invocation {
   forwarded?: boolean;
   /** The handle scope its request named (`RT-Handle-Scope`, docs/api.md §5.1.2), for a call that makes handles from none. */
   scope?: string;
+  /** The client's address (docs/api.md §5.10): the default scope's handles are bounded per client. */
+  client?: string;
 }
 
 /** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */
@@ -43,8 +45,8 @@ export type Failure =
   | { kind: 'invalid-arguments'; details: string }
   /** A handle it names was never issued (`unknown-handle`), or has ended (`handle-ended`: dropped, moved, expired, or its instance gone): why. */
   | { kind: 'unknown-handle' | 'handle-ended'; details: string }
-  /** The scope keeps `max_handles` live handles already (`scope`: shortened, absent for the default scope). */
-  | { kind: 'too-many-handles'; max: number; scope?: string }
+  /** The scope keeps `max` live handles already (`scope`: shortened, absent for the default scope), or the client its share of the default scope (`client`). */
+  | { kind: 'too-many-handles'; max: number; scope?: string; client?: boolean }
   /** A call that makes handles from none names no scope, and the service requires one (sidecar `handle_scope`). */
   | { kind: 'scope-required' }
   /** The worker holds `max_scopes` named scopes of the service already. */

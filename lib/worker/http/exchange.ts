@@ -6,13 +6,13 @@
 // whether its client left, and its log line and metrics when it is done. One
 // module, so the two paths cannot answer the same request differently.
 
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { connectionError } from './connection-errors.js';
 import { redactHandleIds } from '../execution/handle-ids.js';
 import type { TrustedProxies } from '../../client-address.js';
-import { cameFromPeer } from './peers.js';
+import { cameFromPeer, CLIENT_HEADER } from './peers.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
@@ -35,7 +35,19 @@ export function arrival(settings: ExchangeSettings, res: ServerResponse, givenId
   const arrived = performance.now();
   const id = requestId(givenId ?? '');
   noteRequestId(res, id);
-  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id };
+  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id, client: clientOf(settings, res.req) };
+}
+
+/**
+ * The client's address: the one the worker the client reached saw, for a
+ * request another worker forwarded (peers.ts says it, and only a peer's
+ * word is taken); else from the connection and trusted proxies.
+ */
+function clientOf(settings: ExchangeSettings, req: IncomingMessage): string {
+  const forwarded = cameFromPeer(req) ? req.headers[CLIENT_HEADER] : undefined;
+  if (typeof forwarded === 'string') return forwarded;
+  const xff = req.headers['x-forwarded-for'];
+  return settings.proxies.client(req.socket.remoteAddress, Array.isArray(xff) ? xff.join(',') : xff);
 }
 
 /**
@@ -85,11 +97,6 @@ export function departure(res: ServerResponse): AbortSignal {
   return left.signal;
 }
 
-/** X-Forwarded-For as one list, however many header lines carried it. */
-function forwardedFor(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(',') : value;
-}
-
 /**
  * The request's log line (unless they are off) and its metrics, once it is
  * answered. A client that left before its answer was written is a client
@@ -102,10 +109,7 @@ export function finished(settings: ExchangeSettings, state: RequestState, req: {
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
   const { requestId: reqId, service, method, route, stream, code, forwardedTo: forwarded } = state;
-  if (settings.requestLog) {
-    const client = settings.proxies.client(res.req.socket.remoteAddress, forwardedFor(res.req.headers['x-forwarded-for']));
-    settings.requestLog.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, client, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
-  }
+  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, client: state.client, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 

@@ -32,8 +32,10 @@ export function failureError(failure: Failure, where: { service: string; method?
     case 'handle-ended':
       return new ApiError('RT_ERR_HANDLE_GONE', failure.details, where);
     case 'too-many-handles': {
-      const scope = failure.scope === undefined ? 'its default scope' : `scope ${failure.scope}`;
-      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} holds max_handles (${failure.max}) live handles in ${scope} already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      const holds = failure.client
+        ? `holds max_handles (${failure.max}) live handles of this client's address in its default scope`
+        : `holds ${failure.scope === undefined ? `${failure.max} live handles in its default scope (max_handles × max_scopes)` : `max_handles (${failure.max}) live handles in scope ${failure.scope}`}`;
+      return new ApiError('RT_ERR_TOO_MANY_HANDLES', `${where.service} ${holds} already; drop some, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
     case 'too-many-scopes':
       return new ApiError('RT_ERR_TOO_MANY_SCOPES', `${where.service} holds max_scopes (${failure.max}) handle scopes in this worker already; drop the handles of one, or retry later`, where, { 'Retry-After': String(RETRY_AFTER_SECONDS) });

@@ -115,7 +115,7 @@ export function invocationFor(ctx: RtContext, method: Method, input: Input, self
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
   const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
   const scope = method.descriptor.handles?.result ? requestedScope(ctx.get(HANDLE_SCOPE_HEADER) || undefined) : undefined;
-  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}) };
+  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}), client: ctx.state.client };
 }
 
 /**

@@ -23,6 +23,9 @@ import type { Input } from '../execution/invocation.js';
 import { bodyLength, readBody } from './body.js';
 import type { RtContext } from './request-state.js';
 
+/** The header a forward carries the client's address in (exchange.ts): believed only on a request that came through a peer socket. */
+export const CLIENT_HEADER = 'x-rt-client';
+
 /** Requests that came from another worker's forward. */
 const fromPeers = new WeakSet<IncomingMessage>();
 
@@ -78,6 +81,7 @@ export class Peers {
     const body = read === undefined || read.kind === 'none' ? new Uint8Array() : read.bytes;
     const headers = passedOn(ctx.req.headers);
     headers['x-request-id'] = ctx.state.requestId;
+    headers[CLIENT_HEADER] = ctx.state.client;
     headers['content-length'] = String(body.byteLength);
     const answer = await this.#send(ctx, owner, headers, body).catch((e: unknown) => {
       throw forwardError(e, owner, purpose);

@@ -11,6 +11,8 @@ export interface RequestState {
   deadline: number;
   /** The request's id (docs/api.md §5.7): its answer's `X-Request-Id`, and `reqId` in its log lines. */
   requestId: string;
+  /** The client's address (docs/api.md §5.10; client-address.ts): what its fair shares are counted by. */
+  client: string;
   /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */
   service?: string;
   method?: string;
