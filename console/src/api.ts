@@ -43,6 +43,8 @@ export interface ResourceDescription extends ResourceSummary {
 export interface HandleEntry {
   handle: string;
   resource: string;
+  /** Its handle scope, shortened (`default` for the default one). */
+  scope: string;
   worker: number | string;
   created: string;
   last_used: string;

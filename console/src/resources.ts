@@ -171,12 +171,12 @@ function handlesView(handles: Handles): HTMLElement {
     const sorted = [...handles.entries].sort((a, b) => b.created.localeCompare(a.created));
     fill(
       rows,
-      sorted.length === 0 && h('tr', {}, h('td', { colspan: '7', class: 'muted' }, 'No live handles.')),
+      sorted.length === 0 && h('tr', {}, h('td', { colspan: '8', class: 'muted' }, 'No live handles.')),
       ...sorted.map((e) => {
         const id = handles.wholeId(e);
         const drop = h('button', { type: 'button', class: 'drop', ...(id ? {} : { disabled: '', title: 'made elsewhere: only its maker, or the control token, has its whole id' }) }, 'Drop');
         if (id) drop.addEventListener('click', () => void send(drop, answer, `${servicePath(handles.service)}/handles/${encodeURIComponent(id)}`, 'DELETE').then(() => handles.refresh()));
-        return h('tr', { 'data-handle': id ?? e.handle }, h('td', {}, h('code', {}, id ?? e.handle)), h('td', {}, e.resource), h('td', {}, String(e.worker)), h('td', {}, when(e.created)), h('td', {}, when(e.last_used)), h('td', {}, when(e.expires)), h('td', {}, drop));
+        return h('tr', { 'data-handle': id ?? e.handle }, h('td', {}, h('code', {}, id ?? e.handle)), h('td', {}, e.resource), h('td', {}, e.scope), h('td', {}, String(e.worker)), h('td', {}, when(e.created)), h('td', {}, when(e.last_used)), h('td', {}, when(e.expires)), h('td', {}, drop));
       }),
     );
   });
@@ -185,7 +185,7 @@ function handlesView(handles: Handles): HTMLElement {
     { class: 'handles' },
     h('h4', {}, 'Live handles ', refresh),
     handles.notice,
-    h('table', { class: 'handles-table' }, h('thead', {}, h('tr', {}, ...['handle', 'resource', 'worker', 'created', 'last used', 'expires', ''].map((t) => h('th', {}, t)))), rows),
+    h('table', { class: 'handles-table' }, h('thead', {}, h('tr', {}, ...['handle', 'resource', 'scope', 'worker', 'created', 'last used', 'expires', ''].map((t) => h('th', {}, t)))), rows),
     answer.element,
   );
 }

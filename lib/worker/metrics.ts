@@ -43,12 +43,23 @@ export class WorkerMetrics {
     });
     new Gauge({
       name: 'rt_handles_live',
-      help: 'Live handles, by service (at most max_handles per service and worker).',
+      help: 'Live handles, by service (at most max_handles per handle scope).',
       labelNames: ['service'],
       registers,
       collect() {
         this.reset();
         for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.liveHandles());
+      },
+    });
+    // Counted, not labelled one by one: a label per scope would grow without bound.
+    new Gauge({
+      name: 'rt_handle_scopes',
+      help: 'Named handle scopes alive, by service (each an instance of its own; at most max_scopes per worker).',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.liveScopes());
       },
     });
     new Gauge({

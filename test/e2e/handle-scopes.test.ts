@@ -172,6 +172,9 @@ describe('handle scope limits, 1 worker (e2e)', function () {
     expect(tooMany.status, tooMany.body).to.equal(503);
     expect(tooMany.json.code).to.equal('RT_ERR_TOO_MANY_SCOPES');
     expect(tooMany.json.details).to.include('max_scopes (2)');
+    const metrics = await (await fetch(`${rt.url}/api/metrics`)).text();
+    expect(metrics, 'scopes are counted').to.include('rt_handle_scopes{service="acme.few"} 2\n');
+    expect(metrics, 'never a label per scope').to.not.include(one.slice(0, 6));
     // A scope whose handles are all dropped ends, and makes room.
     for (const id of ones) expect((await send(`acme/few/handles/${id}`, undefined, {}, 'DELETE')).status).to.equal(204);
     let made: { status: number } | undefined;

@@ -141,6 +141,11 @@ export class HostedService {
     return this.#handles.size;
   }
 
+  /** Named handle scopes alive in this worker, each an instance of its own. */
+  liveScopes(): number {
+    return this.#scopes.size;
+  }
+
   /** The live handles in this worker, as the listing shows them. */
   handles(): HandleView[] {
     const byKey = new Map(this.descriptor.resources.map((r) => [r.key, r.name]));
