@@ -37,26 +37,28 @@ for (const workers of [2, 4]) {
       await rt?.stop();
     });
 
-    it('merges six counters pairwise and totals them, with no 409', async () => {
-      const made: string[] = [];
-      const reached = new Set<string>();
-      for (let i = 1; i <= 6; i++) {
-        const answer = await fresh('acme/counters/resources/counter', { start: i });
-        expect(answer.status, answer.body).to.equal(201);
-        reached.add(answer.worker);
-        made.push(answer.json.handle as string);
-      }
-      for (let i = 0; i + 1 < made.length; i++) {
-        const merged = await fresh('acme/counters/invoke/counter.merge', { a: ref(made[i]), b: ref(made[i + 1]) });
-        expect(merged.status, merged.body).to.equal(200);
-        reached.add(merged.worker);
-      }
-      const total = await fresh('acme/counters/invoke/total', { all: made.map(ref) });
-      expect(total.status, total.body).to.equal(200);
-      expect(total.json.result).to.equal(21);
-      // Only a run whose connections all landed on one worker would not have tried anything.
-      expect(reached.size, 'connections reached several workers').to.be.greaterThan(1);
-    });
+    for (const scope of [undefined, randomBytes(16).toString('hex')]) {
+      it(`merges six counters pairwise and totals them, with no 409 (${scope ? 'one named scope' : 'the default scope'})`, async () => {
+        const made: string[] = [];
+        const reached = new Set<string>();
+        for (let i = 1; i <= 6; i++) {
+          const answer = await fresh('acme/counters/resources/counter', { start: i }, scope);
+          expect(answer.status, answer.body).to.equal(201);
+          reached.add(answer.worker);
+          made.push(answer.json.handle as string);
+        }
+        for (let i = 0; i + 1 < made.length; i++) {
+          const merged = await fresh('acme/counters/invoke/counter.merge', { a: ref(made[i]), b: ref(made[i + 1]) });
+          expect(merged.status, merged.body).to.equal(200);
+          reached.add(merged.worker);
+        }
+        const total = await fresh('acme/counters/invoke/total', { all: made.map(ref) });
+        expect(total.status, total.body).to.equal(200);
+        expect(total.json.result).to.equal(21);
+        // Only a run whose connections all landed on one worker would not have tried anything.
+        expect(reached.size, 'connections reached several workers').to.be.greaterThan(1);
+      });
+    }
 
     it('keeps max_handles exact under 64 concurrent constructors, on instance threads: 20 made in one instance, the others 503', async () => {
       const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => fresh('acme/bounded/resources/counter', { start: i })));
@@ -73,20 +75,20 @@ for (const workers of [2, 4]) {
     });
 
     for (const scope of [undefined, randomBytes(16).toString('base64url')]) {
-    it(`merges two carts made on separate connections (the README lines), ${scope ? 'in a named scope' : 'in the default scope'}`, async () => {
-      const carts: string[] = [];
-      for (const currency of ['EUR', 'EUR']) {
-        const made = await fresh('example/cart/resources/cart', { currency }, scope);
-        expect(made.status, made.body).to.equal(201);
-        carts.push(made.json.handle as string);
-        const added = await fresh(`example/cart/handles/${carts.at(-1)}/invoke/add`, { sku: 'apple', quantity: 2, 'unit-price-cents': 40 });
-        expect(added.status, added.body).to.equal(200);
-      }
-      const merged = await fresh('example/cart/invoke/cart.merge', { a: ref(carts[0]), b: ref(carts[1]) });
-      expect(merged.status, merged.body).to.equal(200);
-      const total = await fresh(`example/cart/handles/${(merged.json.result as { $handle: string }).$handle}/invoke/total`, {});
-      expect(total.json.result).to.deep.equal({ currency: 'EUR', cents: 160 });
-    });
+      it(`merges two carts made on separate connections (the README lines), ${scope ? 'in a named scope' : 'in the default scope'}`, async () => {
+        const carts: string[] = [];
+        for (const currency of ['EUR', 'EUR']) {
+          const made = await fresh('example/cart/resources/cart', { currency }, scope);
+          expect(made.status, made.body).to.equal(201);
+          carts.push(made.json.handle as string);
+          const added = await fresh(`example/cart/handles/${carts.at(-1)}/invoke/add`, { sku: 'apple', quantity: 2, 'unit-price-cents': 40 });
+          expect(added.status, added.body).to.equal(200);
+        }
+        const merged = await fresh('example/cart/invoke/cart.merge', { a: ref(carts[0]), b: ref(carts[1]) });
+        expect(merged.status, merged.body).to.equal(200);
+        const total = await fresh(`example/cart/handles/${(merged.json.result as { $handle: string }).$handle}/invoke/total`, {});
+        expect(total.json.result).to.deep.equal({ currency: 'EUR', cents: 160 });
+      });
     }
   });
 }
