@@ -138,6 +138,15 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
         tags: [tag],
         summary: `${resource.name}: ${printMemberSignature(fn)}`,
         description: `Makes a ${resource.name} and answers its handle, which lives until dropped, unused for handle_idle_seconds (${service.instances.handleIdleSeconds}), or its instance ends.`,
+        parameters: [
+          {
+            name: 'RT-Handle-Scope',
+            in: 'header',
+            required: service.instances.handleScope === 'required',
+            description: "The handle scope (docs/api.md §5.1.2): the client's own value of at least 128 random bits. Handles of one scope live in one instance of their own and can be passed together; without it, the handle joins the service's default scope.",
+            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{22,128}$' },
+          },
+        ],
         requestBody: { required: fn.params.length > 0, content: { 'application/json': { schema: requestSchema(fn) } } },
         responses: {
           '201': {

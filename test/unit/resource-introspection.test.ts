@@ -212,6 +212,11 @@ describe('resources in the listing, describe and OpenAPI', function () {
       expect(ajv.validate(created.content!['application/json'].schema, { handle: 'h1' })).to.equal(true);
       expect(create.responses).to.include.keys('400', '404', '409', '500', '503');
       expect(create.responses['503'].headers).to.have.property('Retry-After');
+      // The handle scope, an optional header (the sidecar's handle_scope can require it).
+      const scope = (create as { parameters?: { name: string; in: string; required: boolean; schema: object }[] }).parameters?.find((p) => p.name === 'RT-Handle-Scope');
+      expect(scope).to.include({ in: 'header', required: false });
+      expect(ajv.validate(scope!.schema, 'f'.repeat(32))).to.equal(true);
+      expect(ajv.validate(scope!.schema, 'short')).to.equal(false);
       // Only resources with a constructor are made this way.
       expect(paths()).to.have.property('/api/services/acme/cells/resources/a.cell');
       expect(paths()).not.to.have.property('/api/services/acme/cells/resources/b.cell');
