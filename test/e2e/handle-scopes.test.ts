@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { expect } from 'chai';
 import { repository } from '../support/fixtures.js';
-import { COUNTERS, GROWING } from '../support/resource-fixtures.js';
+import { BRITTLE, COUNTERS, GROWING } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 import { sendOn } from '../support/worker-connections.js';
 
@@ -75,6 +75,10 @@ describe('handle scopes, 2 workers (e2e)', function () {
     let other = newScope();
     let b = await make('counters', other);
     for (let tries = 0; b.split('.')[0] !== worker && tries < 40; tries++) {
+      // At home in the other worker: refused too, for living in different workers.
+      const apart = await send('acme/counters/invoke/total', { all: [ref(a), ref(b)] });
+      expect(apart.status, apart.body).to.equal(409);
+      expect(apart.json.details).to.match(/^the handles it names live in different workers, so they belong to different handle scopes/);
       other = newScope();
       b = await make('counters', other);
     }
@@ -147,7 +151,12 @@ describe('handle scope limits, 1 worker (e2e)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    const repo = await repository({ 'few.wasm': COUNTERS, 'few.toml': { raw: 'service = "few"\nmax_scopes = 2\nmax_handles = 3\n' } });
+    const repo = await repository({
+      'few.wasm': COUNTERS,
+      'few.toml': { raw: 'service = "few"\nmax_scopes = 2\nmax_handles = 3\n' },
+      'brittle.wasm': BRITTLE,
+      'brittle.toml': { raw: 'service = "brittle"\nmax_scopes = 1\n' },
+    });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n` });
     await rt.ready();
   });
@@ -180,6 +189,15 @@ describe('handle scope limits, 1 worker (e2e)', function () {
     let made: { status: number } | undefined;
     for (let tries = 0; tries < 50 && made?.status !== 201; tries++) made = await send('acme/few/resources/counter', { start: 1 }, { 'rt-handle-scope': three });
     expect(made?.status).to.equal(201);
+  });
+
+  it('ends the instance of a scope whose first constructor failed: it takes no place among max_scopes', async () => {
+    // BRITTLE's constructor traps for a start of -1.
+    const failed = await send('acme/brittle/resources/counter', { start: -1 }, { 'rt-handle-scope': newScope() });
+    expect(failed.status, failed.body).to.equal(500);
+    let made: { status: number; body: string } | undefined;
+    for (let tries = 0; tries < 50 && made?.status !== 201; tries++) made = await send('acme/brittle/resources/counter', { start: 1 }, { 'rt-handle-scope': newScope() });
+    expect(made?.status, made?.body).to.equal(201);
   });
 });
 

@@ -24,7 +24,10 @@ export class HandleRoute {
   readonly used: string[] = [];
   /** The handle scopes of the handles named, live here. */
   readonly #scopes = new Set<string>();
+  /** Named handles live in two instances of this worker. */
   #apart = false;
+  /** Named handles live in two other workers. */
+  #workersApart = false;
 
   constructor(
     private readonly directory: HandleDirectory,
@@ -60,9 +63,12 @@ export class HandleRoute {
       const scopes = [...this.#scopes].map(redactScope).join(', ');
       return { kind: 'handles-refused', details: `the handles it names belong to different handle scopes (${scopes}): a call runs in one scope's instance` };
     }
-    if (this.#apart || (this.elsewhere !== undefined && this.used.length > 0)) {
-      return { kind: 'handles-refused', details: 'the handles it names live in different instances (or workers): a call reaches one instance' };
+    if (this.#workersApart || (this.elsewhere !== undefined && this.used.length > 0)) {
+      // A scope's handles all live in its home worker: handles in two workers belong to two scopes.
+      const here = this.scope === undefined ? '' : ` (one of them ${redactScope(this.scope)})`;
+      return { kind: 'handles-refused', details: `the handles it names live in different workers, so they belong to different handle scopes${here}: a call runs in one scope's instance` };
     }
+    if (this.#apart) return { kind: 'handles-refused', details: 'the handles it names live in different instances: a call reaches one instance' };
     return undefined;
   }
 
@@ -74,7 +80,7 @@ export class HandleRoute {
       case 'ended':
         throw new HandleMismatch('ended', handleExpected(t), endedBecause(where.why));
       case 'elsewhere':
-        if (this.elsewhere !== undefined && this.elsewhere !== where.worker) this.#apart = true;
+        if (this.elsewhere !== undefined && this.elsewhere !== where.worker) this.#workersApart = true;
         this.elsewhere = where.worker;
         return id;
       case 'live':

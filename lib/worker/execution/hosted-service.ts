@@ -274,6 +274,8 @@ export class HostedService {
     if (room && 'full' in room) return { kind: 'too-many-handles', max: room.max, ...(scope === '' ? (room.full === 'client' ? { client: true } : {}) : { scope: redactScope(scope) }) };
     const call: HandleCall = { method: method.index, ...(self !== undefined ? { self } : {}), input };
     const ran = await (fresh && scope !== '' ? this.#callInScope(scope, execution, call, deadline, signal) : this.#callInDefaultScope(execution, call, deadline, signal, where.holder, fresh)).finally(() => room?.release());
+    // A scope whose first call made no handle (it failed) holds none: its instance goes as if its last had ended.
+    if (fresh && scope !== '') this.#scopeEmpty(scope);
     if ('kind' in ran) return ran;
     const { result, holder } = ran;
     if (result.kind !== 'called') return result;
