@@ -8,14 +8,15 @@
 
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
-import { EndedHandles, HandleDirectory, type HandleChange, type HandleHolder, type HolderResult } from './handle-directory.js';
+import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
+import { HandleScopes } from './handle-scopes.js';
 import type { HandleHomes } from './handle-homes.js';
 import { handleKey, redactScope, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
 import type { HandleCall } from './handle-table.js';
 import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
-import { componentInstances, Execution, type InstanceLimits, type ScopeInstance } from './execution.js';
+import { componentInstances, Execution, type InstanceLimits } from './execution.js';
 import type { CallResult, Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
@@ -51,16 +52,8 @@ export class HostedService {
   readonly #issuer: HandleIssuer;
   readonly #ended: EndedHandles;
   readonly #homes: HandleHomes | undefined;
-  /**
-   * The instance that makes this worker's new handles of the service while
-   * it lives: handles made one after another, whichever instance would take
-   * a call, can then be passed together.
-   */
-  #maker: HandleHolder | undefined;
-  /** Settles once the call choosing the maker (there being none) has run. */
-  #choosingMaker: Promise<void> | undefined;
-  /** Each named handle scope's instance in this worker (docs/api.md §5.1.2), while the scope holds handles. */
-  readonly #scopes = new Map<string, Promise<ScopeInstance>>();
+  /** Which instance a call that makes handles from none runs on, by scope (handle-scopes.ts). */
+  readonly #scopes: HandleScopes;
 
   private constructor(
     readonly descriptor: ServiceDescriptor,
@@ -81,8 +74,9 @@ export class HostedService {
       maxScopes: descriptor.instances.maxScopes,
       ended: this.#ended,
       ...(changed ? { onChange: (change: HandleChange, count: number) => changed(this, change, count) } : {}),
-      onScopeEmpty: (scope) => this.#scopeEmpty(scope),
+      onScopeEmpty: (scope) => this.#scopes.emptied(scope),
     });
+    this.#scopes = new HandleScopes(this.#handles, descriptor.instances.maxScopes);
   }
 
   /** Compiles the component and starts its instances: a component that cannot instantiate fails here, not on its first call. */
@@ -116,10 +110,6 @@ export class HostedService {
     return index === null || index === undefined ? undefined : this.#all[index];
   }
 
-  #liveMaker(): HandleHolder | undefined {
-    return this.#maker?.ended === undefined ? this.#maker : undefined;
-  }
-
   /** The resource live handle `id` is a handle to; or why there is none here (elsewhere: in another worker). */
   handleResource(id: string): ResourceDescriptor | Failure | { kind: 'elsewhere'; worker: number } {
     const where = this.#handles.locate(id);
@@ -143,7 +133,7 @@ export class HostedService {
 
   /** Named handle scopes alive in this worker, each an instance of its own. */
   liveScopes(): number {
-    return this.#scopes.size;
+    return this.#scopes.live;
   }
 
   /** The live handles in this worker, as the listing shows them. */
@@ -181,7 +171,7 @@ export class HostedService {
   quiesce(): Promise<void> {
     this.#quiescing ??= (async () => {
       this.#handles.endAll('the service was quiesced');
-      this.#closeScopes('the service was quiesced');
+      this.#scopes.close('the service was quiesced');
       await this.#execution?.drain();
       this.#execution = undefined;
     })();
@@ -191,14 +181,14 @@ export class HostedService {
   /** Ends the service's instances once the calls already made have finished (it was replaced or removed). */
   drain(): Promise<void> {
     this.#handles.endAll('the service was restarted or reloaded: its instances were replaced');
-    this.#closeScopes('the service was restarted or reloaded');
+    this.#scopes.close('the service was restarted or reloaded');
     return this.#execution?.drain() ?? Promise.resolve();
   }
 
   /** Ends the instances at once (they never served: a restart that was called off). */
   close(): Promise<void> {
     this.#handles.endAll('the service was unloaded');
-    this.#closeScopes('the service was unloaded');
+    this.#scopes.close('the service was unloaded');
     return this.#execution?.close() ?? Promise.resolve();
   }
 
@@ -273,9 +263,7 @@ export class HostedService {
     const room = creates ? this.#handles.reserve(scope, client) : undefined;
     if (room && 'full' in room) return { kind: 'too-many-handles', max: room.max, ...(scope === '' ? (room.full === 'client' ? { client: true } : {}) : { scope: redactScope(scope) }) };
     const call: HandleCall = { method: method.index, ...(self !== undefined ? { self } : {}), input };
-    const ran = await (fresh && scope !== '' ? this.#callInScope(scope, execution, call, deadline, signal) : this.#callInDefaultScope(execution, call, deadline, signal, where.holder, fresh)).finally(() => room?.release());
-    // A scope whose first call made no handle (it failed) holds none: its instance goes as if its last had ended.
-    if (fresh && scope !== '') this.#scopeEmpty(scope);
+    const ran = await (fresh && scope !== '' ? this.#scopes.inNamed(scope, execution, call, deadline, signal) : this.#scopes.inDefault(execution, call, deadline, signal, where.holder, fresh)).finally(() => room?.release());
     if ('kind' in ran) return ran;
     const { result, holder } = ran;
     if (result.kind !== 'called') return result;
@@ -284,64 +272,6 @@ export class HostedService {
     const { outcome } = result;
     if (outcome.kind !== 'ok') return creates ? outcome : encodedFailure(codec, outcome);
     return returned(method, answer, outcome.value, creates ? (value) => value : codec.encodeResult);
-  }
-
-  /**
-   * A call on the default scope's handles, or one that makes its first: on
-   * the instance of the handles it names, else on the maker (the holder
-   * that made the scope's last handles) while it lives, so that the
-   * default scope's handles share one instance. While there is no maker,
-   * the first such call chooses it and the others wait for it.
-   */
-  async #callInDefaultScope(execution: Execution, call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined, fresh: boolean): Promise<{ result: HolderResult; holder?: HandleHolder }> {
-    while (fresh && !this.#liveMaker() && this.#choosingMaker) await this.#choosingMaker;
-    const maker = fresh ? this.#liveMaker() : undefined;
-    let chosen: (() => void) | undefined;
-    if (fresh && !maker) this.#choosingMaker = new Promise<void>((resolve) => (chosen = resolve));
-    try {
-      const ran = await execution.callHandles(call, deadline, signal, holder ?? maker);
-      if (chosen && ran.holder && ran.result.kind === 'called' && ran.result.issued.length > 0) this.#maker = ran.holder;
-      return ran;
-    } finally {
-      if (chosen) {
-        this.#choosingMaker = undefined;
-        chosen();
-      }
-    }
-  }
-
-  /** A call that makes handles in named scope `scope`: on the scope's own instance, started for its first (execution.ts scopeInstance). */
-  async #callInScope(scope: string, execution: Execution, call: HandleCall, deadline: number, signal: AbortSignal | undefined): Promise<{ result: HolderResult; holder?: HandleHolder } | Failure> {
-    let instance = this.#scopes.get(scope);
-    if (!instance) {
-      const max = this.descriptor.instances.maxScopes;
-      if (this.#scopes.size >= max) return { kind: 'too-many-scopes', max };
-      instance = execution.scopeInstance();
-      this.#scopes.set(scope, instance);
-      // One that cannot start is forgotten: the next call tries again.
-      instance.catch(() => this.#scopes.get(scope) === instance && this.#scopes.delete(scope));
-    }
-    try {
-      return await (await instance).callHandles(call, deadline, signal);
-    } catch (e) {
-      return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the handle scope's instance could not start: ${e instanceof Error ? e.message : String(e)}` };
-    }
-  }
-
-  /** Ends named scope `scope`'s instance once it holds no handles and no call is making one (the directory says when its last handle ended). */
-  #scopeEmpty(scope: string): void {
-    setImmediate(() => {
-      const instance = this.#scopes.get(scope);
-      if (!instance || this.#handles.inUse(scope)) return;
-      this.#scopes.delete(scope);
-      void instance.then((i) => i.close('its handle scope holds no handles'), () => {});
-    });
-  }
-
-  /** Ends every named scope's instance (the service's instances are ending). */
-  #closeScopes(reason: string): void {
-    for (const instance of this.#scopes.values()) void instance.then((i) => i.close(reason), () => {});
-    this.#scopes.clear();
   }
 
   /**
