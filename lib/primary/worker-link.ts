@@ -3,7 +3,7 @@
 // and the requests still waiting failed when it exits.
 //
 // Nothing here lives as long as the worker and gathers something per request.
-// Racing each reply against a promise of the worker's exit did (issue 21):
+// Racing each reply against a promise of the worker's exit did, once:
 // every race left a reaction on that promise, holding the settled reply, until
 // the worker died; a metrics scrape every few seconds piled up the workers'
 // snapshots until the primary ran out of heap. Here a reply is held by the one

@@ -1,4 +1,4 @@
-// `npm run chaos`: replays the faults of issues 12 and 21 against a real rt under
+// `npm run chaos`: replays process and request faults against a real rt under
 // autocannon load (loopback only, bounded in time) and prints, per fault, the
 // requests sent, how many failed, and how many workers were killed. Where the
 // contract promises no loss, both must be 0; the script exits 1 otherwise.

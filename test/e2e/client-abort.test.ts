@@ -1,7 +1,7 @@
 // End to end: clients that hang up (docs/api.md §5.5). A client that leaves
 // while its call runs is logged 499, not with what the call came to; a call
 // still waiting for an instance when its client leaves is never run, and a
-// call sent after it does not wait behind it (issue 21: such calls were logged
+// call sent after it does not wait behind it (once, such calls were logged
 // 200 seconds later, and ran, holding up the calls behind them). Which calls
 // ran shows in the log: EFFECTFUL prints `effect <tag>` (logged as its call ends).
 

@@ -182,7 +182,7 @@ describe('HTTP hardening (e2e)', function () {
     });
   });
 
-  describe('HTTP edges (issue 21)', () => {
+  describe('HTTP edges', () => {
     const assertRtError = (answer: RawAnswer, status: number, code: string) => {
       expect(answer.status, answer.body).to.equal(status);
       expect(answer.headers['content-type']).to.match(/^application\/json/);

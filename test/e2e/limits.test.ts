@@ -1,5 +1,5 @@
 // End to end: big request bodies neither hold a worker's main thread nor take
-// its memory (issue 12, item 4). JSON bodies over 64 KiB are parsed and decoded
+// its memory. JSON bodies over 64 KiB are parsed and decoded
 // on the instance thread that makes the call, and instance threads have a JS
 // heap limit (runtime.max_thread_heap_mb). One worker, so the health probes
 // and the calls share one event loop.

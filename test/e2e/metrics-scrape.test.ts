@@ -1,5 +1,5 @@
 // End to end: scraping /api/metrics leaves nothing behind in the primary
-// (issue 21: every worker's snapshot was kept until the worker died, ~47 KB a
+// (once, every worker's snapshot was kept until the worker died, ~47 KB a
 // worker a scrape, until the primary ran out of heap). The primary's heap is
 // measured after a full collection (test/support/heap-probe.ts), so what is
 // compared is what it retains, not what its collector has yet to free.

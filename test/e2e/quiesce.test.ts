@@ -1,7 +1,7 @@
 // End to end: a quiesce that waits for a stream to drain holds nothing else
 // (docs/api.md §5.3): a restart and a reload of other services answer as if no
 // quiesce were in progress, while the quiesce itself answers once the stream
-// has ended (issue 21: they waited for it, up to http.stream_timeout_seconds).
+// has ended (once, they waited for it, up to http.stream_timeout_seconds).
 
 import { expect } from 'chai';
 import { SLOW, repository } from '../support/fixtures.js';

@@ -1,5 +1,4 @@
-// End to end: the primary never waits forever on a worker (docs/api.md §1,
-// issue 5 "IPC"). A worker that stops answering (SIGSTOP here) is killed and
+// End to end: the primary never waits forever on a worker (docs/api.md §1). A worker that stops answering (SIGSTOP here) is killed and
 // replaced once its heartbeats stop, a control operation waiting on it goes
 // on without it, and its replacement comes up in the state the operation left.
 

@@ -1,4 +1,4 @@
-// End to end: faults around the worker processes (issue 12, items 1, 8, 9).
+// End to end: faults around the worker processes.
 // A worker that is alive and draining is never killed for being slow; one
 // that stops (SIGSTOP) is found by its missing heartbeats without any control
 // call; and a primary that dies leaves its workers to finish what they run.

@@ -1,4 +1,4 @@
-// A brotli bomb (issue 21): spaces compressed at quality 5 with a 16 MiB
+// A brotli bomb: spaces compressed at quality 5 with a 16 MiB
 // window, a few hundred bytes per GiB, that take seconds of CPU to inflate.
 
 import { Readable, Writable } from 'node:stream';

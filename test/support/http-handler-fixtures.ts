@@ -3,7 +3,7 @@
 // the bundled HTTP examples build with too), in the two styles people write
 // them: against wasi:http/types directly (`incomingHandler.handle`) and as a
 // fetch-event handler. A fetch-event build answers one request per instance
-// (StarlingMonkey never resets its FetchEvent: notes of issue 24, §1).
+// (StarlingMonkey never resets its FetchEvent).
 
 import type { JsSource } from '../../examples/builder.js';
 import { WASI_WIT } from '../../examples/index.js';

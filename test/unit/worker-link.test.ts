@@ -65,7 +65,7 @@ describe('worker link', () => {
     }
   });
 
-  it('keeps no reply once its request is answered, however many requests a live worker is asked (issue 21)', async function () {
+  it('keeps no reply once its request is answered, however many requests a live worker is asked', async function () {
     this.timeout(30_000);
     link.started();
     const replies = await answered(200);

@@ -1,6 +1,6 @@
 // The handler host: rt's own wasi:http/types and the wasi:io, clocks and
 // stdio interfaces that must come with it, for instances of components that
-// export wasi:http/incoming-handler (issue 24).
+// export wasi:http/incoming-handler (docs/api.md §5.8).
 //
 // Use: build the import entries once per instance (`handlerImports`), merge
 // them over the sandbox's (the rest — random, wall clock, filesystem — stays
