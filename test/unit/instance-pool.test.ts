@@ -11,7 +11,7 @@ import type { HostedService } from '../../lib/worker/execution/hosted-service.js
 import { compileCoreModules } from '../../lib/worker/execution/compile-core-modules.js';
 import { handleKey } from '../../lib/worker/execution/handle-ids.js';
 import { InstancePool } from '../../lib/worker/execution/instance-pool.js';
-import type { StreamFailure, StreamHandle, StreamSink } from '../../lib/worker/execution/invocation.js';
+import type { StreamFailure, StreamControl, StreamSink } from '../../lib/worker/execution/invocation.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { NESTED, RUNAWAY, SLOW } from '../support/fixtures.js';
@@ -179,12 +179,12 @@ describe('instance pool (in process, real threads)', function () {
       drops = await host({ drops: DROPS }, 'drops');
     });
 
-    const open = async (sink: Collected, n: number, window: number): Promise<StreamHandle> => {
+    const open = async (sink: Collected, n: number, window: number): Promise<StreamControl> => {
       const input = { kind: 'json', bytes: Buffer.from(JSON.stringify({ n, 'delay-ms': 0 })) } as const;
       const invocation = { method: drops.method('start')!, input, deadline: performance.now() + TIMEOUT_MS, answer: 'json' } as const;
       const opening = await drops.openStream(invocation, { framing: 'ndjson', window, streamDeadline: performance.now() + 10 * TIMEOUT_MS, sink });
       if (opening.kind !== 'open') throw new Error(`the stream did not open: ${opening.kind}`);
-      return opening.handle;
+      return opening.control;
     };
 
     it('makes items as far as the window goes, and ends once next answers none', async () => {
@@ -261,7 +261,7 @@ describe('instance pool (in process, real threads)', function () {
       for (let attempt = 0; attempt < 5; attempt++) {
         let ring: SharedArrayBuffer | undefined;
         // Set once the stream opens; the sink's chunks, made before that, read it when they come.
-        const opened: { handle?: StreamHandle } = {};
+        const opened: { handle?: StreamControl } = {};
         // A reader that takes every item at once: the thread makes items in runs of PUMP_SLICE_MS, reading no message.
         const sink = new (class extends Collected {
           override chunk(bytes: Uint8Array, items: number): void {

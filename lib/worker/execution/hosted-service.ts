@@ -13,7 +13,7 @@ import { HandleScopes } from './handle-scopes.js';
 import type { HandleHomes } from './handle-homes.js';
 import { handleKey, redactScope, type HandleIssuer, type WorkerIssuer } from './handle-ids.js';
 import type { HandleCall } from './handle-table.js';
-import { endedBecause, HandleRoute, neverIssued } from './handle-route.js';
+import { endedBecause, CallHandles, neverIssued } from './call-handles.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
@@ -238,7 +238,7 @@ export class HostedService {
   async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded, scope: named, client }: Invocation): Promise<InvokeResult> {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
-    const where = new HandleRoute(this.#handles, this.descriptor);
+    const where = new CallHandles(this.#handles, this.descriptor);
     if (self !== undefined) {
       const failure = where.self(self, method);
       if (failure) return failure;

@@ -19,7 +19,7 @@
 //
 // A request to an HTTP handler (`serveHttp`) runs like a call: it holds its
 // thread until `handle` returns, and its deadline cuts it off there. Its body
-// and response cross on a channel of their own (wasi-host/channel.ts), bound
+// and response cross on a channel of their own (wasi-host/core/channel.ts), bound
 // to the thread's shared cells while the thread has the request.
 
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -28,7 +28,7 @@ import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
-import type { CallResult, Failure, StreamHandle, StreamOpening, StreamOptions } from './invocation.js';
+import type { CallResult, Failure, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -80,7 +80,7 @@ interface CallBase {
 }
 
 /** A call waiting or running: one that returns a value, or one that opens a stream. */
-type Call = (CallBase & { stream?: undefined; returned: (value: unknown) => void }) | (CallBase & { stream: StreamState; opened: (handle: StreamHandle) => void });
+type Call = (CallBase & { stream?: undefined; returned: (value: unknown) => void }) | (CallBase & { stream: StreamState; opened: (control: StreamControl) => void });
 
 interface StreamState extends StreamOptions {
   /** Aborts when the client leaves: a stream still waiting for a thread is never opened. */
@@ -237,7 +237,7 @@ class PoolThread {
     if (call.stream && answer[1] === OK) {
       call.stream.open = true;
       call.stream.nextDeadline = performance.now() + this.options.timeoutMs;
-      call.opened(this.#handle(call, call.stream));
+      call.opened(this.#control(call, call.stream));
       // Its bytes reach the sink from now on, after the opening.
       return call.stream.ring!.pull();
     }
@@ -290,7 +290,7 @@ class PoolThread {
     return stream.ring;
   }
 
-  #handle(call: Call, stream: StreamState): StreamHandle {
+  #control(call: Call, stream: StreamState): StreamControl {
     return {
       grant: (bytes) => stream.ring!.release(bytes),
       cancel: () => this.cancel(call),
@@ -394,7 +394,7 @@ export class InstancePool {
   openStream(method: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
     const stream: StreamState = { ...options, open: false, cancelled: false, items: 0, nextDeadline: deadline };
     return new Promise((resolve) => {
-      const opened = (handle: StreamHandle) => resolve({ kind: 'open', handle });
+      const opened = (control: StreamControl) => resolve({ kind: 'open', control });
       this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, undefined], deadline, failed: resolve, stream, opened, finish: NOTHING }, options.signal);
     });
   }

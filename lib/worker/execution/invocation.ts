@@ -90,7 +90,7 @@ export type Framing = 'raw' | 'ndjson' | 'sse';
 export interface StreamSink {
   /**
    * The next bytes of framed items, and how many items they complete: a view
-   * of the stream's ring, valid until granted back (StreamHandle.grant),
+   * of the stream's ring, valid until granted back (StreamControl.grant),
    * which must happen for every byte, once it has gone out or is dropped.
    */
   chunk(bytes: Uint8Array, items: number): void;
@@ -108,7 +108,7 @@ export interface StreamOptions {
 }
 
 /** What the caller of an open stream does with it. */
-export interface StreamHandle {
+export interface StreamControl {
   /** `bytes` the sink was given are no longer needed (the reader took them): the instance may make that many more. */
   grant(bytes: number): void;
   /** Ends the stream early (the client went away): the instance drops its resource. */
@@ -116,7 +116,7 @@ export interface StreamHandle {
 }
 
 /** A stream that opened (the method returned its resource; items follow to the sink), or why it did not. */
-export type StreamOpening = { kind: 'open'; handle: StreamHandle } | Failure;
+export type StreamOpening = { kind: 'open'; control: StreamControl } | Failure;
 
 /** What came of a call inside the execution layer, before its value is encoded: the jco value, or a failure. */
 export type CallResult = { kind: 'ok'; value: unknown } | Failure;

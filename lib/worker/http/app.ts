@@ -11,7 +11,7 @@ import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
 import { apiRouter, type RouteDeps } from './routes.js';
-import { handlerMounts } from './handler-route.js';
+import { wasiHttpMounts } from './wasi-http-route.js';
 import { overCapacity } from './server.js';
 import { pathNames } from './lookup.js';
 
@@ -28,7 +28,7 @@ export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa
   const router = apiRouter(deps, policy);
   app.use(emptyAnswers);
   // Routes sidecars mount outside /api (docs/api.md §5.8): they never overlap it or the console, so order among them does not matter.
-  app.use(handlerMounts({ registry: deps.registry, state: deps.state, maxBodyBytes: config.http.max_body_bytes, log: deps.log }));
+  app.use(wasiHttpMounts({ registry: deps.registry, state: deps.state, maxBodyBytes: config.http.max_body_bytes, log: deps.log }));
   app.use(router.routes());
   app.use(router.allowedMethods());
   // After the API routes, so the invoke path never passes through it.

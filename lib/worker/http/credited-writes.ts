@@ -1,5 +1,5 @@
 // Writing a body whose producer runs on credit (a streamed answer,
-// stream-response.ts; an HTTP handler's response, handler-route.ts): the
+// stream-response.ts; an HTTP handler's response, wasi-http-route.ts): the
 // bytes are views of the producer's ring (byte-ring.ts), written as they are;
 // what arrives in one turn of the event loop leaves in one write to the
 // socket, and the bytes are granted back to the producer once the socket has

@@ -99,7 +99,7 @@ export function invokeRoute(deps: InvokeDeps) {
         failure: (failure) => failureError(failure, where),
         open: async (sink, window) => {
           const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
-          if (opening.kind === 'open') return opening.handle;
+          if (opening.kind === 'open') return opening.control;
           throw failureError(opening, where);
         },
       });

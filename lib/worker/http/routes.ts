@@ -9,8 +9,8 @@ import type { ControlOutcome, ControlRequest } from '../../control.js';
 import { openApiDocument } from '../../openapi.js';
 import { bodyLength, readBody } from './body.js';
 import { CONTROL_ROUTES, controlGuard, type ControlPolicy, type ControlRoute } from './control-guard.js';
-import { handleRoutes } from './handle-routes.js';
-import { handlerApiRoute } from './handler-route.js';
+import { resourceRoutes } from './resource-routes.js';
+import { wasiHttpApiRoute } from './wasi-http-route.js';
 import { invokeRoute } from './invoke.js';
 import { findService } from './lookup.js';
 import type { WorkerState } from './worker-state.js';
@@ -63,8 +63,8 @@ export function apiRouter({ version, config, registry, state, control, requests,
   });
 
   router.post('/services/:domain/:service/invoke/:method', invokeRoute({ config, registry, state, requests, log, peers }));
-  handleRoutes(router, { config, registry, state, requests, log, peers }, policy);
-  router.all('/services/:domain/:service/http{/*path}', handlerApiRoute({ registry, state, maxBodyBytes: config.http.max_body_bytes, log }));
+  resourceRoutes(router, { config, registry, state, requests, log, peers }, policy);
+  router.all('/services/:domain/:service/http{/*path}', wasiHttpApiRoute({ registry, state, maxBodyBytes: config.http.max_body_bytes, log }));
 
   // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
   const guard = controlGuard(policy);

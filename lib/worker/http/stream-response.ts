@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';
 import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
 import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
-import type { Framing, StreamFailure, StreamHandle, StreamSink } from '../execution/invocation.js';
+import type { Framing, StreamFailure, StreamControl, StreamSink } from '../execution/invocation.js';
 import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
 import { sseError } from '../execution/stream-framing.js';
@@ -25,7 +25,7 @@ export interface StreamAnswer {
   /** The error (docs/api.md §5.5) for a failure after the headers (for the log line and the SSE error event). */
   failure: (failure: StreamFailure) => ApiError;
   /** Opens the stream with this sink; rejects (with the ApiError to answer) when it cannot. */
-  open: (sink: StreamSink, window: number) => Promise<StreamHandle>;
+  open: (sink: StreamSink, window: number) => Promise<StreamControl>;
 }
 
 /** Answers `ctx` with a stream; resolves once the stream has ended, however it ended. */
@@ -34,11 +34,11 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   const { series, framing } = answer;
   // Set once the stream opens; the sink's callbacks, made before that, read it when they run.
   // eslint-disable-next-line prefer-const
-  let handle: StreamHandle | undefined;
+  let control: StreamControl | undefined;
   let outcome: StreamOutcome | undefined;
   /** Whether the headers went out, and the stream is counted as open. */
   let started = false;
-  const writes = new CreditedWrites(res, (bytes) => handle?.grant(bytes));
+  const writes = new CreditedWrites(res, (bytes) => control?.grant(bytes));
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
   const stats = { items: 0, bytes: 0 };
@@ -64,7 +64,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   };
   const sink: StreamSink = {
     chunk(bytes, items) {
-      if (outcome) return void handle?.grant(bytes.byteLength);
+      if (outcome) return void control?.grant(bytes.byteLength);
       writeHeaders();
       stats.items += items;
       stats.bytes += bytes.byteLength;
@@ -87,12 +87,12 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
 
   // Only a close before the end is the client's doing; the stream's own end also closes the response.
   res.once('close', () => {
-    if (!res.writableFinished && end('client closed')) handle?.cancel();
+    if (!res.writableFinished && end('client closed')) control?.cancel();
   });
-  handle = await answer.open(sink, WINDOW_BYTES);
+  control = await answer.open(sink, WINDOW_BYTES);
   if (outcome === 'client closed' && !started) {
     // Gone while its call waited or ran: nobody to answer.
-    handle.cancel();
+    control.cancel();
     ctx.respond = false;
     ctx.status = CLIENT_CLOSED_REQUEST;
     return;

@@ -23,7 +23,7 @@ import type { WorkerState } from './worker-state.js';
 
 type Params = Record<string, string>;
 
-export function handleRoutes(router: Router<RequestState>, deps: InvokeDeps, policy: ControlPolicy): void {
+export function resourceRoutes(router: Router<RequestState>, deps: InvokeDeps, policy: ControlPolicy): void {
   const { peers } = deps;
   const invoker = new Invoker(deps);
   const serviceOf = (ctx: RtContext & { params: Params }): HostedService => {

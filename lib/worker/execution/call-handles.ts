@@ -15,7 +15,7 @@ import { redactHandleId, redactScope } from './handle-ids.js';
 import type { Failure, Input } from './invocation.js';
 import type { Method } from './method.js';
 
-export class HandleRoute {
+export class CallHandles {
   /** The instance the named handles live in. */
   holder: HandleHolder | undefined;
   /** The other worker they live in. */

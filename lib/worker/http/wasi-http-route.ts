@@ -24,7 +24,7 @@ import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type 
 import { tooLarge, bodyLength } from './body.js';
 import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
 import { failureError } from './failures.js';
-import { handlerRequestHead, pathBelow } from './handler-request.js';
+import { handlerRequestHead, pathBelow } from './wasi-http-request.js';
 import { findService } from './lookup.js';
 import type { RtContext } from './request-state.js';
 import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
@@ -41,7 +41,7 @@ export interface HandlerDeps {
 const API_PREFIX = /^(?:\/[^/?]*){5}/;
 
 /** `/api/services/{d}/{s}/http/{path…}`: the handler of the service the path names. */
-export function handlerApiRoute(deps: HandlerDeps) {
+export function wasiHttpApiRoute(deps: HandlerDeps) {
   return (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
     const { domain, service } = ctx.params;
     const hosted = findService(deps.registry, deps.state, domain, service);
@@ -60,7 +60,7 @@ export function handlerApiRoute(deps: HandlerDeps) {
  * request at or below one goes to its handler with its own path; the mount
  * table follows the registry's service set.
  */
-export function handlerMounts(deps: HandlerDeps) {
+export function wasiHttpMounts(deps: HandlerDeps) {
   let mounts: { generation: number; routes: Map<string, ServiceId> } | undefined;
   return (ctx: RtContext, next: Next): Promise<void> => {
     if (mounts?.generation !== deps.registry.generation) {

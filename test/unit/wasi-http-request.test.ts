@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { handlerRequestHead, pathBelow } from '../../lib/worker/http/handler-request.js';
+import { handlerRequestHead, pathBelow } from '../../lib/worker/http/wasi-http-request.js';
 
 /** The request a loopback server receives for `send`'s request. */
 async function received(path: string, headers: Record<string, string | string[]>, method = 'GET'): Promise<IncomingMessage> {
