@@ -1,6 +1,7 @@
 // The sidecar's `allowed_outbound_hosts` (docs/api.md §8): which HTTP requests a
-// component may send. Read by the sidecar check (primary) and by the outgoing
-// handler it guards (worker), so both agree on what an entry means.
+// component may send. Read by the sidecar check (primary) and by every
+// outgoing handler it guards (the sandbox's for plain components, the handler
+// host's on both ends of its thread), so all agree on what an entry means.
 //
 // An entry is `[http:// | https://]host[:port]`. Without a scheme, http and
 // https are both allowed; without a port, only the scheme's default port (80,
@@ -47,4 +48,23 @@ export function allowsRequest(patterns: HostPattern[], scheme: string, authority
   return patterns.some(
     (p) => p.host === host && (p.scheme === undefined || p.scheme === scheme) && port === (p.port ?? DEFAULT_PORTS[p.scheme ?? scheme]),
   );
+}
+
+/** A service's allow-list, parsed once: the one question every outgoing handler asks of it. */
+export class OutboundPolicy {
+  readonly #patterns: HostPattern[];
+
+  /** `hosts`: the sidecar's entries, already checked (primary/sidecar.ts); one that is not a pattern is rt's bug. */
+  constructor(readonly hosts: readonly string[]) {
+    this.#patterns = hosts.map((entry) => {
+      const pattern = parseHostPattern(entry);
+      if (!pattern) throw new Error(`allowed_outbound_hosts: ${JSON.stringify(entry)} is not a host pattern`);
+      return pattern;
+    });
+  }
+
+  /** Whether a request to `scheme://authority` may be sent. */
+  allows(scheme: string, authority: string): boolean {
+    return allowsRequest(this.#patterns, scheme, authority);
+  }
 }

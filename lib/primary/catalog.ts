@@ -23,6 +23,7 @@ import { mayGrant } from './repository-trust.js';
 import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
+import { isServedWasiImport } from '../wasi-lines.js';
 
 export interface Catalog {
   services: ServiceDescriptor[];
@@ -118,7 +119,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
     interface: iface,
     methods,
     resources,
-    unsatisfiedImports: iface.imports.filter((i) => !i.name.startsWith('wasi:')).map((i) => i.name),
+    unsatisfiedImports: iface.imports.filter((i) => !isServedWasiImport(i.name)).map((i) => i.name),
     instances: instanceOptions(sidecar, sidecarPath(component.path), http !== undefined),
     env: sidecar.env ?? {},
     init: init ? ({ exportKey: init.exportKey, jsName: init.jsName } satisfies ExportLocation) : null,

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import { OutputCapture, type CapturedText } from '../../lib/worker/sandbox/output-capture.js';
-import { handlerExchange, handlerImports, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
+import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 
 export interface HandlerThreadData {
   /** A folder with the glue (`component.js`) and its core modules. */
@@ -26,7 +26,7 @@ export interface HandlerThreadData {
 
 export interface HandleRequestMessage {
   request: HandlerRequest;
-  /** The request's channel (wasi-host/channel.ts): its body in, its response's head and end out. */
+  /** The request's channel (wasi-host/core/channel.ts): its body in, its response's head and end out. */
   port: MessagePort;
   /** Its response body's ring (byte-ring.ts). */
   ring: SharedArrayBuffer;
@@ -46,17 +46,18 @@ type Handler = { handle(request: unknown, responseOut: unknown): void };
 
 const port = parentPort!;
 const { dir, specifiers, shared, outgoing: outgoingPort } = workerData as HandlerThreadData;
-usePollWaker(threadWaker(shared));
+p2.usePollWaker(threadWaker(shared));
 const output = new OutputCapture();
 const outgoing = outgoingPort ? new OutgoingChannel(outgoingPort, shared) : undefined;
 
 const shim = preview2 as unknown as Record<string, Record<string, object>>;
-const ours = handlerImports(output, outgoing);
+const ours = p2.handlerImports(output, outgoing);
 const imports: Record<string, unknown> = {};
 for (const specifier of specifiers) {
+  // jco names imports without versions; the fixtures are WASI 0.2 components.
   const key = specifier.replace(/@.*/, '');
   const m = /^wasi:([^/]+)\/(.+)$/.exec(key);
-  imports[specifier] = ours[key] ?? (m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined) ?? {};
+  imports[specifier] = ours[`${key}@0.2`] ?? (m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined) ?? {};
 }
 
 const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).href)) as { instantiate: Instantiate };
@@ -73,7 +74,7 @@ async function serve(request: HandlerRequest, channel: MessagePort, ring: Shared
     const key = Object.keys(exports).find((k) => k.startsWith('wasi:http/incoming-handler@')) ?? 'incomingHandler';
     const handler = exports[key] as Handler;
     const sink = new PortResponseSink(channel, ring);
-    const exchange = handlerExchange(request, new PortBodySource(channel), sink);
+    const exchange = p2.handlerExchange(request, new PortBodySource(channel), sink);
     let threw: string | undefined;
     try {
       handler.handle(exchange.request, exchange.responseOut);

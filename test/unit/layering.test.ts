@@ -6,9 +6,10 @@
 // sandbox (what a guest may touch); a layer imports only those below it, and
 // none imports the worker's top (main.ts, metrics.ts), which wires them. The
 // wasi:http handler host (wasi-host) sits beside the sandbox: what runs calls
-// uses it, and it uses only the sandbox. Read from the sources by TypeScript's
-// own import scanner: static, dynamic and type-only imports and re-exports,
-// and none of the words in comments.
+// uses it, and it uses only the sandbox. Inside it, the version-free core
+// imports no version folder (p2/, ...), and no version folder another. Read
+// from the sources by TypeScript's own import scanner: static, dynamic and
+// type-only imports and re-exports, and none of the words in comments.
 
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -74,6 +75,25 @@ function crossings(graph: Map<string, string[]>): string[] {
   return found;
 }
 
+/** The wasi-host folder a module is in (`core`, `p2`, ...), if it is in one. */
+function hostFolder(module: string): string | undefined {
+  return /^lib\/worker\/wasi-host\/([^/]+)\//.exec(module)?.[1];
+}
+
+/** Imports within wasi-host that tie the core to a WASI version or one version to another. */
+function versionCrossings(graph: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    const a = hostFolder(from);
+    if (a === undefined) continue;
+    for (const to of targets) {
+      const b = hostFolder(to);
+      if (b !== undefined && b !== a && b !== 'core') found.push(`${from} → ${to}`);
+    }
+  }
+  return found;
+}
+
 /** Import cycles, each as the modules around it. */
 function cycles(graph: Map<string, string[]>): string[][] {
   const found: string[][] = [];
@@ -108,6 +128,18 @@ describe('layering of lib/', () => {
 
   it('keeps lib/worker and lib/primary apart, the shared modules below both, and the worker in its layers', () => {
     expect(crossings(graph)).to.deep.equal([]);
+  });
+
+  it('keeps the handler host’s core free of WASI versions, and each version folder to itself and the core', () => {
+    const folders = new Set([...graph.keys()].map(hostFolder).filter((f) => f !== undefined));
+    expect([...folders].sort()).to.deep.equal(['core', 'p2']);
+    expect(versionCrossings(graph)).to.deep.equal([]);
+    const bad = new Map([
+      ['lib/worker/wasi-host/core/a.ts', ['lib/worker/wasi-host/p2/b.ts', 'lib/worker/wasi-host/core/c.ts']],
+      ['lib/worker/wasi-host/p3/d.ts', ['lib/worker/wasi-host/p2/b.ts', 'lib/worker/wasi-host/core/c.ts', 'lib/worker/wasi-host/p3/e.ts']],
+      ['lib/worker/wasi-host/index.ts', ['lib/worker/wasi-host/p2/b.ts', 'lib/worker/wasi-host/p3/d.ts']],
+    ]);
+    expect(versionCrossings(bad)).to.deep.equal(['lib/worker/wasi-host/core/a.ts → lib/worker/wasi-host/p2/b.ts', 'lib/worker/wasi-host/p3/d.ts → lib/worker/wasi-host/p2/b.ts']);
   });
 
   it('has no import cycle', () => {

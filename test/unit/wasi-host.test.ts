@@ -4,12 +4,15 @@
 // worker_threads thread with the host's imports; the main thread feeds request
 // bodies and takes responses through the host's channel, as rt's worker will.
 
+import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { expect } from 'chai';
 import { buildComponent } from '../../examples/builder.js';
-import { Fields } from '../../lib/worker/wasi-host/fields.js';
+import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
+import { CABI_REP, REP_RANGE } from '../../lib/worker/wasi-host/core/host-objects.js';
+import { Fields } from '../../lib/worker/wasi-host/p2/fields.js';
 import { BufferedBody, type FieldEntry } from '../../lib/worker/wasi-host/index.js';
-import { Pollable, poll } from '../../lib/worker/wasi-host/poll.js';
-import { InputStream } from '../../lib/worker/wasi-host/streams.js';
+import { Pollable, poll } from '../../lib/worker/wasi-host/p2/poll.js';
+import { InputStream } from '../../lib/worker/wasi-host/p2/streams.js';
 import { HandlerThread } from '../support/handler-host.js';
 import { FETCH_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
 
@@ -65,6 +68,19 @@ describe('wasi-host: the wasi:http handler host', function () {
       expect(dec.decode(stream.read(10n))).to.equal('lo');
       expect(() => stream.read(1n)).to.throw().with.property('payload').that.deep.equals({ tag: 'closed' });
     });
+  });
+
+  it('relies on the glue of the current jco-transpile as it is: host objects keep their rep under Symbol.for("cabiRep"), below its handle flag', async function () {
+    this.timeout(180_000);
+    const { files } = await transpileBytes(await buildComponent(TYPES_HANDLER), { ...TRANSPILE_OPTIONS });
+    const glue = new TextDecoder().decode(files['component.js']);
+    const symbol = /const (\w+) = Symbol\.for\('cabiRep'\);/.exec(glue)?.[1];
+    expect(symbol, 'the glue names the rep symbol as rt does').to.be.a('string');
+    expect(CABI_REP).to.equal(Symbol.for('cabiRep'));
+    // A host object handed to the guest is tabled under its own rep, or else the glue's counter.
+    expect(glue).to.match(new RegExp(`const rep = \\w+\\[${symbol}\\] \\|\\| \\+\\+captureCnt\\d+;`));
+    const flag = /const T_FLAG = 1 << (\d+);/.exec(glue)?.[1];
+    expect(REP_RANGE.last).to.be.below(2 ** Number(flag));
   });
 
   describe('a wasi:http/types handler (componentize-js) on an instance thread', function () {

@@ -5,9 +5,8 @@
 
 import type { ServiceDescriptor } from '../../service.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
-import type { OutgoingTransport } from '../wasi-host/index.js';
-import { hostImports, unversioned, type Grants, type ImportObject } from '../sandbox/wasi-imports.js';
-import { handlerImports } from '../wasi-host/index.js';
+import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
+import { p2, type OutgoingTransport } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 
 /**
@@ -18,11 +17,11 @@ import type { InstanceSpec } from './component-instance.js';
  * requests leave the thread).
  */
 export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingTransport }): InstanceSpec {
-  const imports = hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d));
+  const handlerInterfaces = d.http && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {};
   return {
     entry: d.artifact.entry,
     modules: new Map(modules),
-    imports: d.http && handlerHost ? withHandlerHost(imports, handlerImports(handlerHost.output, handlerHost.outgoing)) : imports,
+    imports: hostImports(d.artifact.importSpecifiers, d.interface.imports, grants(d), handlerInterfaces),
     ...(d.http ? { handler: { exportKey: d.http.interface, jsName: 'handle' } } : {}),
     methods: d.methods.map((m) => (m.member ? { exportKey: m.exportKey, jsName: m.jsName, className: m.member.className, kind: m.member.kind } : { exportKey: m.exportKey, jsName: m.jsName })),
     init: d.init,
@@ -34,9 +33,4 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
 /** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */
 function grants(d: ServiceDescriptor): Grants {
   return { env: Object.entries(d.env), config: d.config?.entries ?? [], paths: d.paths, outboundHosts: d.outboundHosts };
-}
-
-/** `imports` with every interface the handler host provides taken from it (keyed by version in `imports`, without in `host`). */
-function withHandlerHost(imports: ImportObject, host: Record<string, object>): ImportObject {
-  return Object.fromEntries(Object.entries(imports).map(([specifier, value]) => [specifier, host[unversioned(specifier)] ?? value]));
 }

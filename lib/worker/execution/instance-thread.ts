@@ -23,7 +23,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
-import { handlerExchange, OutgoingChannel, PortBodySource, PortResponseSink, threadWaker, usePollWaker } from '../wasi-host/index.js';
+import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
@@ -37,7 +37,7 @@ const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
-if (descriptor.http) usePollWaker(threadWaker(cells));
+if (descriptor.http) p2.usePollWaker(threadWaker(cells));
 /** An HTTP handler's outgoing requests, sent by the main thread. */
 const outgoing = outgoingPort && new OutgoingChannel(outgoingPort, cells);
 
@@ -133,7 +133,7 @@ function handleWork(id: number, work: HandleWork): boolean {
 function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   const began = performance.now();
   const sink = new PortResponseSink(port, ring);
-  const exchange = handlerExchange(request, new PortBodySource(port), sink);
+  const exchange = p2.handlerExchange(request, new PortBodySource(port), sink);
   const called = instance!.handle(exchange.request, exchange.responseOut);
   // What the guest left unfinished is finished or cut off here, before the main thread hears that handle returned.
   const outcome = exchange.settle();

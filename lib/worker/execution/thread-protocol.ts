@@ -20,9 +20,9 @@ export interface ThreadSpec {
   memoryCapBytes: number;
   /** Who the handles its instances make are issued by. */
   issuer: HandleIssuer;
-  /** The cells an HTTP handler's guest sleeps on and reads its response credit from (wasi-host/channel.ts), shared with the main thread. */
+  /** The cells an HTTP handler's guest sleeps on and reads its response credit from (wasi-host/core/channel.ts), shared with the main thread. */
   cells: SharedArrayBuffer;
-  /** An HTTP handler's outgoing requests (wasi-host/outgoing-channel.ts): the thread's end; the main thread sends them. */
+  /** An HTTP handler's outgoing requests (wasi-host/core/outgoing-channel.ts): the thread's end; the main thread sends them. */
   outgoing?: MessagePort;
 }
 
@@ -48,7 +48,7 @@ export type HandleWork = { kind: 'handle-call'; call: HandleCall } | { kind: 'ha
 /**
  * Main → thread: one request to an HTTP handler (docs/api.md §5.8), on a
  * fresh instance unless its max_invocations says otherwise. Its body comes and its response goes on `port`
- * (wasi-host/channel.ts), ending with what `handle` left behind; the call is
+ * (wasi-host/core/channel.ts), ending with what `handle` left behind; the call is
  * answered OK (null) once `handle` has returned.
  */
 export interface HttpWork {

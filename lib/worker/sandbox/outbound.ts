@@ -5,7 +5,7 @@
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type * as wasi from '@bytecodealliance/preview2-shim/interfaces/wasi-http-types';
-import { allowsRequest, parseHostPattern, type HostPattern } from '../../outbound-hosts.js';
+import { OutboundPolicy } from '../../outbound-hosts.js';
 
 type Handle = (request: wasi.OutgoingRequest, options: wasi.RequestOptions | undefined) => wasi.FutureIncomingResponse;
 const shim = (preview2 as unknown as { http: { outgoingHandler: { handle: Handle } } }).http;
@@ -19,16 +19,11 @@ function schemeOf(request: wasi.OutgoingRequest): string {
 }
 
 export function grantedOutgoingHandler(hosts: string[]): { handle: Handle } {
-  const patterns: HostPattern[] = hosts.map((entry) => {
-    const pattern = parseHostPattern(entry);
-    // The sidecar check has already refused anything else.
-    if (!pattern) throw new Error(`allowed_outbound_hosts: ${JSON.stringify(entry)} is not a host pattern`);
-    return pattern;
-  });
+  const policy = new OutboundPolicy(hosts);
   return {
     handle(request, options) {
       const authority = request.authority();
-      if (authority === undefined || !allowsRequest(patterns, schemeOf(request), authority)) {
+      if (authority === undefined || !policy.allows(schemeOf(request), authority)) {
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- the glue turns a thrown ErrorCode into the err case
         throw { tag: 'HTTP-request-denied' } satisfies wasi.ErrorCode;
       }

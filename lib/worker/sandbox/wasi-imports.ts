@@ -1,16 +1,28 @@
-// The imports a component instance receives: WASI from preview2-shim within
-// the sandbox of docs/api.md §8 (no host filesystem, environment, network or
-// process exit beyond what the sidecar grants), and trapping stubs for
-// everything else (docs/api.md §4).
+// The imports a component instance receives: WASI 0.2 from preview2-shim
+// within the sandbox of docs/api.md §8 (no host filesystem, environment,
+// network or process exit beyond what the sidecar grants), and trapping stubs
+// for everything else (docs/api.md §4). Implementations are keyed by interface
+// and version line (wit/interface-key.ts): an import of another line, such as
+// `wasi:io/streams@0.3.0`, gets a stub, never the 0.2 code.
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import type { PathGrant } from '../../service.js';
+import { WASI_0_2 } from '../../wasi-lines.js';
+import { interfaceKey, unversioned } from '../../wit/interface-key.js';
 import { jsClassName, jsIdentifier } from '../../wit/js-names.js';
 import { resourceFunctionName, type ImportedItem, type WitFunction } from '../../wit/types.js';
 import { grantedOutgoingHandler } from './outbound.js';
 import { grantedFilesystem } from './preopens.js';
 
 export type ImportObject = Record<string, unknown>;
+
+/** Implementations keyed by interface and version line (`wasi:io/streams@0.2`). */
+export type InterfaceTable = Record<string, object>;
+
+/** `table`'s keys (interface names) on WASI's 0.2 line. */
+export function onWasi02(table: Record<string, object>): InterfaceTable {
+  return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_2}`, value]));
+}
 
 // preview2-shim declares its namespaces as type-only exports; at run time they
 // are objects of interface implementations.
@@ -50,9 +62,9 @@ export interface Grants {
 // Interfaces replaced (not just passed through) to keep the host out of
 // reach. The environment, the filesystem and outgoing HTTP hold only what the
 // sidecar grants; without a granted host, outgoing HTTP stays a trapping stub.
-function sandboxed({ env, config, paths, outboundHosts }: Grants): Record<string, object> {
+function sandboxed({ env, config, paths, outboundHosts }: Grants): InterfaceTable {
   const settings = new Map(config);
-  return {
+  return onWasi02({
     // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
     'wasi:config/store': {
       get: (key: string) => settings.get(key),
@@ -70,13 +82,13 @@ function sandboxed({ env, config, paths, outboundHosts }: Grants): Record<string
     },
     ...grantedFilesystem(paths),
     ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
-  };
+  });
 }
 
 const NO_GRANTS: Grants = { env: [], config: [], paths: [], outboundHosts: [] };
 
 /** The WASI interfaces taken from preview2-shim as they are. Sockets and outgoing HTTP are not among them: no network. */
-const PASSED_THROUGH: Record<string, object> = {
+const PASSED_THROUGH: InterfaceTable = onWasi02({
   'wasi:cli/stdin': cli.stdin,
   'wasi:cli/stdout': cli.stdout,
   'wasi:cli/stderr': cli.stderr,
@@ -94,13 +106,7 @@ const PASSED_THROUGH: Record<string, object> = {
   'wasi:random/insecure': random.insecure,
   'wasi:random/insecure-seed': random.insecureSeed,
   'wasi:http/types': http.types,
-};
-
-/** `wasi:io/streams@0.2.3` → `wasi:io/streams`: jco keys imports without versions. */
-export function unversioned(name: string): string {
-  const at = name.indexOf('@');
-  return at === -1 ? name : name.slice(0, at);
-}
+});
 
 function trap(name: string): () => never {
   return () => {
@@ -142,21 +148,21 @@ function addStubFunction(members: Record<string, unknown>, importName: string, f
 
 /**
  * The import object for one component: keyed the way its glue asks
- * (`specifiers`, from jco), each entry the sandboxed WASI implementation or a stub.
+ * (`specifiers`, from jco: without versions), each entry the implementation
+ * of its interface's version line (`imports` say which version the component
+ * was built against) or a stub. `host`: implementations that take precedence
+ * over the sandbox's (an HTTP handler's own host, wasi-host/).
  */
-export function hostImports(specifiers: string[], imports: ImportedItem[], grants: Grants = NO_GRANTS): ImportObject {
+export function hostImports(specifiers: string[], imports: ImportedItem[], grants: Grants = NO_GRANTS, host: InterfaceTable = {}): ImportObject {
   const byName = new Map(imports.map((i) => [unversioned(i.name), i]));
   const replaced = sandboxed(grants);
   const object: ImportObject = {};
   for (const specifier of specifiers) {
-    const key = unversioned(specifier);
-    const provided = replaced[key] ?? PASSED_THROUGH[key];
-    if (provided) {
-      object[specifier] = provided;
-      continue;
-    }
-    const item = byName.get(key);
-    object[specifier] = item ? stub(item) : {};
+    const item = byName.get(unversioned(specifier));
+    const key = interfaceKey(item?.name ?? specifier);
+    const provided = host[key] ?? replaced[key] ?? PASSED_THROUGH[key];
+    if (provided) object[specifier] = provided;
+    else object[specifier] = item ? stub(item) : {};
   }
   return object;
 }

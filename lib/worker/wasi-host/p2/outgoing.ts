@@ -3,7 +3,7 @@
 // request-options, future-incoming-response, incoming-response.
 //
 // The guest's thread cannot await, and the sockets are the worker's main
-// thread's: `handle` hands the request to a transport (outgoing-channel.ts)
+// thread's: `handle` hands the request to a transport (core/outgoing-channel.ts)
 // and returns at once. The guest then waits on the future, reads the response
 // body and writes the request body through the same pollables and streams as
 // for its own request and response, so one poll list covers all of them and
@@ -13,60 +13,16 @@
 // http-types.ts's (outgoing-body, incoming-body, future-trailers): one
 // resource type each in the WIT, whichever way the message goes.
 
-import type { BodySink, ErrorCode, RequestBodySource, ResponseHead } from './exchange.js';
-import { FORBIDDEN_HEADERS, Fields, isValidFieldName, type FieldEntry } from './fields.js';
+import { FORBIDDEN_HEADERS, isHttpToken, isValidFieldName } from '../core/field-rules.js';
+import type { ErrorCode, ResponseHead } from '../core/handler-io.js';
+import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
+import type { OutgoingCall, OutgoingHead, OutgoingTimeouts, OutgoingTransport } from '../core/outgoing-transport.js';
+import { Fields } from './fields.js';
 import { headerProblem, IncomingBody, OutgoingBody, type Method, type Result, type Scheme } from './http-types.js';
 import { Pollable } from './poll.js';
-import { assignRep, GuestMisuse, WasiError } from './resource.js';
-
-/** A request as the transport sends it. */
-export interface OutgoingHead {
-  /** `GET`, or the guest's own method name. */
-  method: string;
-  scheme: 'http' | 'https';
-  /** `host[:port]`. */
-  authority: string;
-  pathWithQuery: string;
-  /** Without connection-level headers: the transport frames the message. */
-  headers: FieldEntry[];
-  /**
-   * The guest is still writing the body (the transport sends the head at
-   * once, and the body as it comes: chunked, without a content-length);
-   * false: all of it comes with the start (it is sent with its length).
-   */
-  bodyFollows: boolean;
-}
-
-/** request-options in milliseconds; absent: no bound of its own (the exchange's deadline still ends it). */
-export interface OutgoingTimeouts {
-  connectMs?: number;
-  firstByteMs?: number;
-  betweenBytesMs?: number;
-}
-
-/** What the response to an outgoing request is so far. */
-export type OutgoingResponseState = { kind: 'waiting' } | { kind: 'head'; head: ResponseHead } | { kind: 'failed'; code: ErrorCode };
-
-/** One request in flight, as the guest's objects see it. Nothing here blocks. */
-export interface OutgoingCall {
-  /** Where the request body goes once sent; its credit is what the far side has room for. */
-  readonly requestBody: BodySink;
-  response(): OutgoingResponseState;
-  /** The response body, read once the head is here; fails with the error-code that broke it. */
-  readonly responseBody: RequestBodySource;
-  /** The guest lost interest (dropped the future, or the response unread): the request is stopped. */
-  cancel(reason: string): void;
-}
-
-/** What performs a thread's outgoing requests. */
-export interface OutgoingTransport {
-  /** Starts a request, or refuses it (HTTP-request-denied) with nothing sent. */
-  start(head: OutgoingHead, timeouts: OutgoingTimeouts): { call: OutgoingCall } | { refused: ErrorCode };
-}
 
 const unitError = (): WasiError<undefined> => new WasiError(undefined);
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
 /** `host[:port]`, host a reg-name or a bracketed IP literal; no userinfo (RFC 9110 §4.2.4). */
 const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{0,5}))?$/;
@@ -104,7 +60,7 @@ export class OutgoingRequest {
   }
 
   setMethod(method: Method): void {
-    if (method.tag === 'other' && !TOKEN.test(method.val)) throw unitError();
+    if (method.tag === 'other' && !isHttpToken(method.val)) throw unitError();
     this.#method = method;
   }
 

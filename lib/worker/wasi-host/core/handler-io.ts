@@ -1,10 +1,10 @@
 // One request to a handler as rt's side sees it: what goes in (the request
 // and a source for its body) and where the response goes (a sink). The guest
-// side of both is http-types.ts; crossing threads is channel.ts.
+// side of both is a version folder's (p2/http-types.ts); crossing threads is channel.ts.
 
-import type { FieldEntry } from './fields.js';
-import type { Variant } from './resource.js';
-import type { ByteSource } from './streams.js';
+import type { ByteSource } from './byte-queue.js';
+import type { FieldEntry } from './field-rules.js';
+import type { Variant } from './host-objects.js';
 
 /** A wasi:http error-code as the glue represents the variant. */
 export type ErrorCode = Variant;
@@ -79,3 +79,6 @@ export type HandleOutcome =
   | { kind: 'refused'; code: ErrorCode }
   /** A response went to the sink; `complete` unless its body was cut off (then `abort` was called). */
   | { kind: 'responded'; status: number; complete: boolean; bodyBytes: number };
+
+/** How much body a guest may write before its response is set or its request sent (then the sink's credit rules). */
+export const UNSENT_WINDOW = 64 * 1024;

@@ -8,7 +8,8 @@
 // timer among the pollables is due. Readiness is always re-checked from the
 // source of truth, so a spurious wake-up costs one loop, never a wrong answer.
 
-import { assignRep, GuestMisuse } from './resource.js';
+import { assignRep, GuestMisuse } from '../core/host-objects.js';
+import { privateWaker, type Waker } from '../core/waker.js';
 
 /**
  * What a pollable waits on. `ready` is asked after every wake-up; `deadline`
@@ -21,40 +22,6 @@ export interface Readiness {
   ready(): boolean;
   deadline?: bigint;
   pending?(): boolean;
-}
-
-/**
- * Blocks the calling thread until the shared counter moves. The main-thread
- * side bumps it with `wake` (same buffer).
- */
-export class Waker {
-  readonly #cell: Int32Array;
-
-  /** `shared` holds at least one Int32 at `index`. */
-  constructor(shared: SharedArrayBuffer, index = 0) {
-    this.#cell = new Int32Array(shared, index * 4, 1);
-  }
-
-  epoch(): number {
-    return Atomics.load(this.#cell, 0);
-  }
-
-  /** Sleeps until the counter is no longer `seen` or `ms` passed (Infinity: no bound). */
-  sleep(seen: number, ms: number): void {
-    Atomics.wait(this.#cell, 0, seen, ms);
-  }
-
-  /** From any thread: wakes whoever sleeps on `shared[index]`. */
-  static wake(shared: SharedArrayBuffer, index = 0): void {
-    const cell = new Int32Array(shared, index * 4, 1);
-    Atomics.add(cell, 0, 1);
-    Atomics.notify(cell, 0);
-  }
-}
-
-/** A waker nobody else bumps: on a thread that receives nothing (or in a test), only timers end a wait. */
-export function privateWaker(): Waker {
-  return new Waker(new SharedArrayBuffer(4));
 }
 
 // Sources read what other threads sent (body chunks, credit) when asked for

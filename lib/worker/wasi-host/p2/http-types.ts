@@ -6,13 +6,15 @@
 //
 // preview2-shim's classes cannot serve here: it deletes the factories of its
 // request and outparam objects after load, and its bodies are streams of its
-// own I/O worker (findings §3).
+// own I/O worker, which a guest blocked in `poll` on rt's thread never sees.
 
-import type { BodySink, ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseSink } from './exchange.js';
-import { FORBIDDEN_HEADERS, Fields, isValidFieldName, isValidFieldValue, type FieldEntry } from './fields.js';
+import type { ByteSink } from '../core/byte-queue.js';
+import { FORBIDDEN_HEADERS, isValidFieldName, isValidFieldValue, type FieldEntry } from '../core/field-rules.js';
+import { UNSENT_WINDOW, type BodySink, type ErrorCode, type HandleOutcome, type HandlerRequest, type RequestBodySource, type ResponseSink } from '../core/handler-io.js';
+import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
+import { Fields } from './fields.js';
 import { Pollable } from './poll.js';
-import { assignRep, GuestMisuse, WasiError } from './resource.js';
-import { InputStream, IoError, OutputStream, type ByteSink } from './streams.js';
+import { InputStream, IoError, OutputStream } from './streams.js';
 
 export type Method = { tag: 'get' | 'head' | 'post' | 'put' | 'delete' | 'connect' | 'options' | 'trace' | 'patch' } | { tag: 'other'; val: string };
 export type Scheme = { tag: 'HTTP' } | { tag: 'HTTPS' } | { tag: 'other'; val: string };
@@ -130,9 +132,6 @@ export class FutureTrailers {
     if (this.#source.status().kind === 'open') this.#source.release?.();
   }
 }
-
-/** How much body a guest may write before its response is set or its request sent (then the sink's credit rules). */
-export const UNSENT_WINDOW = 64 * 1024;
 
 export class OutgoingResponse {
   readonly #headers: Fields;

@@ -2,14 +2,14 @@
 //
 // They must be rt's classes, not preview2-shim's: the preview1 adapter asks
 // for stdin on the first stderr write, and the glue checks every stream it is
-// handed against the InputStream/OutputStream of the import object (findings
-// §2). Output goes to an OutputCapture, which the instance's owner flushes to
+// handed against the InputStream/OutputStream of the import object. Output goes to an OutputCapture, which the instance's owner flushes to
 // the log under the service's name (sandbox/output-capture.ts). There is no
 // terminal: the terminal-* getters answer none.
 
-import type { OutputCapture, StreamName } from '../sandbox/output-capture.js';
-import { EMPTY_SOURCE, InputStream, OutputStream, type ByteSink } from './streams.js';
-import { assignRep } from './resource.js';
+import type { OutputCapture, StreamName } from '../../sandbox/output-capture.js';
+import { EMPTY_SOURCE, type ByteSink } from '../core/byte-queue.js';
+import { assignRep } from '../core/host-objects.js';
+import { InputStream, OutputStream } from './streams.js';
 
 /** Output is captured, not sent anywhere that pushes back: any size is taken at once (the capture caps what it keeps). */
 const CAPTURE_CAPACITY = 1 << 20;

@@ -1,7 +1,7 @@
 // A request's body and its response between the worker's main thread (where
 // the sockets are) and the instance thread the guest blocks on.
 //
-// The guest's thread sleeps in Atomics.wait (poll.ts), so it cannot take
+// The guest's thread sleeps in Atomics.wait (waker.ts), so it cannot take
 // 'message' events: the main thread posts on a MessagePort and bumps the
 // thread's wake counter; the thread drains the port with receiveMessageOnPort
 // whenever readiness is asked. The response's body goes the other way
@@ -12,12 +12,12 @@
 // before them are in the ring.
 
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { RingProducer, RingReader } from '../../byte-ring.js';
-import type { ErrorCode as RtErrorCode } from '../../errors.js';
-import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './exchange.js';
-import type { FieldEntry } from './fields.js';
-import { Waker } from './poll.js';
-import { ChunkQueue } from './streams.js';
+import { RingProducer, RingReader } from '../../../byte-ring.js';
+import type { ErrorCode as RtErrorCode } from '../../../errors.js';
+import { ChunkQueue } from './byte-queue.js';
+import type { FieldEntry } from './field-rules.js';
+import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './handler-io.js';
+import { Waker } from './waker.js';
 
 /** The thread's shared cells (Int32 each): the wake counter poll sleeps on. */
 const WAKE = 0;

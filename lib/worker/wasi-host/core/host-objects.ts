@@ -17,8 +17,9 @@ export interface Variant {
 /** The key jco's glue reads a host object's representation from. */
 export const CABI_REP = Symbol.for('cabiRep');
 
-const FIRST_REP = 1 << 28;
-const LAST_REP = (1 << 30) - 1;
+/** rt's reps: above the glue's and the shim's counters, below the glue's handle flag (T_FLAG, 1 << 30). */
+export const REP_RANGE = { first: 1 << 28, last: (1 << 30) - 1 } as const;
+const { first: FIRST_REP, last: LAST_REP } = REP_RANGE;
 let nextRep = FIRST_REP;
 
 /**

@@ -8,27 +8,12 @@
 // `immutable`. Which of a client's headers reach the guest (hop-by-hop ones
 // stripped) is the caller's decision, not checked here.
 
-import { assignRep, WasiError } from './resource.js';
+import { FORBIDDEN_HEADERS, isValidFieldName, isValidFieldValue, type FieldEntry } from '../core/field-rules.js';
+import { assignRep, WasiError } from '../core/host-objects.js';
+
+export type { FieldEntry } from '../core/field-rules.js';
 
 export type HeaderError = { tag: 'invalid-syntax' } | { tag: 'forbidden' } | { tag: 'immutable' };
-
-/** A header as rt passes them around: lowercase name, raw value bytes. */
-export type FieldEntry = [name: string, value: Uint8Array];
-
-/** wasmtime's DEFAULT_FORBIDDEN_HEADERS: connection-level headers a component cannot send. */
-export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
-
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-export function isValidFieldName(name: string): boolean {
-  return TOKEN.test(name);
-}
-
-/** RFC 9110 field-value bytes as the http crate accepts them: no CTLs but HTAB, no DEL. */
-export function isValidFieldValue(value: Uint8Array): boolean {
-  for (const b of value) if ((b < 0x20 && b !== 0x09) || b === 0x7f) return false;
-  return true;
-}
 
 const headerError = (tag: HeaderError['tag']): WasiError<HeaderError> => new WasiError<HeaderError>({ tag });
 

@@ -1,0 +1,37 @@
+// How a thread that runs a guest sleeps until the worker's main thread has
+// something for it (body bytes, credit) or a deadline passes: a shared
+// counter, Atomics.wait on the thread's side and Atomics.notify on the other.
+
+/**
+ * Blocks the calling thread until the shared counter moves. The main-thread
+ * side bumps it with `wake` (same buffer).
+ */
+export class Waker {
+  readonly #cell: Int32Array;
+
+  /** `shared` holds at least one Int32 at `index`. */
+  constructor(shared: SharedArrayBuffer, index = 0) {
+    this.#cell = new Int32Array(shared, index * 4, 1);
+  }
+
+  epoch(): number {
+    return Atomics.load(this.#cell, 0);
+  }
+
+  /** Sleeps until the counter is no longer `seen` or `ms` passed (Infinity: no bound). */
+  sleep(seen: number, ms: number): void {
+    Atomics.wait(this.#cell, 0, seen, ms);
+  }
+
+  /** From any thread: wakes whoever sleeps on `shared[index]`. */
+  static wake(shared: SharedArrayBuffer, index = 0): void {
+    const cell = new Int32Array(shared, index * 4, 1);
+    Atomics.add(cell, 0, 1);
+    Atomics.notify(cell, 0);
+  }
+}
+
+/** A waker nobody else bumps: on a thread that receives nothing (or in a test), only timers end a wait. */
+export function privateWaker(): Waker {
+  return new Waker(new SharedArrayBuffer(4));
+}
