@@ -3,7 +3,7 @@
 
 import cluster from 'node:cluster';
 import { readFileSync, rmdirSync, rmSync } from 'node:fs';
-import { EndedHandles } from './execution/handle-directory.js';
+import { assembleWorker } from './assembly.js';
 import { HandleHomes } from './execution/handle-homes.js';
 import type { Server } from 'node:http';
 import {
@@ -17,15 +17,8 @@ import {
   type WorkerMessage,
 } from '../ipc.js';
 import type { ControlOutcome, ControlRequest } from '../control.js';
-import { TrustedProxies } from '../client-address.js';
 import { createLogger, exitAfterLogs, type Logger } from '../log.js';
-import { createApp } from './http/app.js';
-import type { ExchangeSettings } from './http/exchange.js';
-import { invokeLane } from './http/invoke-lane.js';
 import { Peers } from './http/peers.js';
-import { WorkerMetrics } from './metrics.js';
-import { ServiceRegistry } from './execution/registry.js';
-import type { WorkerState } from './http/worker-state.js';
 import { createHttpsServer, createServer } from './http/server.js';
 
 function send(message: WorkerMessage): void {
@@ -56,37 +49,20 @@ async function main(): Promise<void> {
   const log = createLogger(verbose ? 'debug' : config.log.level, { worker: workerId });
   // This worker is in its slot already; the primary's broadcasts say when another slot's worker changes.
   const homes = new HandleHomes(bootstrap.homes.map((worker, slot) => (slot === bootstrap.slot ? workerId : worker)));
-  const registry: ServiceRegistry = new ServiceRegistry({
-    timeoutMs: config.http.request_timeout_seconds * 1000,
-    memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
-    threadHeapMb: config.runtime.max_thread_heap_mb,
-    log,
-    issuer: { workerId, key: Buffer.from(bootstrap.handleKey, 'hex') },
-    homes,
-    endedHandles: new EndedHandles(),
-    handlesChanged: (hosted, change, count) => metrics.handlesChanged(hosted.name, change, count),
-    moved: (hosted, move) => {
-      metrics.placementChanged(hosted.name, move);
-      reportPlacements();
-    },
-  });
-  const state: WorkerState = { loaded: false, clusterReady: false, workerId, placements: {} };
-  const metrics = new WorkerMetrics(registry);
+  const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
   /** Tells the primary where this worker runs its services, for every worker's listing. */
   const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
-  const exchange: ExchangeSettings = {
-    // A line costs only when written: pino's info() is a no-op below its level.
-    requestLog: config.log.requests && log.isLevelEnabled('info') ? log : undefined,
+  const { registry, state, metrics, listener: handler } = assembleWorker({
+    version: bootstrap.version,
+    config,
     log,
-    requests: metrics.requests,
-    workerId: String(workerId),
-    timeoutMs: config.http.request_timeout_seconds * 1000,
-    proxies: new TrustedProxies(config.http.trusted_proxies),
-  };
-  const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
-  const deps = { version: bootstrap.version, config, registry, state, log, requests: metrics.requests, control: askPrimary, exchange, peers };
-  // Plain JSON invokes are answered ahead of Koa (invoke-lane.ts); everything else by the app.
-  const handler = invokeLane(deps, createApp(deps).callback());
+    workerId,
+    handleKey: Buffer.from(bootstrap.handleKey, 'hex'),
+    homes,
+    peers,
+    control: askPrimary,
+    placementsChanged: () => reportPlacements(),
+  });
   const servers = [listen(createServer(config.http, handler), config.http.port)];
   // Other workers forward requests for this worker's handles here.
   servers.push(listenForPeers(peers.listen(createServer(config.http, handler))));

@@ -223,6 +223,6 @@ export async function call(url: string, init: { method?: string; body?: string |
   return { status: res.status, headers: res.headers, body, text };
 }
 
-export function invoke(rt: RtProcess, path: string, json?: unknown): Promise<JsonResponse> {
+export function invoke(rt: { url: string }, path: string, json?: unknown): Promise<JsonResponse> {
   return call(`${rt.url}/api/services/${path}`, json === undefined ? {} : { body: JSON.stringify(json), contentType: 'application/json' });
 }

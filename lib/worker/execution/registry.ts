@@ -102,6 +102,15 @@ export class ServiceRegistry {
     await this.#services.get(serviceKey(id))?.quiesce();
   }
 
+  /** Serves nothing from now on: every service drains (its running calls finish) and its instances end. */
+  async close(): Promise<void> {
+    const all = [...this.#services.values(), ...this.#staged.values()];
+    this.#services = new Map();
+    this.#staged.clear();
+    this.#generation++;
+    await Promise.all(all.map((hosted) => hosted.drain()));
+  }
+
   /** Serves `next` from now on; services no longer in it end once their running calls finish. */
   #swap(next: Map<string, HostedService>): void {
     const dropped = [...this.#services].filter(([key, hosted]) => next.get(key) !== hosted);

@@ -1,4 +1,5 @@
-// End to end: describing services (WIT, JSON Schemas, resources) and the OpenAPI document.
+// Describing services (WIT, JSON Schemas, resources) and the OpenAPI document,
+// over HTTP to a worker served in process (test/support/in-process.ts).
 
 import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
@@ -8,7 +9,8 @@ import type { WatSource } from '../../examples/builder.js';
 import { examples as examples_ } from '../../examples/index.js';
 import { examplesRepository, repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
-import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, invoke } from '../support/rt-process.js';
 
 /**
  * A component whose functions take and return a resource it imports (rt makes
@@ -38,9 +40,9 @@ interface MethodDescription {
   response_schema?: object;
 }
 
-describe('introspection (e2e)', function () {
+describe('introspection (in process)', function () {
   this.timeout(240_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
 
   before(async () => {
     const examples = await examplesRepository();
@@ -51,8 +53,7 @@ describe('introspection (e2e)', function () {
       // An older version of the calculator example's package: shadowed by 1.0.0.
       'calculator-old': { ...calculator, wit: calculator.wit.replace('@1.0.0', '@0.9.0'), wat: calculator.wat.replaceAll('@1.0.0', '@0.9.0') },
     });
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}", "file://${extra}"]`, workers: 1 });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${examples}", "file://${extra}"]` });
   });
 
   after(async () => {

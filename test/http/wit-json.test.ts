@@ -1,11 +1,13 @@
-// End to end: every row of docs/api.md §6, both directions, through the real
-// HTTP path. rt reads the types from the component binaries themselves; the
-// echo functions send every value back, so JSON in must equal JSON out.
+// Every row of docs/api.md §6, both directions, through the real HTTP path of
+// a worker served in process (test/support/in-process.ts). rt reads the types
+// from the component binaries themselves; the echo functions send every value
+// back, so JSON in must equal JSON out.
 
 import { expect } from 'chai';
 import type { ComponentSource } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, invoke } from '../support/rt-process.js';
 
 const SCALAR_TYPES = ['u8', 's8', 'u16', 's16', 'u32', 's32', 'u64', 's64', 'f32', 'f64'] as const;
 const CORE: Record<string, string> = { u64: 'i64', s64: 'i64', f32: 'f32', f64: 'f64' };
@@ -157,15 +159,14 @@ const REJECTED: [string, unknown, string][] = [
   ['roundtrip/echo-results', [{ ok: 5 }], 'r[0].ok: expected string, got 5'],
 ];
 
-describe('WIT ⇄ JSON through HTTP (e2e)', function () {
+describe('WIT ⇄ JSON through HTTP (in process)', function () {
   this.timeout(240_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
   const param: Record<string, string> = {};
 
   before(async () => {
     const dir = await repository({ scalars: SCALARS, roundtrip: COMPOUND });
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${dir}"]`, workers: 1 });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${dir}"]` });
     // Parameter names as rt read them from the binaries.
     for (const service of ['scalars', 'roundtrip']) {
       const described = await call(`${rt.url}/api/services/test/${service}`, { method: 'GET' });

@@ -1,12 +1,14 @@
-// End to end: raw bytes in and out (docs/api.md §5.1), and the sidecar's media types.
+// Raw bytes in and out (docs/api.md §5.1), and the sidecar's media types, over
+// HTTP to a worker served in process (test/support/in-process.ts).
 
 import { expect } from 'chai';
 import { BYTES, examplesRepository, repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, invoke } from '../support/rt-process.js';
 
-describe('raw bytes (e2e)', function () {
+describe('raw bytes (in process)', function () {
   this.timeout(240_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
   let url: string;
 
   before(async () => {
@@ -19,8 +21,7 @@ describe('raw bytes (e2e)', function () {
       'bad-media': BYTES,
       'bad-media.toml': { raw: 'service = "bad-media"\n[media_types]\nsize = "image/png"\n' },
     });
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${examples}/calculator.wasm", "file://${repo}"]`, workers: 1 });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${examples}/calculator.wasm", "file://${repo}"]` });
     url = `${rt.url}/api/services/acme/bytes/invoke`;
   });
 

@@ -1,0 +1,74 @@
+// What a worker is made of, wired together: the service registry, its state
+// as the API reports it, the metrics, the request exchange's settings and the
+// one request listener its sockets (and its peers' forwards) are served by.
+// main.ts adds the process around it (IPC with the primary, the sockets, the
+// lifecycle); the in-process tests (test/support/in-process.ts) serve the
+// same listener on a loopback socket of their own.
+
+import type { ControlOutcome, ControlRequest } from '../control.js';
+import { TrustedProxies } from '../client-address.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import { EndedHandles } from './execution/handle-directory.js';
+import type { HandleHomes } from './execution/handle-homes.js';
+import { ServiceRegistry } from './execution/registry.js';
+import { createApp } from './http/app.js';
+import type { ExchangeSettings } from './http/exchange.js';
+import { invokeLane } from './http/invoke-lane.js';
+import type { Peers } from './http/peers.js';
+import type { RequestListener } from './http/server.js';
+import type { WorkerState } from './http/worker-state.js';
+import { WorkerMetrics } from './metrics.js';
+
+export interface WorkerParts {
+  version: string;
+  config: Config;
+  log: Logger;
+  workerId: number;
+  /** The run's handle key, shared by every worker (execution/handle-ids.ts). */
+  handleKey: Buffer;
+  homes: HandleHomes;
+  peers: Peers;
+  /** Has the primary carry out a control operation on every worker. */
+  control: (request: ControlRequest) => Promise<ControlOutcome>;
+  /** Where this worker runs its services changed (for the primary's listing). */
+  placementsChanged: () => void;
+}
+
+export interface Worker {
+  registry: ServiceRegistry;
+  state: WorkerState;
+  metrics: WorkerMetrics;
+  /** Answers every request: plain JSON invokes in the invoke lane, everything else in the Koa app. */
+  listener: RequestListener;
+}
+
+export function assembleWorker({ version, config, log, workerId, handleKey, homes, peers, control, placementsChanged }: WorkerParts): Worker {
+  const registry: ServiceRegistry = new ServiceRegistry({
+    timeoutMs: config.http.request_timeout_seconds * 1000,
+    memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
+    threadHeapMb: config.runtime.max_thread_heap_mb,
+    log,
+    issuer: { workerId, key: handleKey },
+    homes,
+    endedHandles: new EndedHandles(),
+    handlesChanged: (hosted, change, count) => metrics.handlesChanged(hosted.name, change, count),
+    moved: (hosted, move) => {
+      metrics.placementChanged(hosted.name, move);
+      placementsChanged();
+    },
+  });
+  const state: WorkerState = { loaded: false, clusterReady: false, workerId, placements: {} };
+  const metrics = new WorkerMetrics(registry);
+  const exchange: ExchangeSettings = {
+    // A line costs only when written: pino's info() is a no-op below its level.
+    requestLog: config.log.requests && log.isLevelEnabled('info') ? log : undefined,
+    log,
+    requests: metrics.requests,
+    workerId: String(workerId),
+    timeoutMs: config.http.request_timeout_seconds * 1000,
+    proxies: new TrustedProxies(config.http.trusted_proxies),
+  };
+  const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers };
+  return { registry, state, metrics, listener: invokeLane(deps, createApp(deps).callback()) };
+}
