@@ -16,7 +16,7 @@ import { loadavg } from 'node:os';
 import { examplesRepository } from '../test/support/fixtures.js';
 import { load, post, type LoadResult } from './load.js';
 import { roundOrder } from './order.js';
-import { compactPlacement, samplePlacement } from './placement.js';
+import { compactPlacement, placementMoves, samplePlacement } from './placement.js';
 import { assertRunning, Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
@@ -85,6 +85,12 @@ export async function overHttp(): Promise<void> {
       ['rt(info) calculator', await samplePlacement(`${rtInfo.url}/api/services/example/calculator`, workers)],
       ['greeter', await samplePlacement(`${rtGreeter.url}/api/services/example/greeter`, workers)],
     ] as const;
+    // Why a service moved, if it did (a move is logged too, but the servers' output is not kept).
+    const moves = [
+      ['rt(warn)', await placementMoves(rtWarn.url)],
+      ['rt(info)', await placementMoves(rtInfo.url)],
+      ['greeter rt', await placementMoves(rtGreeter.url)],
+    ] as const;
 
     if (soakSeconds > 0) {
       console.log(`\nsoak before the rounds: req/s per ${sliceSeconds} s slice, ${soakSeconds} s per target, the targets in turn (not counted)`);
@@ -146,6 +152,7 @@ export async function overHttp(): Promise<void> {
     );
     console.log(`  load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`  placement after the rounds, by worker (the service listing): ${placements.map(([name, p]) => `${name} ${compactPlacement(p)}`).join('; ')}`);
+    console.log(`  moves during the run (rt_placement_changes_total): ${moves.map(([name, m]) => `${name}: ${m}`).join('; ')}`);
 
     console.log('\nratios');
     printTable({

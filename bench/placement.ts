@@ -92,3 +92,16 @@ export async function samplePlacement(url: string, workers: number): Promise<Pla
   }
   return sample;
 }
+
+/** The service moves rt counted (`rt_placement_changes_total`, summed over the workers), as "to/reason ×n" per service. */
+export async function placementMoves(baseUrl: string): Promise<string> {
+  const text = await (await fetch(`${baseUrl}/api/metrics`)).text();
+  const moves = text
+    .split('\n')
+    .filter((line) => line.startsWith('rt_placement_changes_total{'))
+    .map((line) => {
+      const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      return `${labels.service} ${labels.to}/${labels.reason} ×${line.slice(line.lastIndexOf(' ') + 1)}`;
+    });
+  return moves.length > 0 ? moves.join(', ') : 'none';
+}

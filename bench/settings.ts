@@ -50,7 +50,7 @@ export const settings = {
    * short stream, or one stretch of the run, catches or not). 16 passes of
    * 32 MiB streams, not 8 of 64 MiB: the same time, twice the moments. With 8,
    * the componentize-js rows and the bare baseline still spread up to 1.6x
-   * between rounds; with 16, every variant stayed within 1.44 (docs/performance.md,
+   * between rounds; with 16, every variant stayed within 1.44 (docs/performance-log.md,
    * "Twice the moments a round samples").
    */
   streamPasses: Math.max(1, Math.round(num('BENCH_STREAM_PASSES', 16))),

@@ -7,9 +7,9 @@
 //
 // 1. raw bytes, one stream at a time, 1 worker: bytes(total, chunk) at 1, 16
 //    and 64 KiB chunks, MiB/s, from two guests against the same baseline
-//    rows: STREAMS (componentize-js, whose `next` costs 50-70 µs of its own
-//    at 1 KiB and 170-250 µs at 64 KiB, docs/performance.md, its copying and
-//    GC of each chunk dominating) and CHUNKS (WAT, whose `next`
+//    rows: STREAMS (componentize-js, whose `next` costs ~76 µs of its own at
+//    1 KiB and ~137 µs at 64 KiB on Node 26, docs/performance.md, its copying
+//    and GC of each chunk dominating) and CHUNKS (WAT, whose `next`
 //    returns a slice of its linear memory: what is left is rt's path, and
 //    jco's copy of the list); the line under the table prints the difference;
 // 2. small items, one stream at a time, 1 worker: STREAMS words(n) (text

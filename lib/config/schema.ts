@@ -73,7 +73,7 @@ const DECLARED = [
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
   { path: 'repositories.trusted', type: urls('https:'), default: [], description: "`https:` repositories (as written in `repo_urls`) whose sidecars may grant `allowed_paths`, `env` and `allowed_outbound_hosts`; a sidecar of any other `https:` repository that grants them fails its component. `file:` repositories are the operator's own files and always may (docs/api.md §8)" },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
-  { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost about a tenth of the throughput: docs/performance.md)' },
+  { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost ~7 % of the throughput: docs/performance.md)' },
   { path: 'console.enabled', type: bool, default: true, description: 'Serve the web console at `/console/` (`/` redirects there); `false`: both answer 404' },
 ] as const satisfies readonly KeySpec[];
 

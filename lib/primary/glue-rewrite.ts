@@ -3,9 +3,8 @@
 // each of its calls, several per component call, and every call site builds
 // its arguments (objects of task ids and names) before that read: on Node,
 // `process.env` is a getter into the C++ environment. Measured on the WAT
-// `add` (bench/per-call.ts, docs/performance.md "The glue"): ~2,500 ns a
-// call as jco writes it, ~890 ns with the variable read once, ~710 ns with
-// the arguments not built either. So the variable is read once, when the glue
+// `add` (bench/per-call.ts, docs/performance.md "`calls`"): ~2,300 ns a call
+// as jco writes it, ~630 ns as rewritten here. So the variable is read once, when the glue
 // module loads, and each debug call is guarded by it: setting JCO_DEBUG for
 // rt's processes still turns jco's debug output on. The guarded arguments are
 // log payloads (accessors of task state), nothing a call depends on.

@@ -6,7 +6,7 @@
 // zeroed and filled, which the ring then copies again. At 64 KiB items that
 // allocation costs as much as the ring's copy, its fresh pages fault in once
 // malloc has given the last ones back, and its garbage makes V8 collect
-// (docs/performance.md). So a stream of bytes written raw reads each item
+// (docs/performance-log.md). So a stream of bytes written raw reads each item
 // where the guest made it: rt calls the core `next` itself, reads the
 // option's discriminant, pointer and length from the return area, and hands
 // the ring a view of the guest's memory. The guest's post-return (which may

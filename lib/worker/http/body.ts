@@ -8,7 +8,7 @@
 //
 // This replaces koa-body on the invoke path: co-body, raw-body, inflation and
 // type-is cost more per request than the whole call (measured in
-// docs/performance.md), and rt needs only bytes and JSON.
+// docs/performance-log.md), and rt needs only bytes and JSON.
 
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';

@@ -27,7 +27,7 @@ import type { ServerResponse } from 'node:http';
  * 64 MiB streams, interleaved with bare node:http): the main thread's
  * involuntary context switches per stream fell from ~370 to ~60, and the
  * median stream from 0.59 to 0.98 × the baseline at 64 KiB (512 KiB: 0.74),
- * 1.15 to 1.61 × at 16 KiB (docs/performance.md, "Wake-ups and the window").
+ * 1.15 to 1.61 × at 16 KiB (docs/performance-log.md, "Wake-ups and the window").
  */
 export const WINDOW_BYTES = 1024 * 1024;
 
