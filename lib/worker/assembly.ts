@@ -1,11 +1,13 @@
 // What a worker is made of, wired together: the service registry, its state
-// as the API reports it, the metrics, the request exchange's settings and the
-// one request listener its sockets (and its peers' forwards) are served by.
-// main.ts adds the process around it (IPC with the primary, the sockets, the
-// lifecycle); the in-process tests (test/support/in-process.ts) serve the
-// same listener on a loopback socket of their own.
+// as the API reports it, the metrics, the request exchange's settings, the
+// one request listener its sockets (and its peers' forwards) are served by,
+// and what it does for each request of the primary's (ipc.ts). main.ts adds
+// the process around it (IPC, the sockets, the lifecycle); the in-process
+// tests (test/support/in-process.ts) join it to the primary's control plane
+// without IPC and serve the listener on a loopback socket of their own.
 
 import type { ControlOutcome, ControlRequest } from '../control.js';
+import type { WorkerReply, WorkerRequest } from '../ipc.js';
 import { TrustedProxies } from '../client-address.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -41,6 +43,12 @@ export interface Worker {
   metrics: WorkerMetrics;
   /** Answers every request: plain JSON invokes in the invoke lane, everything else in the Koa app. */
   listener: RequestListener;
+  /**
+   * Carries out a request of the primary's and makes its reply. A quiesce's
+   * reply comes once its service has drained; the service refuses calls as
+   * soon as the request is taken.
+   */
+  answer(request: WorkerRequest): Promise<WorkerReply>;
 }
 
 export function assembleWorker({ version, config, log, workerId, handleKey, homes, peers, control, placementsChanged }: WorkerParts): Worker {
@@ -70,5 +78,33 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
     proxies: new TrustedProxies(config.http.trusted_proxies),
   };
   const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers };
-  return { registry, state, metrics, listener: invokeLane(deps, createApp(deps).callback()) };
+
+  async function answer(m: WorkerRequest): Promise<WorkerReply> {
+    switch (m.type) {
+      case 'load': {
+        const failures = await registry.load(m.services, m.failures);
+        state.loaded = true;
+        log.debug({ services: m.services.length - failures.length }, 'components loaded');
+        placementsChanged();
+        return { type: 'loaded', id: m.id, failures };
+      }
+      case 'stage':
+        return { type: 'staged', id: m.id, error: await registry.stage(m.service) };
+      case 'commit':
+        registry.commit(m.service);
+        placementsChanged();
+        return { type: 'done', id: m.id };
+      case 'discard':
+        await registry.discard(m.service);
+        return { type: 'done', id: m.id };
+      case 'quiesce':
+        await registry.quiesce(m.service);
+        placementsChanged();
+        return { type: 'done', id: m.id };
+      case 'collect-metrics':
+        return { type: 'metrics', id: m.id, snapshot: await metrics.snapshot() };
+    }
+  }
+
+  return { registry, state, metrics, listener: invokeLane(deps, createApp(deps).callback()), answer };
 }

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
   /** Tells the primary where this worker runs its services, for every worker's listing. */
   const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
-  const { registry, state, metrics, listener: handler } = assembleWorker({
+  const { registry, state, listener: handler, answer } = assembleWorker({
     version: bootstrap.version,
     config,
     log,
@@ -135,38 +135,18 @@ async function main(): Promise<void> {
 
   async function onMessage(m: PrimaryMessage): Promise<void> {
     switch (m.type) {
-      case 'load': {
-        const failures = await registry.load(m.services, m.failures);
-        state.loaded = true;
-        log.debug({ services: m.services.length - failures.length }, 'components loaded');
-        send({ type: 'loaded', id: m.id, failures });
-        reportPlacements();
-        break;
-      }
-      case 'stage':
-        send({ type: 'staged', id: m.id, error: await registry.stage(m.service) });
-        break;
-      case 'commit':
-        registry.commit(m.service);
-        send({ type: 'done', id: m.id });
-        reportPlacements();
-        break;
-      case 'discard':
-        await registry.discard(m.service);
-        send({ type: 'done', id: m.id });
-        break;
       case 'quiesce':
         // The drain lasts as long as the service's last stream: the changes after this one do not wait for it (docs/api.md §5.3).
-        void registry
-          .quiesce(m.service)
-          .then(() => {
-            send({ type: 'done', id: m.id });
-            reportPlacements();
-          })
+        void answer(m)
+          .then(send)
           .catch((e: unknown) => log.error({ err: e }, 'quiescing failed'));
         break;
+      case 'load':
+      case 'stage':
+      case 'commit':
+      case 'discard':
       case 'collect-metrics':
-        send({ type: 'metrics', id: m.id, snapshot: await metrics.snapshot() });
+        send(await answer(m));
         break;
       case 'control-answer':
         controlAnswers.settle(m);

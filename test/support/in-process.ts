@@ -1,12 +1,13 @@
-// rt's worker served in the test process: the same listener a worker serves
-// (lib/worker/assembly.ts: the invoke lane, the Koa app, the registry), the
-// same configuration layers (rt/config.toml, RT__ variables), the services
-// from the same catalog the primary builds, on a loopback socket of its own.
-// For the HTTP behaviours that need no processes (statuses, error bodies,
-// CORS, content types, limits, handles in one worker); what needs the cluster,
-// IPC, signals or a crash is tested on the real CLI (rt-process.ts). Control
-// operations (restart, quiesce, reload, metrics) are the primary's: here they
-// answer 503, saying so.
+// rt in the test process: one worker as a worker is made (lib/worker/
+// assembly.ts: the invoke lane, the Koa app, the registry), served on a
+// loopback socket of its own, and the primary's control plane
+// (lib/primary/control-plane.ts) with that worker as its whole fleet, joined
+// by direct calls where the CLI has IPC. The same configuration layers
+// (rt/config.toml, RT__ variables), the same catalog, restart, quiesce,
+// reload and metrics. For the HTTP behaviours that need no processes
+// (statuses, error bodies, CORS, content types, limits, handles in one
+// worker); what needs the cluster, several workers, signals or a crash is
+// tested on the real CLI (rt-process.ts).
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -14,9 +15,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../lib/config/index.js';
-import type { ControlOutcome } from '../../lib/control.js';
-import { buildCatalog } from '../../lib/primary/catalog.js';
-import { repositoryOptions } from '../../lib/primary/repositories.js';
+import type { ControlRequest } from '../../lib/control.js';
+import type { ReplyTo, UnsentRequest, WorkerRequest } from '../../lib/ipc.js';
+import { ControlPlane, type Fleet } from '../../lib/primary/control-plane.js';
+import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
 import { assembleWorker, type Worker } from '../../lib/worker/assembly.js';
 import { HandleHomes } from '../../lib/worker/execution/handle-homes.js';
 import { Peers } from '../../lib/worker/http/peers.js';
@@ -32,7 +34,18 @@ export interface InProcessOptions {
 }
 
 const WORKER_ID = 1;
-const NOT_HERE: ControlOutcome = { kind: 'failed', code: 'RT_ERR_NOT_READY', details: 'control operations are the primary’s, and this worker runs in a test process without one', context: {} };
+
+/** The one worker, as the control plane reaches it: its requests answered by direct calls, each with an id as over IPC. */
+function fleetOf(worker: Worker): Fleet<Worker> {
+  let nextId = 1;
+  return {
+    workers: () => [worker],
+    async ask<T extends WorkerRequest['type']>(w: Worker, request: UnsentRequest<T> | (() => UnsentRequest<T>)): Promise<ReplyTo<T>> {
+      const unsent = typeof request === 'function' ? request() : request;
+      return (await w.answer({ ...unsent, id: nextId++ })) as ReplyTo<T>;
+    },
+  };
+}
 
 export class InProcessRt {
   readonly #lines: Record<string, unknown>[] = [];
@@ -61,6 +74,8 @@ export class InProcessRt {
     });
     const log = pino({ level: config.log.level, base: { worker: WORKER_ID } }, sink);
     const peerDir = await tempDir('rt-in-process-peers-');
+    // The worker asks the control plane, which is made with the worker as its fleet.
+    const primary: { control?: ControlPlane<Worker> } = {};
     const worker = assembleWorker({
       version: 'in-process',
       config,
@@ -69,12 +84,11 @@ export class InProcessRt {
       handleKey: Buffer.alloc(32, 7),
       homes: new HandleHomes([WORKER_ID]),
       peers: new Peers(peerDir, WORKER_ID, config.http.max_body_bytes, log),
-      control: () => Promise.resolve(NOT_HERE),
+      control: (request: ControlRequest) => primary.control!.handle(request),
       placementsChanged: () => {},
     });
-    const { services, failures } = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), config.repositories.trusted, log);
-    await worker.registry.load(services, failures);
-    worker.state.loaded = true;
+    primary.control = new ControlPlane({ config, cwd, log, fleet: fleetOf(worker), persisted: new PersistedConfigs(join(cwd, 'data', 'restart-configs')) });
+    await primary.control.start();
     worker.state.clusterReady = true;
     const server = createServer(config.http, worker.listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
