@@ -108,6 +108,16 @@ export class InProcessRt {
     return [...this.#lines];
   }
 
+  /** What rt logged so far, a JSON line each, as the CLI prints it. */
+  get output(): string {
+    return this.#lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+  }
+
+  /** As RtProcess's: here every line is in as soon as it is written. */
+  workerLogsFlushed(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Waits (up to `timeoutMs`) for a log line matching `match`. */
   async logged(match: (line: Record<string, unknown>) => boolean, timeoutMs = 5_000): Promise<boolean> {
     return eventually(() => this.#lines.some(match), { what: 'a log line', timeoutMs }).then(

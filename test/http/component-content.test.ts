@@ -1,5 +1,5 @@
-// End to end: content a component makes never runs as rt's origin (docs/api.md
-// §5.6). Its raw bytes and streams carry a sandboxing Content-Security-Policy
+// Content a component makes never runs as rt's origin (docs/api.md §5.6),
+// over HTTP to rt in process (test/support/in-process.ts). Its raw bytes and streams carry a sandboxing Content-Security-Policy
 // and nosniff, rt's own JSON answers do not need them; and in Chromium, a
 // component's HTML page, reached the way an attacker would reach it (a
 // foreign page's auto-submitted form), runs in an opaque origin: its request
@@ -10,7 +10,8 @@ import type { Browser } from 'playwright-core';
 import type { ComponentSource } from '../../examples/builder.js';
 import { launchChromium } from '../support/chromium.js';
 import { BYTES, repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, invoke } from '../support/rt-process.js';
 import { openStream } from '../support/stream-client.js';
 import { DROPS } from '../support/streaming-fixtures.js';
 
@@ -33,15 +34,14 @@ const PAGES: ComponentSource = {
     (i32.const 16)))`,
 };
 
-describe('component content (e2e)', function () {
+describe('component content (in process)', function () {
   this.timeout(120_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
 
   before(async function () {
     this.timeout(300_000);
     const repo = await repository({ pages: PAGES, 'pages.toml': { raw: '[media_types]\npage = "text/html"\n' }, bytes: BYTES, drops: DROPS });
-    rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 1 });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]` });
   });
 
   after(async () => {

@@ -1,10 +1,11 @@
-// End to end: resources through handles (docs/api.md §5.1.2) through the real
-// CLI. COUNTERS (test/support/resource-fixtures.ts, WAT with a destructor that
+// Resources through handles (docs/api.md §5.1.2), over HTTP to rt in process
+// (test/support/in-process.ts: one worker, the primary's control plane).
+// COUNTERS (test/support/resource-fixtures.ts, WAT with a destructor that
 // counts drops) under several sidecars, one service per behaviour whose
 // instances a test ends (a trap, quiesce, restart, reload), and the cart
 // example (componentize-js). One worker: a handle lives in the worker that
-// made it, and forwarding between workers is tested elsewhere. One rt for the
-// whole file.
+// made it, and forwarding between workers is tested end to end. One rt for
+// the whole file.
 
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -15,7 +16,8 @@ import { examples } from '../../examples/index.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
 import { BRITTLE, COUNTERS } from '../support/resource-fixtures.js';
-import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, type JsonResponse } from '../support/rt-process.js';
 import { redactHandleId as shortened } from '../../lib/worker/execution/handle-ids.js';
 
 /** COUNTERS under another address (its sidecar's `service`) and sidecar keys. */
@@ -27,9 +29,9 @@ const counters = (service: string, keys = '') => ({
 /** COUNTERS with other bytes (a global nothing reads): a changed component for a reload. */
 const COUNTERS_CHANGED: WatSource = { ...(COUNTERS as WatSource), wat: (COUNTERS as WatSource).wat.replace('(memory (export "memory") 1)', '(memory (export "memory") 1)\n  (global i32 (i32.const 7))') };
 
-describe('resources through handles (e2e)', function () {
+describe('resources through handles (in process)', function () {
   this.timeout(60_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
   let repo: string;
 
   const url = (path: string) => `${rt.url}/api/services/${path}`;
@@ -108,8 +110,7 @@ describe('resources through handles (e2e)', function () {
     });
     // Built now, so the reload test only copies it in.
     await buildComponent(COUNTERS_CHANGED);
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]` });
   });
 
   after(async () => {

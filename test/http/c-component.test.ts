@@ -1,14 +1,15 @@
-// End to end: a component built from C the way real toolchains build them
-// (clang + wasi-libc, WASI through the preview1 adapter): the canonical ABI
-// with malloc'd memory and post-return functions, and libc meeting the
-// sandbox (fopen, getenv, stderr).
+// Over HTTP to rt in process: a component built from C the way real
+// toolchains build them (clang + wasi-libc, WASI through the preview1
+// adapter): the canonical ABI with malloc'd memory and post-return
+// functions, and libc meeting the sandbox (fopen, getenv, stderr).
 
 import { expect } from 'chai';
 import { C_LIBC, repository } from '../support/fixtures.js';
-import { invoke, RtProcess } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { invoke } from '../support/rt-process.js';
 
-describe('a C component on wasi-libc (e2e)', function () {
-  let rt: RtProcess | undefined;
+describe('a C component on wasi-libc (in process)', function () {
+  let rt: InProcessRt | undefined;
 
   before(async function () {
     this.timeout(300_000);
@@ -19,8 +20,7 @@ describe('a C component on wasi-libc (e2e)', function () {
       'granted-libc.toml': { raw: 'service = "granted-libc"\n[env]\nGREETING = "hi"\n[[allowed_paths]]\nhost = "files"\nguest = "/data"\n' },
       'files/hello.txt': { raw: 'hello from the host\n' },
     });
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]` });
   });
 
   after(async () => {

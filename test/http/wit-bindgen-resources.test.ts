@@ -1,4 +1,5 @@
-// End to end: resources through handles (docs/api.md §5.1.2) on components rt
+// Resources through handles (docs/api.md §5.1.2), over HTTP to rt in process,
+// on components rt
 // did not build: wit-bindgen's runtime-test components for resources, written
 // in C, as jco ships them (test/fixtures/wit-bindgen/NOTICE.md). Every resource
 // function `resources.component.wasm` exports is called through the handle
@@ -10,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { redactHandleId as shortened } from '../../lib/worker/execution/handle-ids.js';
 import { repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess, type JsonResponse } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, invoke, type JsonResponse } from '../support/rt-process.js';
 
 const FIXTURES = new URL('../../../test/fixtures/wit-bindgen/', import.meta.url);
 
@@ -22,9 +24,9 @@ interface Listed {
   unsatisfied_imports: string[];
 }
 
-describe('wit-bindgen resources in C (e2e)', function () {
+describe('wit-bindgen resources in C (in process)', function () {
   this.timeout(240_000);
-  let rt: RtProcess;
+  let rt: InProcessRt;
   const SERVICE = 'default/resources';
 
   before(async () => {
@@ -32,8 +34,7 @@ describe('wit-bindgen resources in C (e2e)', function () {
       'resources.wasm': { raw: await readFile(new URL('resources.component.wasm', FIXTURES)) },
       'resource-import-and-export.wasm': { raw: await readFile(new URL('resource-import-and-export.component.wasm', FIXTURES)) },
     });
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
-    await rt.ready();
+    rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]` });
   });
 
   after(async () => {

@@ -1,4 +1,5 @@
-// End to end: control operations (restart, quiesce, reload) from browsers,
+// Control operations (restart, quiesce, reload) from browsers, over HTTP to rt
+// in process (test/support/in-process.ts),
 // and the optional token (docs/api.md §5.6). A page on a foreign site must not
 // change what runs, whatever its content type (a text/plain POST is sent
 // without a preflight); rt's own pages, listed origins and clients that are
@@ -6,13 +7,14 @@
 
 import { expect } from 'chai';
 import { repository, versioned } from '../support/fixtures.js';
-import { call, RtProcess, type JsonResponse } from '../support/rt-process.js';
+import { InProcessRt } from '../support/in-process.js';
+import { call, type JsonResponse } from '../support/rt-process.js';
 
 const LISTED = 'https://admin.example';
 const FOREIGN = 'https://evil.example';
 const TOKEN = 'correct horse battery staple';
 
-describe('control operations from browsers, and the token (e2e)', function () {
+describe('control operations from browsers, and the token (in process)', function () {
   this.timeout(120_000);
   let repo: string;
 
@@ -22,17 +24,16 @@ describe('control operations from browsers, and the token (e2e)', function () {
   });
 
   /** A control request: reload, restart or quiesce of acme.versioned, with the given headers (and body). */
-  const control = (rt: RtProcess, op: 'reload' | 'restart' | 'quiesce', headers: Record<string, string> = {}, body?: string): Promise<JsonResponse> => {
+  const control = (rt: InProcessRt, op: 'reload' | 'restart' | 'quiesce', headers: Record<string, string> = {}, body?: string): Promise<JsonResponse> => {
     const path = op === 'reload' ? '/api/reload' : `/api/services/acme/versioned/${op}`;
     return call(`${rt.url}${path}`, { method: op === 'quiesce' ? 'PUT' : 'POST', headers, ...(body === undefined ? {} : { body }) });
   };
 
   describe('without a token', () => {
-    let rt: RtProcess;
+    let rt: InProcessRt;
 
     before(async () => {
-      rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]\n[http.control]\nallowed_origins = ["${LISTED}/"]\n`, workers: 1 });
-      await rt.ready();
+      rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]\n[http.control]\nallowed_origins = ["${LISTED}/"]\n` });
     });
 
     after(async () => {
@@ -96,11 +97,10 @@ describe('control operations from browsers, and the token (e2e)', function () {
   });
 
   describe('with http.control.token', () => {
-    let rt: RtProcess;
+    let rt: InProcessRt;
 
     before(async () => {
-      rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 1, env: { RT__HTTP__CONTROL__TOKEN: TOKEN } });
-      await rt.ready();
+      rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT__HTTP__CONTROL__TOKEN: TOKEN } });
     });
 
     after(async () => {
