@@ -39,7 +39,9 @@ export async function invokeJson(hosted: HostedService, name: string, json: stri
   const method = hosted.method(name);
   if (!method) throw new Error(`no method ${name}`);
   const invocation: Invocation = { method, input: { kind: 'json', bytes: Buffer.from(json) }, deadline: performance.now() + timeoutMs, answer: 'json', ...(signal ? { signal } : {}) };
-  const result = succeeded(hosted, invocation, await hosted.invoke(invocation));
+  const route = hosted.involvesHandles(invocation) ? hosted.routeHandleCall(invocation) : undefined;
+  if (route?.kind === 'other-worker') throw new Error(`a call routed to worker ${route.worker}: one worker hosts everything here`);
+  const result = succeeded(hosted, invocation, route && route.kind !== 'here' ? route : await hosted.invoke(invocation, route));
   return result.kind === 'json' ? result.value : result.bytes;
 }
 

@@ -110,7 +110,7 @@ describe('handles', () => {
       expect(d.size).to.equal(2);
       expect(find(d, 'a')).to.include({ holder: h, created: 1_000_000, lastUsed: 1_000_500, key: 'acme:c/c#counter' });
       expect(d.expires(find(d, 'b') as LiveHandle)).to.equal(1_060_000);
-      expect(d.locate(mintHandleId({ ...issuer, workerId: 2 }))).to.deep.include({ kind: 'elsewhere', worker: 2 });
+      expect(d.locate(mintHandleId({ ...issuer, workerId: 2 }))).to.deep.include({ kind: 'other-worker', worker: 2 });
       expect(d.locate(mintHandleId({ ...issuer, key: handleKey() }))).to.deep.equal({ kind: 'unknown' });
       expect(d.locate(mintHandleId({ ...issuer, scope: 'acme.other' })), 'another service\'s').to.deep.equal({ kind: 'unknown' });
       expect(find(d, 'never made')).to.deep.equal({ ended: ended.why('?') }, 'an id this worker issued but never recorded has ended');

@@ -1,8 +1,8 @@
-// Where a call that involves handles goes (docs/api.md §5.1.2): the handles
-// it names, from its path (a method's `self`) and its JSON body (own and
-// borrow parameters at any depth), looked up in the worker's directory. They
-// must all live in one instance (the call runs there), or all in one other
-// worker (the request goes there). The body is decoded here to find them, and
+// The handles a call names (docs/api.md §5.1.2), from its path (a method's
+// `self`) and its JSON body (own and borrow parameters at any depth), looked
+// up in the worker's directory. They must all live in one instance (the call
+// runs there), or all in one other worker (the HTTP layer sends the request
+// there). The body is decoded here to find them, and
 // checked with it, before any instance is asked; the instance decodes it
 // again with its own table (handle-table.ts), which holds the objects.
 
@@ -19,7 +19,7 @@ export class CallHandles {
   /** The instance the named handles live in. */
   holder: HandleHolder | undefined;
   /** The other worker they live in. */
-  elsewhere: number | undefined;
+  otherWorker: number | undefined;
   /** The handles named, live here (their last use is now). */
   readonly used: string[] = [];
   /** The handle scopes of the handles named, live here. */
@@ -63,7 +63,7 @@ export class CallHandles {
       const scopes = [...this.#scopes].map(redactScope).join(', ');
       return { kind: 'handles-refused', details: `the handles it names belong to different handle scopes (${scopes}): a call runs in one scope's instance` };
     }
-    if (this.#workersApart || (this.elsewhere !== undefined && this.used.length > 0)) {
+    if (this.#workersApart || (this.otherWorker !== undefined && this.used.length > 0)) {
       // A scope's handles all live in its home worker: handles in two workers belong to two scopes.
       const here = this.scope === undefined ? '' : ` (one of them ${redactScope(this.scope)})`;
       return { kind: 'handles-refused', details: `the handles it names live in different workers, so they belong to different handle scopes${here}: a call runs in one scope's instance` };
@@ -79,9 +79,9 @@ export class CallHandles {
         throw new HandleMismatch('unknown', handleExpected(t), neverIssued(id));
       case 'ended':
         throw new HandleMismatch('ended', handleExpected(t), endedBecause(where.why));
-      case 'elsewhere':
-        if (this.elsewhere !== undefined && this.elsewhere !== where.worker) this.#workersApart = true;
-        this.elsewhere = where.worker;
+      case 'other-worker':
+        if (this.otherWorker !== undefined && this.otherWorker !== where.worker) this.#workersApart = true;
+        this.otherWorker = where.worker;
         return id;
       case 'live':
         break;

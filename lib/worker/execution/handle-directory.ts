@@ -89,7 +89,8 @@ export type HandleChange = 'created' | 'dropped' | 'moved' | 'expired' | 'instan
 /** Where a handle is, as its id says and this worker knows. */
 export type HandleLocation =
   | { kind: 'live'; handle: LiveHandle }
-  | { kind: 'elsewhere'; worker: number }
+  /** Issued by another worker, which holds it if it lives. */
+  | { kind: 'other-worker'; worker: number }
   | { kind: 'ended'; why: string }
   | { kind: 'unknown' };
 
@@ -171,7 +172,7 @@ export class HandleDirectory {
   locate(id: string): HandleLocation {
     const owner = handleOwner(id, this.options.issuer);
     if (owner === undefined) return { kind: 'unknown' };
-    if (owner !== this.options.issuer.workerId) return { kind: 'elsewhere', worker: owner };
+    if (owner !== this.options.issuer.workerId) return { kind: 'other-worker', worker: owner };
     const live = this.#live.get(id);
     return live ? { kind: 'live', handle: live } : { kind: 'ended', why: this.options.ended.why(id) };
   }

@@ -17,7 +17,7 @@ import { endedBecause, CallHandles, neverIssued } from './call-handles.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
-import type { CallResult, Failure, Invocation, InvokeResult, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
+import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
 import type { Move, PlacementSettings } from './placement.js';
@@ -37,6 +37,19 @@ export interface HostingOptions extends InstanceLimits {
   moved?: (service: HostedService, move: Move) => void;
   /** The placement policy's settings (tests shorten the probation). */
   placement?: PlacementSettings;
+}
+
+/** A call that involves handles, to be made in this worker (routeHandleCall): on what, with which handles, in which scope. */
+export interface HandleCallRoute {
+  kind: 'here';
+  execution: Execution;
+  codec: FunctionCodec;
+  where: CallHandles;
+  /** The call makes handles (its result holds some). */
+  creates: boolean;
+  /** It makes them from none it was passed: on its scope's maker instance. */
+  fresh: boolean;
+  scope: string;
 }
 
 export class HostedService {
@@ -110,16 +123,16 @@ export class HostedService {
     return index === null || index === undefined ? undefined : this.#all[index];
   }
 
-  /** The resource live handle `id` is a handle to; or why there is none here (elsewhere: in another worker). */
-  handleResource(id: string): ResourceDescriptor | Failure | { kind: 'elsewhere'; worker: number } {
+  /** The resource live handle `id` is a handle to; or why there is none here (another worker issued it: the request goes there). */
+  handleResource(id: string): ResourceDescriptor | Failure | OtherWorker {
     const where = this.#handles.locate(id);
     switch (where.kind) {
       case 'unknown':
         return { kind: 'unknown-handle', details: neverIssued(id) };
       case 'ended':
         return { kind: 'handle-ended', details: endedBecause(where.why) };
-      case 'elsewhere':
-        return where;
+      case 'other-worker':
+        return { kind: 'other-worker', worker: where.worker, for: 'handles' };
       case 'live':
         // A restart's new service keeps no handles of the old one's, so a live handle's resource is this service's.
         return this.descriptor.resources.find((r) => r.key === where.handle.key)!;
@@ -192,9 +205,16 @@ export class HostedService {
     return this.#execution?.close() ?? Promise.resolve();
   }
 
-  /** Makes the call `invocation` asks for: the result as JSON, or as raw bytes (a list<u8> result whose bytes were asked for), or why there is none. */
-  async invoke(invocation: Invocation): Promise<InvokeResult> {
-    if (invocation.method.descriptor.handles || invocation.self !== undefined) return this.#invokeWithHandles(invocation);
+  /**
+   * Makes `invocation`: the result as JSON, or as raw bytes (a list<u8>
+   * result whose bytes were asked for), or why there is none. A call that
+   * involves handles is made as `route` (routeHandleCall) decided, just
+   * before; one that involves none needs no route.
+   */
+  async invoke(invocation: Invocation, route?: HandleCallRoute): Promise<InvokeResult> {
+    if (route) return this.#invokeRouted(invocation, route);
+    // Its handles would go unresolved: rt's own mistake, never the client's.
+    if (this.involvesHandles(invocation)) throw new Error(`${this.name}: ${invocation.method.descriptor.name} involves handles, and was not routed (routeHandleCall) first`);
     const { method, input, deadline, answer, signal } = invocation;
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
@@ -229,13 +249,21 @@ export class HostedService {
     return execution.serveHttp(request, channel, deadline, signal);
   }
 
+  /** Whether `invocation` involves handles, and is made as routeHandleCall decides. */
+  involvesHandles(invocation: Invocation): boolean {
+    return invocation.method.descriptor.handles !== undefined || invocation.self !== undefined;
+  }
+
   /**
-   * A call that involves handles (docs/api.md §5.1.2): its body is checked
-   * here, the handles it names looked up (they say on which instance it
-   * runs, or in which other worker), and it is decoded again and made on that
-   * instance, with the instance's own table (handle-table.ts).
+   * Where a call that involves handles (docs/api.md §5.1.2) is made, decided
+   * before it is: its body checked, the handles it names looked up. Here, on
+   * the instance they live in (or, making handles from none, in its scope's
+   * instance); in another worker, where they live or where the scope's
+   * handles are made (handle-homes.ts): the HTTP layer forwards the request
+   * there, whose worker decides the rest (its limits, its instances); or why
+   * it cannot be made.
    */
-  async #invokeWithHandles({ method, input, deadline, answer, signal, self, forwarded, scope: named, client }: Invocation): Promise<InvokeResult> {
+  routeHandleCall({ method, input, self, forwarded, scope: named }: Invocation): HandleCallRoute | OtherWorker | Failure {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
     const where = new CallHandles(this.#handles, this.descriptor);
@@ -247,8 +275,7 @@ export class HostedService {
     if (!execution) return { kind: 'quiesced' };
     const checked = where.check(codec, input);
     if (checked) return checked;
-    // The worker that holds the handles decides the rest (its limits, its instances).
-    if (where.elsewhere !== undefined) return { kind: 'elsewhere', worker: where.elsewhere, for: 'handles' };
+    if (where.otherWorker !== undefined) return { kind: 'other-worker', worker: where.otherWorker, for: 'handles' };
     const creates = method.descriptor.handles?.result === true;
     if (creates && this.descriptor.instances.recycleAfter === 1) {
       return { kind: 'handles-refused', details: `${this.name} runs each call on a fresh instance (instance_per_call), so a handle would outlive its instance` };
@@ -259,7 +286,13 @@ export class HostedService {
     if (fresh && named === undefined && this.descriptor.instances.handleScope === 'required') return { kind: 'scope-required' };
     // Made where the scope's handles live (handle-homes.ts), so that they can be passed together.
     const home = fresh && !forwarded ? this.#homes?.home(this.name, scope) : undefined;
-    if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'elsewhere', worker: home, for: 'home' };
+    if (home !== undefined && home !== this.#issuer.workerId) return { kind: 'other-worker', worker: home, for: 'home' };
+    return { kind: 'here', execution, codec, where, creates, fresh, scope };
+  }
+
+  /** Makes a call that involves handles where `route` says: on this worker's instance, with its own handle table (handle-table.ts). */
+  async #invokeRouted({ method, input, deadline, answer, signal, self, client }: Invocation, route: HandleCallRoute): Promise<InvokeResult> {
+    const { execution, codec, where, creates, fresh, scope } = route;
     const room = creates ? this.#handles.reserve(scope, client) : undefined;
     if (room && 'full' in room) return { kind: 'too-many-handles', max: room.max, ...(scope === '' ? (room.full === 'client' ? { client: true } : {}) : { scope: redactScope(scope) }) };
     const call: HandleCall = { method: method.index, ...(self !== undefined ? { self } : {}), input };

@@ -70,13 +70,19 @@ export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' 
 export type InvokeResult =
   | { kind: 'json'; value: unknown }
   | { kind: 'bytes'; bytes: Uint8Array; mediaType: string }
-  /**
-   * It is made in worker `worker` (http/peers.ts forwards the request): the
-   * handles it names live there (`handles`), or it makes handles and names
-   * none, and that worker is their home (`home`, handle-homes.ts).
-   */
-  | { kind: 'elsewhere'; worker: number; for: 'handles' | 'home' }
   | Failure;
+
+/**
+ * A worker other than this one, where a request is to be made: the handles
+ * it names live there (`handles`), or it makes handles and names none, and
+ * that worker is their home (`home`, handle-homes.ts). The HTTP layer
+ * forwards the request there (http/peers.ts) before execution is asked.
+ */
+export interface OtherWorker {
+  kind: 'other-worker';
+  worker: number;
+  for: 'handles' | 'home';
+}
 
 /**
  * How a stream's items are written: `raw` (list<u8> items as they are,

@@ -119,15 +119,19 @@ export function invocationFor(ctx: RtContext, method: Method, input: Input, self
 }
 
 /**
- * Makes `invocation` in this worker: its result; or undefined once the
- * worker that holds the handles its body names has answered the request
- * (peers.ts).
+ * Makes `invocation`: in this worker, its result; or undefined once the
+ * worker that holds the handles it names (or where the handles it makes
+ * belong) has answered the request (peers.ts). Which worker is decided here,
+ * before execution is asked to make the call.
  */
 export async function callOrForward(ctx: RtContext, peers: Peers, hosted: HostedService, invocation: Invocation): Promise<Extract<InvokeResult, { kind: 'json' | 'bytes' }> | undefined> {
-  const result = await hosted.invoke(invocation);
-  if (result.kind !== 'elsewhere') return succeeded(hosted, invocation, result);
-  await peers.forward(ctx, result.worker, invocation.input, result.for);
-  return undefined;
+  if (!hosted.involvesHandles(invocation)) return succeeded(hosted, invocation, await hosted.invoke(invocation));
+  const route = hosted.routeHandleCall(invocation);
+  if (route.kind === 'other-worker') {
+    await peers.forward(ctx, route.worker, invocation.input, route.for);
+    return undefined;
+  }
+  return succeeded(hosted, invocation, route.kind === 'here' ? await hosted.invoke(invocation, route) : route);
 }
 
 /** A call's result as the answer: its JSON, or raw bytes as the component's content, with the headers that keep it from running as rt's (docs/api.md §5.6). */
@@ -144,10 +148,7 @@ export function answerResult(ctx: RtContext, result: Extract<InvokeResult, { kin
 /** What `invocation` of `hosted` came to, its failure thrown as the error it answers with (http/failures.ts). */
 export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Extract<InvokeResult, { kind: 'json' | 'bytes' }> {
   if (result.kind === 'json' || result.kind === 'bytes') return result;
-  const where = { service: hosted.name, method: invocation.method.descriptor.name };
-  // Koa's routes forward those calls before they get here; the invoke lane takes no method that involves handles.
-  if (result.kind === 'elsewhere') throw new ApiError('RT_ERR_INTERNAL', `a call for worker ${result.worker}'s handles was not forwarded`, where);
-  throw failureError(result, where);
+  throw failureError(result, { service: hosted.name, method: invocation.method.descriptor.name });
 }
 
 /**

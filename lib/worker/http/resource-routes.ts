@@ -64,7 +64,7 @@ export function resourceRoutes(router: Router<RequestState>, deps: InvokeDeps, p
     const where = { service: hosted.name, method: ctx.params.method };
     ctx.state.method = ctx.params.method;
     if ('kind' in resource) {
-      if (resource.kind === 'elsewhere') return peers.forward(ctx, resource.worker);
+      if (resource.kind === 'other-worker') return peers.forward(ctx, resource.worker);
       throw failureError(resource, where);
     }
     const method = hosted.resourceMethod(resource, ctx.params.method);
@@ -82,7 +82,7 @@ export function resourceRoutes(router: Router<RequestState>, deps: InvokeDeps, p
     const where = { service: hosted.name };
     const resource = hosted.handleResource(id);
     if ('kind' in resource) {
-      if (resource.kind === 'elsewhere') return peers.forward(ctx, resource.worker);
+      if (resource.kind === 'other-worker') return peers.forward(ctx, resource.worker);
       throw failureError(resource, where);
     }
     const dropped = await hosted.dropHandle(id);
