@@ -9,6 +9,7 @@ import { repository, RUNAWAY, SLOW } from '../support/fixtures.js';
 import { eventually } from '../support/eventually.js';
 import { cpuSeconds, isRunning } from '../support/processes.js';
 import { RtProcess } from '../support/rt-process.js';
+import { closeConnections, connectionsByWorker, sendOn } from '../support/worker-connections.js';
 
 interface Answer {
   status: number;
@@ -46,7 +47,14 @@ describe('worker faults (e2e)', function () {
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, workers: 2, env: { RT__HTTP__REQUEST_TIMEOUT_SECONDS: '2' } });
     await rt.ready();
     const workers = rt.workerPids();
-    const calls = Array.from({ length: 40 }, () => fresh(rt!, 'POST', '/api/services/acme/runaway/invoke/forever'));
+    // Twenty on each worker's own connections: forty fresh connections at once can all land on one worker.
+    const byWorker = await connectionsByWorker(rt.url, 20);
+    const calls = [...byWorker.values()].flat().map((agent) =>
+      sendOn(agent, `${rt!.url}/api/services/acme/runaway/invoke/forever`, 'POST').then(
+        (a): Answer => ({ status: a.status, body: JSON.parse(a.body) as Record<string, unknown> }),
+        (e: unknown): Answer => ({ status: 0, body: { error: String(e) } }),
+      ),
+    );
     // An unrelated service under steady load while the other one drains.
     let loading = true;
     const unrelated: Answer[] = [];
@@ -63,6 +71,7 @@ describe('worker faults (e2e)', function () {
     await load;
     expect(quiesce).to.deep.equal({ status: 200, body: { status: 'quiesced', service: 'acme.runaway' } });
     const answers = await Promise.all(calls);
+    closeConnections(byWorker);
     // A call in before the quiesce ends at its deadline (504); one that arrived
     // after it (a loaded machine is slow to send forty) is refused (503). Nothing else.
     const drained = answers.filter((a) => a.status === 504).length;
