@@ -55,7 +55,7 @@ export class OutboundPolicy {
   readonly #patterns: HostPattern[];
 
   /** `hosts`: the sidecar's entries, already checked (primary/sidecar.ts); one that is not a pattern is rt's bug. */
-  constructor(readonly hosts: readonly string[]) {
+  constructor(hosts: readonly string[]) {
     this.#patterns = hosts.map((entry) => {
       const pattern = parseHostPattern(entry);
       if (!pattern) throw new Error(`allowed_outbound_hosts: ${JSON.stringify(entry)} is not a host pattern`);

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import * as preview2 from '@bytecodealliance/preview2-shim';
+import { WASI_0_2 } from '../../lib/wasi-lines.js';
+import { unversioned } from '../../lib/wit/interface-key.js';
 import { OutputCapture, type CapturedText } from '../../lib/worker/sandbox/output-capture.js';
 import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type HandleOutcome, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 
@@ -55,9 +57,9 @@ const ours = p2.handlerImports(output, outgoing);
 const imports: Record<string, unknown> = {};
 for (const specifier of specifiers) {
   // jco names imports without versions; the fixtures are WASI 0.2 components.
-  const key = specifier.replace(/@.*/, '');
+  const key = unversioned(specifier);
   const m = /^wasi:([^/]+)\/(.+)$/.exec(key);
-  imports[specifier] = ours[`${key}@0.2`] ?? (m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined) ?? {};
+  imports[specifier] = ours[`${key}@${WASI_0_2}`] ?? (m ? shim[m[1]]?.[m[2].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] : undefined) ?? {};
 }
 
 const { instantiate } = (await import(pathToFileURL(join(dir, 'component.js')).href)) as { instantiate: Instantiate };

@@ -48,7 +48,7 @@ function fleetOf(worker: Worker): Fleet<Worker> {
 }
 
 export class InProcessRt {
-  readonly #lines: Record<string, unknown>[] = [];
+  readonly #lines: Record<string, unknown>[];
 
   private constructor(
     readonly config: Config,
