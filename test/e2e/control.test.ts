@@ -10,6 +10,7 @@ import { buildComponent } from '../../examples/builder.js';
 import { CONFIGURED, GRANTEE, repository, SLOW, TRAPPING_INIT, versioned } from '../support/fixtures.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess, tempDir } from '../support/rt-process.js';
+import { closeConnections, connectionsByWorker, sendOn } from '../support/worker-connections.js';
 
 const CALLS_PER_CHECK = 16;
 const MAX_BODY_BYTES = 65_536;
@@ -27,20 +28,31 @@ describe('control plane (e2e)', function () {
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${repo}"]`, env: { RT_DATA_DIR: dataDir, RT__HTTP__REQUEST_TIMEOUT_SECONDS: '10', RT__HTTP__MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
     await rt.ready();
   };
-  /** Calls `path` until both workers have answered (at least CALLS_PER_CHECK times) and returns every answer's result. */
+  /**
+   * Calls `path` CALLS_PER_CHECK times, half on a connection to each worker,
+   * and returns every answer's result. Chosen connections: new ones can all
+   * land on one worker, and fetch keeps reusing those.
+   */
   const results = async (path: string, json: unknown = {}) => {
-    const workers = new Set<string | null>();
-    const out: unknown[] = [];
-    for (let round = 0; round < 20 && (workers.size < 2 || out.length < CALLS_PER_CHECK); round++) {
-      const answers = await Promise.all(Array.from({ length: CALLS_PER_CHECK / 2 }, () => invoke(rt, path, json)));
-      for (const res of answers) {
-        expect(res.status, res.text).to.equal(200);
-        workers.add(res.headers.get('x-rt-worker'));
-        out.push(res.body.result);
-      }
+    const byWorker = await connectionsByWorker(rt.url, 1);
+    try {
+      const perWorker = await Promise.all(
+        [...byWorker].map(async ([worker, [agent]]) => {
+          const out: unknown[] = [];
+          for (let i = 0; i < CALLS_PER_CHECK / 2; i++) {
+            const res = await sendOn(agent, `${rt.url}/api/services/${path}`, 'POST', JSON.stringify(json));
+            expect(res.status, res.body).to.equal(200);
+            expect(res.worker, 'the worker that answered').to.equal(worker);
+            out.push((JSON.parse(res.body) as { result: unknown }).result);
+          }
+          return out;
+        }),
+      );
+      expect(byWorker.size, 'workers that answered').to.equal(2);
+      return perWorker.flat();
+    } finally {
+      closeConnections(byWorker);
     }
-    expect(workers.size, 'workers that answered').to.equal(2);
-    return out;
   };
   const restart = (service: string, body?: string, contentType?: string) =>
     call(`${rt.url}/api/services/${service}/restart`, body === undefined ? {} : contentType ? { body, contentType } : { body });
