@@ -1,6 +1,6 @@
 // What a control operation (docs/api.md §5.2–5.4, /api/metrics) came to, as
 // the primary's control plane reports it and a worker's routes answer it. The
-// primary speaks in outcomes, not HTTP: the worker maps them (routes.ts), and
+// primary speaks in outcomes, not HTTP: the worker maps them (http/operations.ts), and
 // a failure is an error code of the catalogue with its details.
 
 import { ERRORS, type ErrorCode, type ErrorContext } from './errors.js';

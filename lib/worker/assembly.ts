@@ -17,6 +17,8 @@ import { ServiceRegistry } from './execution/registry.js';
 import { createApp } from './http/app.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
+import { apiOperations } from './http/operations.js';
+import { controlPolicy } from './http/control-guard.js';
 import type { Peers } from './http/peers.js';
 import type { RequestListener } from './http/server.js';
 import type { WorkerState } from './http/worker-state.js';
@@ -106,5 +108,8 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
     }
   }
 
-  return { registry, state, metrics, listener: invokeLane(deps, createApp(deps).callback()), answer };
+  const policy = controlPolicy(config.http.control);
+  const operations = apiOperations(deps, policy);
+  const app = createApp({ registry, state, log, maxBodyBytes: config.http.max_body_bytes, config, exchange, operations, policy });
+  return { registry, state, metrics, listener: invokeLane({ registry, operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
 }

@@ -243,7 +243,7 @@ describe('invoke (e2e)', function () {
 
   describe('the invoke lane and the Koa path', () => {
     // A request without Origin is answered by the lane ahead of Koa (lib/worker/http/invoke-lane.ts);
-    // the same request with one goes through Koa (CORS). Both must answer alike.
+    // the same request with one goes through Koa (CORS). Both run the one invoke operation, and must answer alike.
     const cases: [string, { path: string; body: string; contentType?: string }][] = [
       ['a call', { path: 'example/calculator/invoke/add', body: '{"a":2,"b":40}' }],
       ['a call by alias, positional', { path: 'example/calculator/invoke/ops.add', body: '[2, 40]' }],
@@ -254,6 +254,8 @@ describe('invoke (e2e)', function () {
       ['a body over max_body_bytes', { path: 'example/calculator/invoke/add', body: `{"a":1,"b":2,"pad":"${'x'.repeat(5000)}"}` }],
       ['a trap', { path: 'example/calculator/invoke/divide', body: '{"a":1,"b":0}' }],
       ['a record', { path: 'example/greeter/invoke/greet-person', body: '{"person":{"name":"Ada","age":36}}' }],
+      ['the raw bytes of a list<u8> result', { path: 'example/mandelbrot/invoke/render', body: '{"width":8,"height":8,"iterations":10}' }],
+      ['a stream', { path: 'example/digits/invoke/e', body: '{"count":50}' }],
     ];
     for (const [what, { path, body, contentType }] of cases) {
       it(`answers ${what} the same way on both`, async () => {
@@ -264,7 +266,9 @@ describe('invoke (e2e)', function () {
         expect(lane.headers.get('access-control-allow-origin'), 'went through the lane').to.equal(null);
         expect(lane.status, lane.text).to.equal(koa.status);
         expect(lane.text).to.equal(koa.text);
-        for (const header of ['content-type', 'content-length', 'vary', 'connection', 'retry-after']) expect(lane.headers.get(header), header).to.equal(koa.headers.get(header));
+        for (const header of ['content-type', 'content-length', 'transfer-encoding', 'vary', 'connection', 'retry-after', 'cache-control', 'content-security-policy', 'x-content-type-options']) {
+          expect(lane.headers.get(header), header).to.equal(koa.headers.get(header));
+        }
         expect(lane.headers.get('x-request-id')).to.match(/^lane-/);
         expect(lane.headers.get('x-rt-worker')).to.match(/^\d+$/);
         await rt.workerLogsFlushed();

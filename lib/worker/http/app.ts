@@ -1,34 +1,48 @@
-// The Koa application of a worker: the request's exchange (its arrival, id,
-// headers, log line and metrics), error answers, CORS, the connection cap, routes.
+// The Koa application of a worker: every request the invoke lane does not
+// take (invoke-lane.ts) — the exchange (exchange.ts), CORS, the connection
+// cap, the handlers sidecars mount, the API's operations (operations.ts), and
+// the console.
 
 import cors from '@koa/cors';
+import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
-import { controlOriginAllowed, controlPolicy, followsControlOrigins, type ControlPolicy } from './control-guard.js';
-import { arrival, errorAnswer, exchangeHeaders, finished, type ExchangeSettings } from './exchange.js';
+import { controlOriginAllowed, followsControlOrigins, type ControlPolicy } from './control-guard.js';
+import { serveExchange, type ExchangeSettings } from './exchange.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
-import { apiRouter, type RouteDeps } from './routes.js';
-import { wasiHttpMounts } from './wasi-http-route.js';
+import type { Operations } from './operations.js';
+import { wasiHttpMounts, type HandlerDeps } from './wasi-http-route.js';
 import { overCapacity } from './server.js';
 import { pathNames } from './lookup.js';
+import { setAnswerHeaders, writeReply, type ApiCall, type ApiOperation } from './api-call.js';
 
-export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa<RequestState> {
-  const { config, exchange } = deps;
-  const policy = controlPolicy(config.http.control);
+export interface AppDeps extends HandlerDeps {
+  config: Config;
+  exchange: ExchangeSettings;
+  operations: Operations;
+  policy: ControlPolicy;
+}
+
+export function createApp(deps: AppDeps): Koa<RequestState> {
+  const { config, exchange, operations, policy } = deps;
   const app = new Koa<RequestState>();
-  // Errors are answered (and logged) by our own middleware, not Koa's default handler.
+  // Every failure is answered (and logged) by the exchange, never by Koa's default handler.
   app.silent = true;
-  app.use(requestExchange(exchange));
-  app.use(errorAnswers(exchange));
+  app.use(koaExchange(exchange));
   if (config.http.cors.enabled) app.use(corsFor(config, policy));
   app.use(connectionCap(config.http.max_connections));
-  const router = apiRouter(deps, policy);
   app.use(emptyAnswers);
   // Routes sidecars mount outside /api (docs/api.md §5.8): they never overlap it or the console, so order among them does not matter.
-  app.use(wasiHttpMounts({ registry: deps.registry, state: deps.state, maxBodyBytes: config.http.max_body_bytes, log: deps.log }));
+  app.use(mountedHandlers(wasiHttpMounts(deps), operations));
+  const router = new Router<RequestState>({ prefix: '/api' });
+  for (const operation of operations.all) {
+    const answer = (ctx: RtContext & { params: Record<string, string> }) => perform(ctx, operations, operation);
+    if (operation.method === 'ALL') router.all(operation.path, answer);
+    else router.register(operation.path, [operation.method], [answer]);
+  }
   app.use(router.routes());
   app.use(router.allowedMethods());
   // After the API routes, so the invoke path never passes through it.
@@ -37,42 +51,46 @@ export function createApp(deps: RouteDeps & { exchange: ExchangeSettings }): Koa
 }
 
 /**
- * The request's exchange (exchange.ts): its arrival, deadline and request
- * id, the headers every answer carries, and once answered its log line
- * (with the service and method when the route named them) and metrics.
+ * The request's exchange (exchange.ts) around the rest of the chain. What
+ * Koa writes itself (the console, a preflight) gets the headers every answer
+ * carries here; what an operation answers, and a failure, are written by
+ * writeReply with them.
  */
-function requestExchange(exchange: ExchangeSettings) {
-  return async (ctx: RtContext, next: Next) => {
-    ctx.state = arrival(exchange, ctx.res, ctx.get(REQUEST_ID_HEADER));
-    const headers = exchangeHeaders(exchange, ctx.state);
-    for (let i = 0; i < headers.length; i += 2) ctx.set(headers[i], headers[i + 1]);
-    try {
-      await next();
-    } finally {
-      finished(exchange, ctx.state, { method: ctx.method, url: ctx.url }, ctx.res, ctx.status);
-    }
-  };
+function koaExchange(settings: ExchangeSettings) {
+  return (ctx: RtContext, next: Next) =>
+    serveExchange(settings, ctx.req, ctx.res, {
+      headers: [],
+      named: () => pathNames((ctx as { params?: Record<string, string> }).params ?? {}),
+      answer: async (state) => {
+        ctx.state = state;
+        await next();
+        if (ctx.respond !== false && !ctx.res.headersSent) setAnswerHeaders(ctx.res, state.answerHeaders);
+        return ctx.status;
+      },
+    });
 }
 
-/**
- * Turns every failure into the error body (docs/api.md §5.5) with the right
- * status, naming the service and method whenever the path names them (a
- * 413 from reading the body knows neither by itself; a 404 names the
- * service and method that do not exist). The names the route resolved win
- * over the path's (a method's aliases resolve to its name).
- */
-function errorAnswers(exchange: ExchangeSettings) {
-  return async (ctx: RtContext, next: Next) => {
-    try {
-      await next();
-    } catch (e) {
-      const named = pathNames((ctx as { params?: Record<string, string> }).params ?? {});
-      const where = { service: ctx.state.service ?? named.service, method: ctx.state.method ?? named.method };
-      const { error, body } = errorAnswer(exchange, ctx.state, e, where);
-      ctx.status = error.status;
-      ctx.set(error.headers);
-      ctx.body = body;
-    }
+/** Runs `operation` for the request in `ctx`, and writes its answer (Koa leaves the response alone). */
+async function perform(ctx: RtContext & { params: Record<string, string> }, operations: Operations, operation: ApiOperation): Promise<void> {
+  const call: ApiCall = {
+    req: ctx.req,
+    res: ctx.res,
+    state: ctx.state,
+    params: ctx.params,
+    header: (name) => ctx.get(name),
+    accepts: (...types) => ctx.accepts(...types),
+  };
+  const reply = await operations.perform(operation, call);
+  ctx.respond = false;
+  writeReply(ctx.res, reply, ctx.state.answerHeaders);
+}
+
+/** The handler mounted where the request's path is (`http_route`), if any, in front of the API's routes. */
+function mountedHandlers(mounted: (path: string) => ApiOperation | undefined, operations: Operations) {
+  return (ctx: RtContext, next: Next): Promise<void> => {
+    const operation = mounted(ctx.path);
+    if (!operation) return next();
+    return perform(ctx as RtContext & { params: Record<string, string> }, operations, operation);
   };
 }
 
@@ -83,7 +101,7 @@ function errorAnswers(exchange: ExchangeSettings) {
  */
 async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
   await next();
-  if (ctx.body !== undefined || ctx.status < 400) return;
+  if (ctx.body !== undefined || ctx.status < 400 || ctx.respond === false) return;
   switch (ctx.status) {
     case 404:
       throw new ApiError('RT_ERR_NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);

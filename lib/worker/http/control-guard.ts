@@ -8,7 +8,6 @@
 // headers say.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Context, Middleware } from 'koa';
 import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 
@@ -32,9 +31,9 @@ export function controlPolicy({ allowed_origins, token }: Config['http']['contro
 }
 
 /**
- * The control routes (docs/api.md §5.2–§5.4), below `/api`: the router
- * declares them from this list (routes.ts), and the guard and CORS know
- * them by it, so a new control route cannot be left unguarded.
+ * The control routes (docs/api.md §5.2–§5.4), below `/api`: the operations
+ * table declares them from this list (operations.ts), and the guard and CORS
+ * know them by it, so a new control route cannot be left unguarded.
  */
 export const CONTROL_ROUTES = [
   { op: 'restart', method: 'POST', path: '/services/:domain/:service/restart' },
@@ -106,18 +105,10 @@ function tokenRefusal(request: ControlCredentials, policy: ControlPolicy): ApiEr
   return new ApiError('RT_ERR_UNAUTHORIZED', details, {}, { 'WWW-Authenticate': 'Bearer realm="rt"' });
 }
 
-/** What `ctx`'s request says about where it comes from and who sends it. */
-export function credentialsOf(ctx: Context): ControlCredentials {
-  return { origin: ctx.get('Origin') || undefined, host: ctx.get('Host') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined, authorization: ctx.get('Authorization') || undefined };
-}
-
-/** Route middleware: refuses the request (before its body is read) unless it may go ahead. */
-export function controlGuard(policy: ControlPolicy): Middleware {
-  return async (ctx, next) => {
-    const refusal = controlRefusal(credentialsOf(ctx), policy);
-    if (refusal) throw refusal;
-    await next();
-  };
+/** What a request says about where it comes from and who sends it. */
+export function credentialsOf(request: { header(name: string): string }): ControlCredentials {
+  const header = (name: string) => request.header(name) || undefined;
+  return { origin: header('origin'), host: header('host'), secFetchSite: header('sec-fetch-site'), authorization: header('authorization') };
 }
 
 function bearerMatches(authorization: string | undefined, digest: Buffer): boolean {

@@ -1,13 +1,14 @@
-// What every request a worker answers goes through, whichever path answers
-// it (the Koa app, app.ts, or the invoke lane in front of it,
-// invoke-lane.ts): its arrival and deadline, its request id (docs/api.md
-// §5.7), the headers every answer carries, those of an answer the component
-// made (docs/api.md §5.6), the error body of a failure (docs/api.md §5.5),
-// whether its client left, and its log line and metrics when it is done. One
-// module, so the two paths cannot answer the same request differently.
+// What every request a worker answers goes through, whichever transport
+// answers it (the Koa app, app.ts, or the invoke lane in front of it,
+// invoke-lane.ts): serveExchange. Its arrival and deadline, its request id
+// (docs/api.md §5.7), the headers every answer carries, those of an answer the
+// component made (docs/api.md §5.6), the error body of a failure (docs/api.md
+// §5.5), whether its client left, and its log line and metrics when it is
+// done. One function, so the two transports cannot answer the same request
+// differently.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, asApiError, CLIENT_CLOSED_REQUEST } from '../../errors.js';
+import { ApiError, asApiError, CLIENT_CLOSED_REQUEST, type ErrorContext } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { connectionError } from './connection-errors.js';
 import { redactHandleIds } from '../execution/handle-ids.js';
@@ -16,6 +17,7 @@ import { cameFromPeer, CLIENT_HEADER } from './peers.js';
 import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
+import { json, writeReply } from './api-call.js';
 
 /** What a worker's requests share: where lines and counts go, and who answers. */
 export interface ExchangeSettings {
@@ -30,12 +32,49 @@ export interface ExchangeSettings {
   proxies: TrustedProxies;
 }
 
-/** The request's state from its arrival at `res`: deadline counted from now, its id the client's when sane (noted for answers Node gives itself: server.ts). */
-export function arrival(settings: ExchangeSettings, res: ServerResponse, givenId: string | undefined): RequestState {
+/** What a transport does with one request, for serveExchange. */
+export interface Transport {
+  /** Headers of this transport's own for every answer (a flat list of names and values), after the exchange's. */
+  readonly headers: readonly string[];
+  /** Answers the request (whatever it writes carries `state.answerHeaders`); resolves with the answer's status. */
+  answer(state: RequestState): Promise<number>;
+  /** The names the request's path gives, for a failure's error body before its operation noted them on the state. */
+  named(): ErrorContext;
+}
+
+const REQUEST_ID = REQUEST_ID_HEADER.toLowerCase();
+
+/**
+ * One request, from its arrival to its log line: `transport` answers it, a
+ * failure is answered with the error body (docs/api.md §5.5) naming the
+ * service and method the request addressed.
+ */
+export async function serveExchange(settings: ExchangeSettings, req: IncomingMessage, res: ServerResponse, transport: Transport): Promise<void> {
+  const state = arrival(settings, res, req.headers[REQUEST_ID] as string | undefined, transport.headers);
+  let status = 500;
+  try {
+    status = await transport.answer(state);
+  } catch (e) {
+    const named = transport.named();
+    const { error, body } = errorAnswer(settings, state, e, { service: state.service ?? named.service, method: state.method ?? named.method });
+    status = writeReply(res, json(body, error.status, error.headers), state.answerHeaders);
+  } finally {
+    finished(settings, state, { method: req.method ?? 'GET', url: req.url ?? '' }, res, status);
+  }
+}
+
+/**
+ * The request's state from its arrival at `res`: deadline counted from now,
+ * its id the client's when sane (noted for answers Node gives itself:
+ * server.ts), the headers its answers carry: its id and the worker that
+ * answered (the log lines carry the same id), then `more`.
+ */
+function arrival(settings: ExchangeSettings, res: ServerResponse, givenId: string | undefined, more: readonly string[]): RequestState {
   const arrived = performance.now();
   const id = requestId(givenId ?? '');
   noteRequestId(res, id);
-  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id, client: clientOf(settings, res.req) };
+  const answerHeaders = [REQUEST_ID_HEADER, id, 'X-Rt-Worker', settings.workerId, ...more];
+  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id, client: clientOf(settings, res.req), answerHeaders };
 }
 
 /**
@@ -49,28 +88,6 @@ function clientOf(settings: ExchangeSettings, req: IncomingMessage): string {
   const xff = req.headers['x-forwarded-for'];
   return settings.proxies.client(req.socket.remoteAddress, Array.isArray(xff) ? xff.join(',') : xff);
 }
-
-/**
- * The headers every answer carries, as a flat list of names and values: its
- * request id, and the worker that answered (the log lines carry the same id).
- */
-export function exchangeHeaders(settings: ExchangeSettings, state: RequestState): string[] {
-  return [REQUEST_ID_HEADER, state.requestId, 'X-Rt-Worker', settings.workerId];
-}
-
-/**
- * The headers of an answer whose body the component made rather than rt (raw
- * bytes in the media type its sidecar declares, a stream): a page among them
- * must never run as rt's origin, where its requests to rt would pass the
- * control guard (control-guard.ts) as rt's own. The sandbox gives it an
- * opaque origin, scripts, forms, popups and downloads still working; nosniff
- * keeps browsers from reading bytes as a type that runs. rt's own JSON
- * answers do without: their body is rt's, and the invoke lane gives only those.
- */
-export const COMPONENT_CONTENT_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': 'sandbox allow-scripts allow-forms allow-popups allow-downloads',
-  'X-Content-Type-Options': 'nosniff',
-};
 
 /**
  * Whether the client left before its answer was written. A connection Node
@@ -103,7 +120,7 @@ export function departure(res: ServerResponse): AbortSignal {
  * abort, 499, whatever its call came to (docs/api.md §5.5); a stream that
  * began keeps the status its headers carried (its outcome says how it ended).
  */
-export function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
+function finished(settings: ExchangeSettings, state: RequestState, req: { method: string; url: string }, res: ServerResponse, answered: number): void {
   // The worker the client reached logs and counts a forwarded request (peers.ts): once, as the client saw it.
   if (cameFromPeer(res.req)) return;
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
@@ -123,7 +140,7 @@ export function seriesOf(requests: RequestStats, state: RequestState): Series {
  * request addressed, when known, with the status and headers of its error;
  * unexpected errors (not rt's own) are logged.
  */
-export function errorAnswer(settings: ExchangeSettings, state: RequestState, e: unknown, where: { service?: string | undefined; method?: string | undefined }): { error: ApiError; body: Record<string, unknown> } {
+function errorAnswer(settings: ExchangeSettings, state: RequestState, e: unknown, where: { service?: string | undefined; method?: string | undefined }): { error: ApiError; body: Record<string, unknown> } {
   const error = asApiError(e);
   state.code = error.code;
   if (error.status >= 500 && !(e instanceof ApiError)) settings.log.error({ err: e, reqId: state.requestId }, 'unexpected error');

@@ -1,10 +1,10 @@
-// The invoke route (docs/api.md §5.1): the method the path names, its
+// The invoke operation (docs/api.md §5.1): the method the path names, its
 // arguments from the body, the call, and the answer. It is the hot path of
 // rt, so it does no more than that: the body is read by body.ts (no
-// koa-body), and the call runs inline when its service allows (execution.ts). Plain JSON
-// calls do not come this way at all: the invoke lane (invoke-lane.ts)
-// answers them before Koa, with the Invoker, readInput and succeeded below.
-// Both hand the execution layer an Invocation (execution/invocation.ts).
+// koa-body), and the call runs inline when its service allows
+// (execution.ts). Whichever transport reached it (the invoke lane for most
+// requests, Koa for a browser's: invoke-lane.ts), it is this one function.
+// It hands the execution layer an Invocation (execution/invocation.ts).
 
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
@@ -16,13 +16,14 @@ import type { Input, Invocation, InvokeResult } from '../execution/invocation.js
 import type { Method } from '../execution/method.js';
 import { framingFor } from '../execution/stream-framing.js';
 import { bodyLength, isJson, mediaType, readBody } from './body.js';
-import { COMPONENT_CONTENT_HEADERS, departure, seriesOf } from './exchange.js';
+import { departure, seriesOf } from './exchange.js';
+import { json, WRITTEN, type ApiCall, type Reply } from './api-call.js';
 import { failureError } from './failures.js';
 import { HANDLE_SCOPE_HEADER, requestedScope } from './handle-scope.js';
 import { findMethod, findService } from './lookup.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
-import type { RequestState, RtContext } from './request-state.js';
+import type { RequestState } from './request-state.js';
 import { cameFromPeer, type Peers } from './peers.js';
 import { answerWithStream } from './stream-response.js';
 import type { WorkerState } from './worker-state.js';
@@ -44,11 +45,7 @@ export interface InvokeNames {
   method: string;
 }
 
-/**
- * What both invoke paths (this route, and the lane in front of Koa:
- * invoke-lane.ts) do with a request: find the method the path names, read
- * its input, and find it again once it is in.
- */
+/** Finds the method a path names, noting it on the request's state (for its log line, metrics and error bodies); ApiErrors when there is none. */
 export class Invoker {
   readonly maxBytes: number;
 
@@ -56,17 +53,12 @@ export class Invoker {
     this.maxBytes = deps.config.http.max_body_bytes;
   }
 
-  /** The method `names` name, noted on the request's state (for its log line, metrics and error bodies); ApiErrors when there is none. */
+  /** The method `names` name, noted on the request's state. */
   resolve(names: InvokeNames, request: RequestState): { hosted: HostedService; method: Method } {
     const found = this.current(names);
-    this.note(found, request);
-    return found;
-  }
-
-  /** Notes a method found already on the request's state. */
-  note(found: { hosted: HostedService; method: Method }, request: RequestState): void {
     request.service = found.hosted.name;
     request.method = found.method.descriptor.name;
+    return found;
   }
 
   /** The method as it is served now: a reload or restart may have replaced the service while the body arrived, and the replaced one is draining. */
@@ -75,78 +67,74 @@ export class Invoker {
   }
 }
 
-export function invokeRoute(deps: InvokeDeps) {
-  const { config, log } = deps;
+export function invokeOperation(deps: InvokeDeps): (call: ApiCall) => Promise<Reply> {
+  const { config, log, registry } = deps;
   const invoker = new Invoker(deps);
   const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
 
-  return async (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
-    const names = ctx.params as unknown as InvokeNames;
-    const first = invoker.resolve(names, ctx.state);
-    const input = await readInput(ctx.req, first.method, invoker.maxBytes, ctx.state);
-    const { hosted, method } = invoker.current(names);
-    const where = { service: hosted.name, method: method.descriptor.name };
-    const invocation = invocationFor(ctx, method, input);
+  return async (call) => {
+    const names = call.params as unknown as InvokeNames;
+    const first = invoker.resolve(names, call.state);
+    const input = await readInput(call.req, first.method, invoker.maxBytes, call.state);
+    const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
+    const invocation = invocationFor(call, method, input);
     const stream = method.descriptor.stream;
-    if (stream) {
-      const framing = framingFor(stream, ctx.get('Accept'));
-      const streamDeadline = ctx.state.arrived + streamTimeoutMs;
-      return answerWithStream(ctx, {
-        mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
-        framing,
-        series: seriesOf(deps.requests, ctx.state),
-        log: log.child({ reqId: ctx.state.requestId, ...where }),
-        failure: (failure) => failureError(failure, where),
-        open: async (sink, window) => {
-          const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
-          if (opening.kind === 'open') return opening.control;
-          throw failureError(opening, where);
-        },
-      });
-    }
-    const result = await callOrForward(ctx, deps.peers, hosted, invocation);
-    if (result) answerResult(ctx, result);
+    if (!stream) return answerOf(await callOrForward(call, deps.peers, hosted, invocation));
+    const where = { service: hosted.name, method: method.descriptor.name };
+    const framing = framingFor(stream, call.header('accept'));
+    const streamDeadline = call.state.arrived + streamTimeoutMs;
+    await answerWithStream(call, {
+      mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
+      framing,
+      series: seriesOf(deps.requests, call.state),
+      log: log.child({ reqId: call.state.requestId, ...where }),
+      failure: (failure) => failureError(failure, where),
+      open: async (sink, window) => {
+        const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
+        if (opening.kind === 'open') return opening.control;
+        throw failureError(opening, where);
+      },
+    });
+    return WRITTEN;
   };
 }
 
-/** The invocation of `method` the request in `ctx` makes, with `input` (its body), on handle `self` if given. */
-export function invocationFor(ctx: RtContext, method: Method, input: Input, self?: string): Invocation {
+/** The invocation of `method` the request in `call` makes, with `input` (its body), on handle `self` if given. */
+export function invocationFor(call: ApiCall, method: Method, input: Input, self?: string): Invocation {
   // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
-  const answer = method.bytesResult && ctx.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-  const scope = method.descriptor.handles?.result ? requestedScope(ctx.get(HANDLE_SCOPE_HEADER) || undefined) : undefined;
-  return { method, input, deadline: ctx.state.deadline, answer, signal: departure(ctx.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(ctx.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}), client: ctx.state.client };
+  const answer = method.bytesResult && call.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
+  const scope = method.descriptor.handles?.result ? requestedScope(call.header(HANDLE_SCOPE_HEADER) || undefined) : undefined;
+  return { method, input, deadline: call.state.deadline, answer, signal: departure(call.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(call.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}), client: call.state.client };
 }
+
+/** A call's result, or the answer of the worker it was forwarded to. */
+export type Called = { result: CallResult } | { relayed: Reply };
+
+export type CallResult = Extract<InvokeResult, { kind: 'json' | 'bytes' }>;
 
 /**
- * Makes `invocation`: in this worker, its result; or undefined once the
- * worker that holds the handles it names (or where the handles it makes
- * belong) has answered the request (peers.ts). Which worker is decided here,
- * before execution is asked to make the call.
+ * Makes `invocation`: in this worker, its result; or, when another worker
+ * holds the handles it names (or is where the handles it makes belong), that
+ * worker's answer (peers.ts). Which worker is decided here, before execution
+ * is asked to make the call.
  */
-export async function callOrForward(ctx: RtContext, peers: Peers, hosted: HostedService, invocation: Invocation): Promise<Extract<InvokeResult, { kind: 'json' | 'bytes' }> | undefined> {
-  if (!hosted.involvesHandles(invocation)) return succeeded(hosted, invocation, await hosted.invoke(invocation));
+export async function callOrForward(call: ApiCall, peers: Peers, hosted: HostedService, invocation: Invocation): Promise<Called> {
+  if (!hosted.involvesHandles(invocation)) return { result: succeeded(hosted, invocation, await hosted.invoke(invocation)) };
   const route = hosted.routeHandleCall(invocation);
-  if (route.kind === 'other-worker') {
-    await peers.forward(ctx, route.worker, invocation.input, route.for);
-    return undefined;
-  }
-  return succeeded(hosted, invocation, route.kind === 'here' ? await hosted.invoke(invocation, route) : route);
+  if (route.kind === 'other-worker') return { relayed: await peers.forward(call, route.worker, invocation.input, route.for) };
+  return { result: succeeded(hosted, invocation, route.kind === 'here' ? await hosted.invoke(invocation, route) : route) };
 }
 
-/** A call's result as the answer: its JSON, or raw bytes as the component's content, with the headers that keep it from running as rt's (docs/api.md §5.6). */
-export function answerResult(ctx: RtContext, result: Extract<InvokeResult, { kind: 'json' | 'bytes' }>): void {
-  if (result.kind === 'bytes') {
-    ctx.set(COMPONENT_CONTENT_HEADERS);
-    ctx.type = result.mediaType;
-    ctx.body = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
-  } else {
-    ctx.body = { result: result.value };
-  }
+/** A call's answer: its JSON, or raw bytes as the component's content (docs/api.md §5.6); another worker's as it gave it. */
+export function answerOf(called: Called): Reply {
+  if ('relayed' in called) return called.relayed;
+  const { result } = called;
+  return result.kind === 'bytes' ? { kind: 'content', type: result.mediaType, body: result.bytes } : json({ result: result.value });
 }
 
 /** What `invocation` of `hosted` came to, its failure thrown as the error it answers with (http/failures.ts). */
-export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): Extract<InvokeResult, { kind: 'json' | 'bytes' }> {
+export function succeeded(hosted: HostedService, invocation: Invocation, result: InvokeResult): CallResult {
   if (result.kind === 'json' || result.kind === 'bytes') return result;
   throw failureError(result, { service: hosted.name, method: invocation.method.descriptor.name });
 }

@@ -21,7 +21,7 @@ import { peerSocketPath } from '../../ipc.js';
 import type { Logger } from '../../log.js';
 import type { Input } from '../execution/invocation.js';
 import { bodyLength, readBody } from './body.js';
-import type { RtContext } from './request-state.js';
+import type { ApiCall, Reply } from './api-call.js';
 
 /** The header a forward carries the client's address in (exchange.ts): believed only on a request that came through a peer socket. */
 export const CLIENT_HEADER = 'x-rt-client';
@@ -65,57 +65,61 @@ export class Peers {
   }
 
   /**
-   * Answers ctx's request as worker `owner` answers it. Its body is read
+   * The answer worker `owner` gives to `call`'s request. Its body is read
    * here first (decoded, within http.max_body_bytes and the request's
    * deadline), unless `input` is that body read already, and sent on whole:
    * bodies of calls are bounded and small, and a request sent whole either
    * reaches the owner or fails before the owner has it.
    */
-  async forward(ctx: RtContext, owner: number, input?: Input, purpose: 'handles' | 'home' = 'handles'): Promise<void> {
-    if (cameFromPeer(ctx.req)) {
+  async forward(call: ApiCall, owner: number, input?: Input, purpose: 'handles' | 'home' = 'handles'): Promise<Reply> {
+    const { req, state } = call;
+    if (cameFromPeer(req)) {
       // The worker that forwarded it read the id the same way: a run's ids name one worker each.
       throw new ApiError('RT_ERR_INTERNAL', `a request forwarded to worker ${this.workerId} names a handle of worker ${owner}`);
     }
-    ctx.state.forwardedTo = owner;
-    const read = input ?? (bodyLength(ctx.req).present ? { kind: 'bytes' as const, bytes: await readBody(ctx.req, this.maxBodyBytes, ctx.state.deadline) } : undefined);
+    state.forwardedTo = owner;
+    const read = input ?? (bodyLength(req).present ? { kind: 'bytes' as const, bytes: await readBody(req, this.maxBodyBytes, state.deadline) } : undefined);
     const body = read === undefined || read.kind === 'none' ? new Uint8Array() : read.bytes;
-    const headers = passedOn(ctx.req.headers);
-    headers['x-request-id'] = ctx.state.requestId;
-    headers[CLIENT_HEADER] = ctx.state.client;
+    const headers = passedOn(req.headers);
+    headers['x-request-id'] = state.requestId;
+    headers[CLIENT_HEADER] = state.client;
     headers['content-length'] = String(body.byteLength);
-    const answer = await this.#send(ctx, owner, headers, body).catch((e: unknown) => {
+    const answer = await this.#send(call, owner, headers, body).catch((e: unknown) => {
       throw forwardError(e, owner, purpose);
     });
-    ctx.status = answer.statusCode ?? 502;
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !SET_HERE.has(name)) ctx.set(name, value);
-    if (ctx.status === 204 || ctx.status === 304) answer.resume();
-    else ctx.body = answer;
+    const kept: string[] = [];
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value === undefined || SET_HERE.has(name)) continue;
+      for (const one of Array.isArray(value) ? value : [value]) kept.push(name, one);
+    }
+    return { kind: 'relayed', status: answer.statusCode ?? 502, headers: kept, body: answer };
   }
 
   /**
-   * The owner's answer to ctx's request with `body`, once its headers are in.
+   * The owner's answer to `call`'s request with `body`, once its headers are in.
    * A kept-alive connection the owner closed while idle fails the request
    * sent on it before the owner reads it: such a request is sent once more,
    * on a new connection. (An owner that died while it held the request fails
    * that second one too, as it would have failed anyway.)
    */
-  #send(ctx: RtContext, owner: number, headers: Record<string, string | string[]>, body: Uint8Array, retry = true): Promise<IncomingMessage> {
-    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: ctx.method, path: ctx.url, headers, agent: this.#agent });
+  #send(call: ApiCall, owner: number, headers: Record<string, string | string[]>, body: Uint8Array, retry = true): Promise<IncomingMessage> {
+    const { req, res, state } = call;
+    const upstream = httpRequest({ socketPath: peerSocketPath(this.dir, owner), method: req.method, path: req.url, headers, agent: this.#agent });
     // A client that leaves takes the forward with it: the owner sees it leave too (its call, if still waiting, is never made).
     const leave = () => upstream.destroy();
-    ctx.res.once('close', leave);
-    const backstop = setTimeout(() => upstream.destroy(new ForwardTimeout()), Math.max(0, ctx.state.deadline - performance.now()) + BACKSTOP_MS);
+    res.once('close', leave);
+    const backstop = setTimeout(() => upstream.destroy(new ForwardTimeout()), Math.max(0, state.deadline - performance.now()) + BACKSTOP_MS);
     return new Promise<IncomingMessage>((resolve, reject) => {
       upstream.once('response', (answer) => {
         clearTimeout(backstop);
-        answer.once('close', () => ctx.res.off('close', leave));
+        answer.once('close', () => res.off('close', leave));
         resolve(answer);
       });
       upstream.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(backstop);
-        ctx.res.off('close', leave);
+        res.off('close', leave);
         const stale = upstream.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
-        if (stale && retry && !ctx.res.destroyed) resolve(this.#send(ctx, owner, headers, body, false));
+        if (stale && retry && !res.destroyed) resolve(this.#send(call, owner, headers, body, false));
         else reject(e);
       });
       upstream.end(body);

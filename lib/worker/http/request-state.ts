@@ -11,6 +11,12 @@ export interface RequestState {
   deadline: number;
   /** The request's id (docs/api.md §5.7): its answer's `X-Request-Id`, and `reqId` in its log lines. */
   requestId: string;
+  /**
+   * The headers every answer to the request carries (a flat list of names and
+   * values: its id, the worker, and those of the transport that reached it),
+   * given with the answer by whatever writes it (api-call.ts: writeReply).
+   */
+  answerHeaders: readonly string[];
   /** The client's address (docs/api.md §5.10; client-address.ts): what its fair shares are counted by. */
   client: string;
   /** `<domain>.<service>` and the method, once the route found them: for the log line and error bodies. */

@@ -10,10 +10,9 @@
 
 import type { Logger } from 'pino';
 import { CLIENT_CLOSED_REQUEST, type ApiError } from '../../errors.js';
-import { COMPONENT_CONTENT_HEADERS } from './exchange.js';
+import { COMPONENT_CONTENT_HEADERS, setAnswerHeaders, type ApiCall } from './api-call.js';
 import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
 import type { Framing, StreamFailure, StreamControl, StreamSink } from '../execution/invocation.js';
-import type { RtContext } from './request-state.js';
 import type { Series, StreamOutcome } from './request-stats.js';
 import { sseError } from '../execution/stream-framing.js';
 
@@ -28,9 +27,9 @@ export interface StreamAnswer {
   open: (sink: StreamSink, window: number) => Promise<StreamControl>;
 }
 
-/** Answers `ctx` with a stream; resolves once the stream has ended, however it ended. */
-export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Promise<void> {
-  const { res } = ctx;
+/** Answers `call` with a stream; resolves once the stream has ended, however it ended. */
+export async function answerWithStream(call: ApiCall, answer: StreamAnswer): Promise<void> {
+  const { res, state } = call;
   const { series, framing } = answer;
   // Set once the stream opens; the sink's callbacks, made before that, read it when they run.
   // eslint-disable-next-line prefer-const
@@ -45,8 +44,8 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
 
   const writeHeaders = () => {
     if (res.headersSent) return;
-    ctx.respond = false;
     res.statusCode = 200;
+    setAnswerHeaders(res, state.answerHeaders);
     res.setHeader('Content-Type', framing === 'sse' ? 'text/event-stream' : answer.mediaType);
     res.setHeader('Cache-Control', 'no-cache');
     for (const [name, value] of Object.entries(COMPONENT_CONTENT_HEADERS)) res.setHeader(name, value);
@@ -57,7 +56,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   const end = (how: StreamOutcome) => {
     if (outcome) return false;
     outcome = how;
-    ctx.state.stream = { ...stats, outcome: how };
+    state.stream = { ...stats, outcome: how };
     if (started) series.streamEnded(how);
     finished();
     return true;
@@ -93,8 +92,7 @@ export async function answerWithStream(ctx: RtContext, answer: StreamAnswer): Pr
   if (outcome === 'client closed' && !started) {
     // Gone while its call waited or ran: nobody to answer.
     control.cancel();
-    ctx.respond = false;
-    ctx.status = CLIENT_CLOSED_REQUEST;
+    res.statusCode = CLIENT_CLOSED_REQUEST;
     return;
   }
   writeHeaders();

@@ -9,10 +9,11 @@
 // the whole exchange: a 504 before the headers, the body cut short after.
 //
 // What rt answers itself (a failure before the headers) is its error body,
-// through the app's error middleware like every other route; the request's
-// log line and metrics carry the route that reached the handler.
+// as for every other operation (exchange.ts); the request's log line and
+// metrics carry the route that reached the handler. The handler's headers
+// never replace rt's own (its request id, its worker, the CSP: §5.10).
 
-import type { Next } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
 import { apiHandlerPath, mountFor } from '../../http-mounts.js';
@@ -22,11 +23,11 @@ import type { Failure } from '../execution/invocation.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
 import { tooLarge, bodyLength } from './body.js';
-import { COMPONENT_CONTENT_HEADERS, departure } from './exchange.js';
+import { departure } from './exchange.js';
+import { COMPONENT_CONTENT_HEADERS, setAnswerHeaders, WRITTEN, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
 import { failureError } from './failures.js';
 import { handlerRequestHead, pathBelow } from './wasi-http-request.js';
 import { findService } from './lookup.js';
-import type { RtContext } from './request-state.js';
 import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
 import type { WorkerState } from './worker-state.js';
 
@@ -41,58 +42,71 @@ export interface HandlerDeps {
 const API_PREFIX = /^(?:\/[^/?]*){5}/;
 
 /** `/api/services/{d}/{s}/http/{path…}`: the handler of the service the path names. */
-export function wasiHttpApiRoute(deps: HandlerDeps) {
-  return (ctx: RtContext & { params: Record<string, string> }): Promise<void> => {
-    const { domain, service } = ctx.params;
-    const hosted = findService(deps.registry, deps.state, domain, service);
-    ctx.state.service = hosted.name;
-    if (!hosted.descriptor.http) {
-      throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
-    }
-    // As sent: the path below it goes to the guest as the client encoded it.
-    const prefix = API_PREFIX.exec(ctx.url)![0];
-    return serveHandler(ctx, hosted, apiHandlerPath(hosted.descriptor.id), pathBelow(ctx.url, prefix), deps);
+export function wasiHttpOperation(deps: HandlerDeps): ApiOperation {
+  return {
+    name: 'http-handler',
+    method: 'ALL',
+    path: '/services/:domain/:service/http{/*path}',
+    run: (call) => {
+      const { domain, service } = call.params;
+      const hosted = findService(deps.registry, deps.state, domain, service);
+      call.state.service = hosted.name;
+      if (!hosted.descriptor.http) {
+        throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
+      }
+      // As sent: the path below it goes to the guest as the client encoded it.
+      const url = call.req.url ?? '';
+      const prefix = API_PREFIX.exec(url)![0];
+      return serveHandler(call, hosted, apiHandlerPath(hosted.descriptor.id), pathBelow(url, prefix), deps);
+    },
   };
 }
 
 /**
- * The routes sidecars mount (`http_route`), in front of the router: a
- * request at or below one goes to its handler with its own path; the mount
- * table follows the registry's service set.
+ * The routes sidecars mount (`http_route`), which the app looks at in front
+ * of its API (app.ts): the handler mounted at or above `path`, with the route
+ * it is mounted at; the mount table follows the registry's service set.
  */
-export function wasiHttpMounts(deps: HandlerDeps) {
+export function wasiHttpMounts(deps: HandlerDeps): (path: string) => ApiOperation | undefined {
   let mounts: { generation: number; routes: Map<string, ServiceId> } | undefined;
-  return (ctx: RtContext, next: Next): Promise<void> => {
+  return (path) => {
     if (mounts?.generation !== deps.registry.generation) {
       const routes = new Map<string, ServiceId>();
       for (const hosted of deps.registry.list()) if (hosted.descriptor.http?.route) routes.set(hosted.descriptor.http.route, hosted.descriptor.id);
       mounts = { generation: deps.registry.generation, routes };
     }
-    if (mounts.routes.size === 0) return next();
-    const found = mountFor(mounts.routes, ctx.path);
-    if (!found) return next();
-    const hosted = findService(deps.registry, deps.state, found.mounted.domain, found.mounted.service);
-    ctx.state.service = hosted.name;
-    return serveHandler(ctx, hosted, found.route, ctx.url, deps);
+    if (mounts.routes.size === 0) return undefined;
+    const found = mountFor(mounts.routes, path);
+    if (!found) return undefined;
+    return {
+      name: 'http-handler',
+      method: 'ALL',
+      path: found.route,
+      run: (call) => {
+        const hosted = findService(deps.registry, deps.state, found.mounted.domain, found.mounted.service);
+        call.state.service = hosted.name;
+        return serveHandler(call, hosted, found.route, call.req.url ?? '', deps);
+      },
+    };
   };
 }
 
-/** Serves the request in `ctx` with `hosted`'s handler, as `pathWithQuery`; resolves once the answer is complete or cut off. */
-async function serveHandler(ctx: RtContext, hosted: HostedService, route: string, pathWithQuery: string, deps: HandlerDeps): Promise<void> {
-  ctx.state.route = route;
-  const { req, res } = ctx;
+/** Serves the request in `call` with `hosted`'s handler, as `pathWithQuery`; resolves once the answer is complete or cut off. */
+async function serveHandler(call: ApiCall, hosted: HostedService, route: string, pathWithQuery: string, deps: HandlerDeps): Promise<Reply> {
+  call.state.route = route;
+  const { req, res } = call;
   if ((bodyLength(req).length ?? 0) > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
   const head = handlerRequestHead(req, pathWithQuery);
   const request: HandlerRequest = { ...head, headers: head.headers.map(([name, value]): FieldEntry => [name, Buffer.from(value, 'latin1')]) };
-  const answer = new HandlerAnswer(ctx, hosted.name, deps.log);
+  const answer = new HandlerAnswer(call, hosted.name, deps.log);
   const channel = new MainEnd(answer, WINDOW_BYTES);
   answer.channel = channel;
-  const body = feedBody(ctx, channel, deps.maxBodyBytes, answer);
+  const body = feedBody(req, channel, deps.maxBodyBytes, answer);
   res.once('close', () => {
     if (!res.writableFinished) channel.close();
   });
   try {
-    const result = await hosted.serveHttp(request, channel, ctx.state.deadline, departure(res));
+    const result = await hosted.serveHttp(request, channel, call.state.deadline, departure(res));
     if (result.kind === 'ok') await answer.settledOrClosed;
     else answer.failed(result);
   } finally {
@@ -100,6 +114,7 @@ async function serveHandler(ctx: RtContext, hosted: HostedService, route: string
     channel.dispose();
   }
   answer.conclude();
+  return WRITTEN;
 }
 
 /**
@@ -107,8 +122,7 @@ async function serveHandler(ctx: RtContext, hosted: HostedService, route: string
  * guest has BODY_WINDOW_BYTES unread, failed when the client goes away or
  * the body passes http.max_body_bytes (413 if nothing was answered yet).
  */
-function feedBody(ctx: RtContext, channel: MainEnd, maxBytes: number, answer: HandlerAnswer): { stop(): void } {
-  const { req } = ctx;
+function feedBody(req: IncomingMessage, channel: MainEnd, maxBytes: number, answer: HandlerAnswer): { stop(): void } {
   let received = 0;
   let unread = 0;
   let done = false;
@@ -159,7 +173,7 @@ function feedBody(ctx: RtContext, channel: MainEnd, maxBytes: number, answer: Ha
 /**
  * The answer to one handler request, as the guest's response arrives on the
  * channel: its head and body written as they come; or rt's error answer when
- * the guest gave none (thrown from `conclude`, for the app's error middleware).
+ * the guest gave none (thrown from `conclude`, for the exchange to answer).
  */
 class HandlerAnswer implements ResponseListener {
   channel!: MainEnd;
@@ -176,19 +190,18 @@ class HandlerAnswer implements ResponseListener {
   readonly #where: { service: string };
 
   constructor(
-    private readonly ctx: RtContext,
+    private readonly call: ApiCall,
     service: string,
     private readonly log: Logger,
   ) {
     this.#where = { service };
-    this.#writes = new CreditedWrites(ctx.res, (bytes) => this.channel.grant(bytes));
+    this.#writes = new CreditedWrites(call.res, (bytes) => this.channel.grant(bytes));
     this.settledOrClosed = new Promise((resolve) => (this.#settle = resolve));
   }
 
   head({ status, headers }: ResponseHead): void {
-    const { res } = this.ctx;
+    const { res } = this.call;
     if (this.#over || res.headersSent || res.destroyed) return;
-    this.ctx.respond = false;
     res.statusCode = status;
     const byName = new Map<string, string[]>();
     for (const [name, value] of headers) {
@@ -197,6 +210,7 @@ class HandlerAnswer implements ResponseListener {
       byName.set(name, values);
     }
     for (const [name, values] of byName) res.setHeader(name, values.length === 1 ? values[0] : values);
+    setAnswerHeaders(res, this.call.state.answerHeaders);
     // The handler's own policy still applies: a second Content-Security-Policy only narrows it (docs/api.md §5.6).
     for (const [name, value] of Object.entries(COMPONENT_CONTENT_HEADERS)) {
       if (name === 'Content-Security-Policy' && res.hasHeader(name)) res.appendHeader(name, value);
@@ -207,12 +221,12 @@ class HandlerAnswer implements ResponseListener {
 
   chunk(bytes: Uint8Array): void {
     // Not sent: its room goes back at once.
-    if (this.#over || this.ctx.res.destroyed) return this.channel.grant(bytes.length);
+    if (this.#over || this.call.res.destroyed) return this.channel.grant(bytes.length);
     this.#writes.write(bytes);
   }
 
   finish(trailers: FieldEntry[] | undefined): void {
-    const { res } = this.ctx;
+    const { res } = this.call;
     if (this.#over || res.destroyed) return;
     this.#over = true;
     if (trailers && trailers.length > 0) res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
@@ -251,7 +265,7 @@ class HandlerAnswer implements ResponseListener {
   /** rt answers with `error` if no headers have gone out; else the body is cut short. */
   refuse(error: ApiError): void {
     if (this.#over) return;
-    if (this.ctx.res.headersSent) return this.#cut(`${error.error}: ${error.details}`);
+    if (this.call.res.headersSent) return this.#cut(`${error.error}: ${error.details}`);
     this.#over = true;
     this.#error ??= error;
     // The guest's writes fail from now on; its answer is not sent.
@@ -260,24 +274,22 @@ class HandlerAnswer implements ResponseListener {
 
   /** Ends the request's part here: throws rt's error answer if it has one to give. */
   conclude(): void {
-    const { res } = this.ctx;
+    const { res } = this.call;
     if (this.#error && !res.headersSent) {
-      if (this.#error.status >= 500) this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, error: this.#error.error, details: this.#error.details }, 'handler failed');
+      if (this.#error.status >= 500) this.log.warn({ reqId: this.call.state.requestId, ...this.#where, error: this.#error.error, details: this.#error.details }, 'handler failed');
       throw this.#error;
     }
     if (!this.#over && !res.headersSent && !res.destroyed) {
       // The thread said nothing (it was lost between its answer and the response): no silent 200.
       throw new ApiError('RT_ERR_INSTANCE_LOST', 'the handler gave no answer', this.#where);
     }
-    // The guest's answer is (being) written; Koa leaves the response alone.
-    this.ctx.respond = false;
   }
 
   /** Cuts the body short: without the final chunk, no client takes it for a whole one. */
   #cut(why: string): void {
     if (this.#over) return;
     this.#over = true;
-    this.log.warn({ reqId: this.ctx.state.requestId, ...this.#where, details: why }, 'handler response cut short');
+    this.log.warn({ reqId: this.call.state.requestId, ...this.#where, details: why }, 'handler response cut short');
     // The bytes already written still go out; the connection ends without the final chunk.
     this.#writes.cut();
   }

@@ -1,0 +1,133 @@
+// The API a worker answers (docs/api.md §5), as one table of operations:
+// each transport that reaches them (the Koa app, app.ts; the invoke lane in
+// front of it, invoke-lane.ts) runs them through `perform`, the one place
+// where what applies to an operation as such is applied (the control guard).
+// What applies to every request (its id, deadline, error body, log line)
+// is the exchange's (exchange.ts).
+
+import type { Logger } from 'pino';
+import { ApiError } from '../../errors.js';
+import type { Config } from '../../config/index.js';
+import type { ControlOutcome, ControlRequest } from '../../control.js';
+import { openApiDocument } from '../../openapi.js';
+import { bodyLength, mediaType, readBody } from './body.js';
+import { CONTROL_ROUTES, controlRefusal, credentialsOf, type ControlPolicy, type ControlRoute } from './control-guard.js';
+import { resourceOperations } from './resource-operations.js';
+import { wasiHttpOperation } from './wasi-http-route.js';
+import { invokeOperation } from './invoke.js';
+import { findService } from './lookup.js';
+import type { WorkerState } from './worker-state.js';
+import type { ServiceRegistry } from '../execution/registry.js';
+import type { RequestStats } from './request-stats.js';
+import type { Peers } from './peers.js';
+import { description, summary } from './views.js';
+import { json, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
+
+export interface OperationDeps {
+  /** rt's version, for the OpenAPI document. */
+  version: string;
+  config: Config;
+  registry: ServiceRegistry;
+  state: WorkerState;
+  /** Where requests are counted. */
+  requests: RequestStats;
+  /** Has the primary carry out a control operation on every worker. */
+  control: (request: ControlRequest) => Promise<ControlOutcome>;
+  log: Logger;
+  peers: Peers;
+}
+
+/** The operations, and `perform`, which runs one for a request. */
+export interface Operations {
+  readonly all: readonly ApiOperation[];
+  /** `POST /services/:domain/:service/invoke/:method`: the one the invoke lane takes. */
+  readonly invoke: ApiOperation;
+  perform(operation: ApiOperation, call: ApiCall): Promise<Reply>;
+}
+
+export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Operations {
+  const { version, config, registry, state, control, log } = deps;
+  const serviceOf = (call: ApiCall) => {
+    const hosted = findService(registry, state, call.params.domain, call.params.service);
+    call.state.service = hosted.name;
+    return hosted;
+  };
+
+  // Built once per service set: it changes only when the primary sends a new one.
+  let openapi: { generation: number; document: Record<string, unknown> } | undefined;
+
+  const invoke: ApiOperation = { name: 'invoke', method: 'POST', path: '/services/:domain/:service/invoke/:method', run: invokeOperation(deps) };
+  const controls: Record<ControlRoute['op'], ApiOperation['run']> = {
+    restart: async (call) => {
+      const hosted = serviceOf(call);
+      // The body is the new configuration, whatever its format: it goes to the component as it is.
+      const bytes = bodyLength(call.req).present ? await readBody(call.req, config.http.max_body_bytes, call.state.deadline) : undefined;
+      const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
+      if (bytes && bytes.length > 0) request.config = { bytes, contentType: mediaType(call.req) || 'application/octet-stream' };
+      return outcomeReply(await control(request));
+    },
+    quiesce: async (call) => outcomeReply(await control({ op: 'quiesce', service: serviceOf(call).descriptor.id })),
+    reload: async () => outcomeReply(await control({ op: 'reload' })),
+  };
+
+  const all: ApiOperation[] = [
+    { name: 'health', method: 'GET', path: '/health', run: async () => json({ status: 'ok' }) },
+    {
+      name: 'ready',
+      method: 'GET',
+      path: '/ready',
+      run: async () => {
+        if (!(state.loaded && state.clusterReady)) throw new ApiError('RT_ERR_NOT_READY', 'workers are still loading the components');
+        return json({ status: 'ready' });
+      },
+    },
+    { name: 'list-services', method: 'GET', path: '/services', run: async () => json({ services: registry.list().map((hosted) => summary(hosted, state)), failed: registry.failures() }) },
+    { name: 'describe', method: 'GET', path: '/services/:domain/:service', run: async (call) => json(description(findService(registry, state, call.params.domain, call.params.service), state)) },
+    {
+      name: 'openapi',
+      method: 'GET',
+      path: '/openapi.json',
+      run: async () => {
+        if (openapi?.generation !== registry.generation) {
+          openapi = { generation: registry.generation, document: openApiDocument(registry.list().map((s) => s.descriptor), version) };
+        }
+        return json(openapi.document);
+      },
+    },
+    invoke,
+    ...resourceOperations(deps, policy),
+    wasiHttpOperation({ registry, state, maxBodyBytes: config.http.max_body_bytes, log }),
+    // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
+    ...CONTROL_ROUTES.map((route): ApiOperation => ({ name: route.op, method: route.method, path: route.path, control: true, run: controls[route.op] })),
+    { name: 'metrics', method: 'GET', path: '/metrics', run: async () => outcomeReply(await control({ op: 'metrics' })) },
+  ];
+
+  return {
+    all,
+    invoke,
+    perform(operation, call) {
+      if (operation.control) {
+        // Before the body is read: a refused request costs nothing more.
+        const refusal = controlRefusal(credentialsOf(call), policy);
+        if (refusal) throw refusal;
+      }
+      return operation.run(call);
+    },
+  };
+}
+
+/** A control operation's outcome as its answer: a failure is the catalogue's error (thrown, as any other). */
+function outcomeReply(outcome: ControlOutcome): Reply {
+  switch (outcome.kind) {
+    case 'failed':
+      throw new ApiError(outcome.code, outcome.details, outcome.context);
+    case 'metrics':
+      return { kind: 'text', type: outcome.contentType, body: outcome.text };
+    case 'reloaded': {
+      const { added, updated, removed, failed } = outcome;
+      return json({ status: 'reloaded', added, updated, removed, failed });
+    }
+    default:
+      return json({ status: outcome.kind, service: outcome.service });
+  }
+}
