@@ -102,6 +102,17 @@ describe('HTTP handler components (e2e)', function () {
     expect(r.headers['x-request-id']).to.be.a('string');
   });
 
+  it("keeps rt's own headers whatever the handler sets: its request id, its worker, nosniff; the handler's CSP beside rt's", async () => {
+    const r = await send(api('hello', '/forge'), { headers: { 'x-request-id': 'asked-for-this-one' } });
+    expect(r.status, r.body).to.equal(200);
+    expect(r.headers['x-request-id']).to.equal('asked-for-this-one');
+    expect(r.headers['x-rt-worker']).to.match(/^\d+$/).and.not.equal('99');
+    expect(r.headers['x-content-type-options']).to.equal('nosniff');
+    expect(r.headers['content-security-policy']).to.equal("default-src 'self', sandbox allow-scripts allow-forms allow-popups allow-downloads");
+    await rt.workerLogsFlushed();
+    expect(rt.logLines().some((l) => l.msg === 'request' && l.reqId === 'asked-for-this-one')).to.equal(true);
+  });
+
   for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
     it(`serves ${method}`, async () => {
       const r = await send(api('hello', '/echo?m=1'), { method });

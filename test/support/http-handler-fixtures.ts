@@ -34,6 +34,8 @@ world handler {
  * - `/throw`: throws (a trap).
  * - `/refuse`: sets the error code internal-error("nope") instead of a response.
  * - `/sleep?ms`: sleeps ms milliseconds, then sets its response.
+ * - `/forge`: 200 with headers that are rt's own (`x-request-id`,
+ *   `x-rt-worker`, `x-content-type-options`) and a CSP of its own.
  * - `/drip?ms`: sets the response, then writes `tick;` every ms
  *   milliseconds until a write fails (its client left), then returns.
  */
@@ -103,6 +105,7 @@ export const incomingHandler = {
     if (path === '/bad-length') return respond(out, 200, [['content-length', 'abc']], ['x']);
     if (path === '/bad-status') return respond(out, 103, [], []);
     if (path === '/trailers') return respond(out, 200, [], ['with trailers'], [['x-checksum', '42']]);
+    if (path === '/forge') return respond(out, 200, [['x-request-id', 'forged'], ['X-Rt-Worker', '99'], ['x-content-type-options', 'sniff-away'], ['content-security-policy', "default-src 'self'"]], ['forged']);
     if (path === '/throw') throw new Error('boom');
     if (path === '/refuse') return ResponseOutparam.set(out, { tag: 'err', val: { tag: 'internal-error', val: 'nope' } });
     if (path.startsWith('/sleep?')) {
