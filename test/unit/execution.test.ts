@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { Execution, type InlineCalls, type Instances, type ThreadCalls } from '../../lib/worker/execution/execution.js';
 import type { InlineOutcome } from '../../lib/worker/execution/inline-instance.js';
 import type { Arguments } from '../../lib/worker/execution/arguments.js';
+import type { Outcome, Work } from '../../lib/worker/execution/work.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { PLACEMENT, type Move } from '../../lib/worker/execution/placement.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
@@ -119,15 +120,13 @@ class FakeInstances implements Instances {
       live: 1,
       waiting: 0,
       start: () => Promise.resolve(),
-      call: (_index: number, _args: Arguments, deadline: number, options: { onRun?: (ms: number, first: boolean) => void }) => {
+      run: <W extends Work>(work: W, deadline: number, options: { onRun?: (ms: number, first: boolean) => void }): Promise<Outcome<W>> => {
+        if (work.kind !== 'call') return Promise.reject(new Error(`no ${work.kind} work here`));
         this.calls.push({ where: 'threads', deadline });
         options.onRun?.(this.threadMs, first);
         first = false;
-        return Promise.resolve({ kind: 'ok', value: 'threads' } as const);
+        return Promise.resolve({ kind: 'ok', value: 'threads' } as Outcome<W>);
       },
-      openStream: () => Promise.reject(new Error('no streams here')),
-      callHandles: () => Promise.reject(new Error('no handles here')),
-      serveHttp: () => Promise.reject(new Error('no handlers here')),
       drain: () => Promise.resolve(),
       close: () => Promise.resolve(),
     });
@@ -170,7 +169,7 @@ describe('execution placement (fake instances and clocks)', () => {
   });
 
   const start = () => Execution.start(instances, { log: silentLog, placement: settings, clocks: clock.clocks, onMove: (move) => moves.push(move) });
-  const call = (execution: Execution, args: Arguments = ARGS) => execution.call(0, args, clock.wall + 5_000);
+  const call = (execution: Execution, args: Arguments = ARGS) => execution.run({ kind: 'call', method: 0, args }, clock.wall + 5_000);
   /** Lets a move back inline (its instance made asynchronously) complete. */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -207,7 +206,7 @@ describe('execution placement (fake instances and clocks)', () => {
     instances.inlineMs = settings.budgetMs + 1;
     instances.threadMs = 0.5;
     const deadline = clock.wall + 5_000;
-    expect(await execution.call(0, ARGS, deadline)).to.deep.equal({ kind: 'ok', value: 'threads' });
+    expect(await execution.run({ kind: 'call', method: 0, args: ARGS }, deadline)).to.deep.equal({ kind: 'ok', value: 'threads' });
     expect(instances.calls.map((c) => c.where)).to.deep.equal(['inline', 'threads']);
     expect(instances.calls[1].deadline, 'the thread has the time left before the same deadline').to.equal(deadline);
     // Short on the thread (after its first call, which compiles): the service stays inline.
@@ -231,9 +230,9 @@ describe('execution placement (fake instances and clocks)', () => {
   it('answers a call cut off inline by its deadline 504, moving the service only if it used the whole budget', async () => {
     const execution = await start();
     instances.inlineMs = 1_000;
-    expect(await execution.call(0, ARGS, clock.wall + settings.budgetMs / 2)).to.deep.equal({ kind: 'timeout', what: 'call' });
+    expect(await execution.run({ kind: 'call', method: 0, args: ARGS }, clock.wall + settings.budgetMs / 2)).to.deep.equal({ kind: 'timeout', what: 'call' });
     expect([execution.placement, moves]).to.deep.equal(['inline', []]);
-    expect(await execution.call(0, ARGS, clock.wall + settings.budgetMs)).to.deep.equal({ kind: 'timeout', what: 'call' });
+    expect(await execution.run({ kind: 'call', method: 0, args: ARGS }, clock.wall + settings.budgetMs)).to.deep.equal({ kind: 'timeout', what: 'call' });
     expect(moves.map((m) => [m.to, m.reason])).to.deep.equal([['threads', 'over_budget']]);
   });
 

@@ -93,7 +93,7 @@ describe('instance pool (in process, real threads)', function () {
       const spin = d.methods.findIndex((m) => m.name === 'spin');
       const runs: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const outcome = pool.call(spin, { kind: 'arguments', args: [10] }, performance.now() + TIMEOUT_MS, { onRun: (ms) => runs.push(ms) });
+        const outcome = pool.run({ kind: 'call', method: spin, args: { kind: 'arguments', args: [10] } }, performance.now() + TIMEOUT_MS, { onRun: (ms) => runs.push(ms) });
         // The thread answers meanwhile; its answer waits, as behind other requests' work in a loaded worker.
         const end = performance.now() + 100;
         while (performance.now() < end);

@@ -35,8 +35,8 @@ import { InstancePool, type CallOptions } from './instance-pool.js';
 import type { HandleHolder, HolderResult } from './handle-directory.js';
 import type { HandleIssuer } from './handle-ids.js';
 import type { HandleCall } from './handle-table.js';
-import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
-import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
+import type { CallResult } from './invocation.js';
+import type { HandlesOutcome, Outcome, Work } from './work.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
 
 /** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
@@ -68,12 +68,8 @@ export interface ThreadCalls {
   /** Calls waiting for a free thread. */
   readonly waiting: number;
   start(): Promise<void>;
-  call(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult>;
-  openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening>;
-  /** A call that involves handles but names none (a constructor): on any thread; which instance ran it. */
-  callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<{ result: HolderResult; holder?: HandleHolder }>;
-  /** One request to an HTTP handler, on an instance of its own unless max_invocations lets it keep one. */
-  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions): Promise<CallResult>;
+  /** Runs `work` of any kind on a thread (a call that involves handles but names none, a constructor, on any thread). */
+  run<W extends Work>(work: W, deadline: number, options: CallOptions): Promise<Outcome<W>>;
   drain(): Promise<void>;
   close(): Promise<void>;
 }
@@ -157,8 +153,29 @@ export class Execution {
     return this.#pool?.waiting ?? 0;
   }
 
-  /** Calls method `index`; `deadline` (clock time) bounds waiting and running alike; `signal` aborts when its client leaves. */
-  async call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallResult> {
+  /**
+   * Runs `work`: where the service's placement says for the kinds that can
+   * run inline (a call, a call that involves handles), on instance threads
+   * for the others (a stream holds its instance until it ends, a handler's
+   * guest blocks while its body arrives: only a thread can do either).
+   * `deadline` (clock time) bounds waiting and running alike; `signal`
+   * aborts when its client leaves.
+   */
+  run<W extends Work>(work: W, deadline: number, signal?: AbortSignal): Promise<Outcome<W>> {
+    const outcome = (() => {
+      switch (work.kind) {
+        case 'call':
+          return this.#call(work.method, work.args, deadline, signal);
+        case 'handles':
+          return this.#callHandles(work.call, deadline, signal, work.holder);
+        default:
+          return this.#onPool((pool) => pool.run(work, deadline, signal ? { signal } : {}));
+      }
+    })();
+    return outcome as Promise<Outcome<W>>;
+  }
+
+  async #call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallResult> {
     const inline = this.#inline;
     const policy = this.#policy;
     if (inline && policy && args.kind === 'arguments') {
@@ -214,17 +231,7 @@ export class Execution {
   }
 
   #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
-    return this.#onPool((pool) => pool.call(index, args, deadline, options));
-  }
-
-  /** Opens a stream (instance-pool.ts): services with streaming methods always run on threads, where a stream can hold its instance. */
-  openStream(index: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
-    return this.#onPool((pool) => pool.openStream(index, args, deadline, options));
-  }
-
-  /** Serves a request to an HTTP handler (instance-pool.ts): handlers always run on threads, where the guest can block while its body arrives. */
-  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
-    return this.#onPool((pool) => pool.serveHttp(request, channel, deadline, signal ? { signal } : {}));
+    return this.#onPool((pool) => pool.run({ kind: 'call', method: index, args }, deadline, options));
   }
 
   /**
@@ -234,7 +241,7 @@ export class Execution {
    * placement policy still judges how long it took. Its result, and the
    * instance it ran on (where the handles it made live).
    */
-  async callHandles(call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined): Promise<{ result: HolderResult; holder?: HandleHolder }> {
+  async #callHandles(call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined): Promise<HandlesOutcome> {
     if (holder) return { result: await holder.run(call, deadline, signal), holder };
     const inline = this.#inline;
     const policy = this.#policy;
@@ -246,7 +253,7 @@ export class Execution {
       this.#moved(policy.verdict());
       return { result: ran.result, holder: ran.holder };
     }
-    return this.#onPool((pool) => pool.callHandles(call, deadline, signal ? { signal } : {}));
+    return this.#onPool((pool) => pool.run({ kind: 'handles', call }, deadline, signal ? { signal } : {}));
   }
 
   /**
@@ -273,7 +280,7 @@ export class Execution {
     const pool = await this.instances.threads(1);
     await pool.start();
     return {
-      callHandles: (call, deadline, signal) => pool.callHandles(call, deadline, signal ? { signal } : {}),
+      callHandles: (call, deadline, signal) => pool.run({ kind: 'handles', call }, deadline, signal ? { signal } : {}),
       close: () => void pool.drain(),
     };
   }

@@ -41,7 +41,8 @@ export class HandleScopes {
     let chosen: (() => void) | undefined;
     if (fresh && !maker) this.#choosingMaker = new Promise<void>((resolve) => (chosen = resolve));
     try {
-      const ran = await execution.callHandles(call, deadline, signal, holder ?? maker);
+      const on = holder ?? maker;
+      const ran = await execution.run({ kind: 'handles', call, ...(on ? { holder: on } : {}) }, deadline, signal);
       if (chosen && ran.holder && ran.result.kind === 'called' && ran.result.issued.length > 0) this.#maker = ran.holder;
       return ran;
     } finally {

@@ -218,7 +218,7 @@ export class HostedService {
     const { method, input, deadline, answer, signal } = invocation;
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
-    const result = await ready.execution.call(method.index, ready.args, deadline, signal);
+    const result = await ready.execution.run({ kind: 'call', method: method.index, args: ready.args }, deadline, signal);
     if (result.kind !== 'ok') return encodedFailure(ready.codec, result);
     return returned(method, answer, result.value, ready.codec.encodeResult);
   }
@@ -233,7 +233,7 @@ export class HostedService {
     if (ready.kind !== 'prepared') return ready;
     const { sink } = stream;
     const encoded = { chunk: (bytes: Uint8Array, items: number) => sink.chunk(bytes, items), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
-    const opening = await ready.execution.openStream(method.index, ready.args, deadline, { ...stream, sink: encoded, ...(signal ? { signal } : {}) });
+    const opening = await ready.execution.run({ kind: 'stream', method: method.index, args: ready.args, options: { ...stream, sink: encoded } }, deadline, signal);
     return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
   }
 
@@ -246,7 +246,7 @@ export class HostedService {
   serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
     const execution = this.#quiescing ? undefined : this.#execution;
     if (!execution) return Promise.resolve({ kind: 'quiesced' });
-    return execution.serveHttp(request, channel, deadline, signal);
+    return execution.run({ kind: 'http', request, channel }, deadline, signal);
   }
 
   /** Whether `invocation` involves handles, and is made as routeHandleCall decides. */

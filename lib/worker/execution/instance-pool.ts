@@ -29,6 +29,7 @@ import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
+import type { HandlesOutcome, Outcome, Work } from './work.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -355,8 +356,25 @@ export class InstancePool {
     return this.#closed ? 0 : this.#threads.length + this.#overflow.length;
   }
 
-  /** Calls `method`, by `deadline`. */
-  call(method: number, args: Arguments, deadline: number, options: CallOptions = {}): Promise<CallResult> {
+  /** Runs `work` on the first free thread, by `deadline` (waiting and running alike): what it came to. */
+  run<W extends Work>(work: W, deadline: number, options: CallOptions = {}): Promise<Outcome<W>> {
+    const outcome = (() => {
+      switch (work.kind) {
+        case 'call':
+          return this.#call(work.method, work.args, deadline, options);
+        case 'stream':
+          return this.#openStream(work.method, work.args, deadline, work.options, options.signal);
+        case 'handles':
+          // One that names handles runs on their holder (execution.ts), which comes back here by `work` below.
+          return this.#callHandles(work.call, deadline, options);
+        case 'http':
+          return this.#serveHttp(work.request, work.channel, deadline, options);
+      }
+    })();
+    return outcome as Promise<Outcome<W>>;
+  }
+
+  #call(method: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
       this.#enqueue({ request: [++nextId, method, forThread(args)], deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
@@ -377,7 +395,7 @@ export class InstancePool {
   }
 
   /** A handle call on whichever thread is free first (it names no handles: a constructor); its result, and the instance that ran it. */
-  callHandles(call: HandleCall, deadline: number, options: CallOptions = {}): Promise<{ result: HolderResult; holder?: HandleHolder }> {
+  #callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<HandlesOutcome> {
     return new Promise((resolve) => {
       let holder: HandleHolder | undefined;
       const returned = (value: unknown) => resolve({ result: value as HolderResult, ...(holder ? { holder } : {}) });
@@ -391,11 +409,11 @@ export class InstancePool {
    * method has returned its resource, and from then on its items go to
    * `options.sink` until it ends. The thread stays with the stream until then.
    */
-  openStream(method: number, args: Arguments, deadline: number, options: StreamOptions & { signal?: AbortSignal }): Promise<StreamOpening> {
+  #openStream(method: number, args: Arguments, deadline: number, options: StreamOptions, signal: AbortSignal | undefined): Promise<StreamOpening> {
     const stream: StreamState = { ...options, open: false, cancelled: false, items: 0, nextDeadline: deadline };
     return new Promise((resolve) => {
       const opened = (control: StreamControl) => resolve({ kind: 'open', control });
-      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, undefined], deadline, failed: resolve, stream, opened, finish: NOTHING }, options.signal);
+      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, undefined], deadline, failed: resolve, stream, opened, finish: NOTHING }, signal);
     });
   }
 
@@ -404,7 +422,7 @@ export class InstancePool {
    * response cross on `channel`; resolves (value null) once `handle` has
    * returned, or with why it did not run or was cut off.
    */
-  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions = {}): Promise<CallResult> {
+  #serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
       this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
