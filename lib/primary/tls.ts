@@ -1,7 +1,9 @@
 // The certificate and key HTTPS is served with (http.tls_*): the configured
 // files, or a self-signed pair generated once and kept in the data directory.
 
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { access, readFile, stat } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -23,16 +25,42 @@ export async function tlsFiles(config: Config, log: Logger): Promise<TlsFiles | 
   if (!tls_enable) return undefined;
   if (tls_cert !== undefined || tls_key !== undefined) {
     if (tls_cert === undefined || tls_key === undefined) throw new StartupError('http.tls_cert and http.tls_key must be given together');
-    for (const [key, path] of [['http.tls_cert', tls_cert], ['http.tls_key', tls_key]] as const) {
-      await access(path, constants.R_OK).catch(() => {
-        throw new StartupError(`${key}: cannot read ${path}`);
-      });
-    }
+    const [cert, key] = await Promise.all(
+      ([['http.tls_cert', tls_cert], ['http.tls_key', tls_key]] as const).map(([name, path]) =>
+        readFile(path).catch(() => {
+          throw new StartupError(`${name}: cannot read ${path}`);
+        }),
+      ),
+    );
+    usablePair({ cert: tls_cert, key: tls_key }, cert, key);
     return { cert: tls_cert, key: tls_key };
   }
   const files = await selfSigned();
   log.warn({ cert: files.cert }, 'http.tls_cert and http.tls_key are not set: serving HTTPS with a self-signed certificate, which clients will not trust');
   return files;
+}
+
+/**
+ * Checks here, before any worker starts, what each worker would find when it
+ * made its server: a file that is not a PEM certificate or private key, or a
+ * key that is not the certificate's, would otherwise end every worker.
+ */
+function usablePair(files: TlsFiles, cert: Buffer, key: Buffer): void {
+  try {
+    new X509Certificate(cert);
+  } catch (e) {
+    throw new StartupError(`http.tls_cert: ${files.cert} is not a PEM certificate (${firstLine(e)})`);
+  }
+  try {
+    createPrivateKey(key);
+  } catch (e) {
+    throw new StartupError(`http.tls_key: ${files.key} is not a PEM private key (${firstLine(e)})`);
+  }
+  try {
+    createSecureContext({ cert, key });
+  } catch (e) {
+    throw new StartupError(`http.tls_key: ${files.key} is not the key of the certificate in ${files.cert} (${firstLine(e)})`);
+  }
 }
 
 /** One pair per machine, so restarts keep the certificate clients may have pinned. */

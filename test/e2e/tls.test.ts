@@ -98,6 +98,29 @@ describe('HTTPS (e2e)', function () {
     expectOneLine(out.stderr, 'http.tls_cert: cannot read /nonexistent/cert.pem');
   });
 
+  it('refuses files that are not a certificate and its key before any worker starts: exit 2, one line naming the file', async () => {
+    const dir = await tempDir('rt-tls-');
+    try {
+      const junk = join(dir, 'junk.pem');
+      await writeFile(junk, 'root:x:0:0:root:/root:/bin/bash\n');
+      const [one, other] = await Promise.all([generate([{ name: 'commonName', value: 'one' }], { keySize: 2048 }), generate([{ name: 'commonName', value: 'other' }], { keySize: 2048 })]);
+      const files = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem'), otherKey: join(dir, 'other.key') };
+      await Promise.all([writeFile(files.cert, one.cert), writeFile(files.key, one.private), writeFile(files.otherKey, other.private)]);
+      const cases: [Record<string, string>, string][] = [
+        [{ RT__HTTP__TLS_CERT: junk, RT__HTTP__TLS_KEY: files.key }, `http.tls_cert: ${junk} is not a PEM certificate`],
+        [{ RT__HTTP__TLS_CERT: files.cert, RT__HTTP__TLS_KEY: junk }, `http.tls_key: ${junk} is not a PEM private key`],
+        [{ RT__HTTP__TLS_CERT: files.cert, RT__HTTP__TLS_KEY: files.otherKey }, `http.tls_key: ${files.otherKey} is not the key of the certificate in ${files.cert}`],
+      ];
+      for (const [env, line] of cases) {
+        const out = await startTls(env);
+        expect(out.status, out.stderr).to.equal(2);
+        expectOneLine(out.stderr, line);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('with a data directory where the self-signed pair cannot be written', () => {
     it('exits 2 with one line naming the directory and what to do', async () => {
       // Under a regular file: unwritable even for root, which chmod does not stop.
