@@ -9,9 +9,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-/** `mode`: the file's permissions (a private key's 0o600), set from its creation on. */
+/** What only rt's user may read: a private key, a configuration (which often holds secrets). */
+export const PRIVATE = 0o600;
+
+/**
+ * `mode`: the file's permissions (a private key's 0o600), set from its
+ * creation on; a directory made for a file of 0o600 is its owner's alone
+ * (0o700).
+ */
 export async function writeAtomically(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await mkdir(dirname(path), { recursive: true, ...(mode === PRIVATE ? { mode: 0o700 } : {}) });
   const temp = `${path}.${randomUUID()}.part`;
   try {
     await writeFile(temp, data, mode === undefined ? {} : { mode });

@@ -86,10 +86,22 @@ export class ControlPlane<W> {
    */
   start(): Promise<void> {
     return this.#exclusive(async () => {
+      await this.#tightenKeptConfigs();
       this.#catalog = await this.#scan(undefined);
       const [canary] = this.#opts.fleet.workers();
       if (canary) await this.#tryOnCanary(canary, { services: [], failures: [] });
     });
+  }
+
+  /** Restart bodies an older rt kept readable by every user become rt's user's alone; rt runs on without them if it cannot. */
+  async #tightenKeptConfigs(): Promise<void> {
+    const { persisted } = this.#opts;
+    try {
+      const files = await persisted.tighten();
+      if (files > 0) this.#log.debug({ dir: persisted.dir, files }, 'kept restart configurations readable by their owner only');
+    } catch (e) {
+      this.#log.warn({ dir: persisted.dir, err: e }, 'cannot make the kept restart configurations readable by their owner only');
+    }
   }
 
   handle(request: ControlRequest): Promise<ControlOutcome> {

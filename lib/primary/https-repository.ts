@@ -12,14 +12,14 @@
 // not undici: measured as fast or faster, without a dependency (bench/https-client.ts,
 // docs/performance.md, "The https: repository client").
 
-import { readFile, rm, stat } from 'node:fs/promises';
+import { chmod, readFile, rm, stat } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { join, relative } from 'node:path';
 import { sha256 } from '../sha256.js';
 import { check, list, misfitLine, record, string, table, type Static } from '../shape.js';
-import { writeAtomically } from '../write-atomically.js';
+import { PRIVATE, writeAtomically } from '../write-atomically.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 import { CappedBytes } from '../capped-bytes.js';
 
@@ -259,13 +259,14 @@ async function fetchFile(ctx: Context, url: string, local: string, expected?: st
 }
 
 async function store(ctx: Context, url: string, local: string, fetched: Fetched): Promise<void> {
-  if (fetched.kind === 'cached') return;
+  // A sidecar's configuration may hold secrets: the mirror is rt's user's alone, files an older rt kept too.
+  if (fetched.kind === 'cached') return chmod(local, PRIVATE);
   if (fetched.kind === 'missing') {
     await rm(local, { force: true });
     delete ctx.state.files[url];
     return;
   }
-  await writeAtomically(local, fetched.bytes);
+  await writeAtomically(local, fetched.bytes, PRIVATE);
   ctx.state.files[url] = { path: relative(ctx.dir, local), sha256: fetched.sha256, etag: fetched.etag };
 }
 

@@ -1,12 +1,13 @@
 // Configurations given in restart bodies, kept in the data directory so they
 // apply again after the host restarts (docs/api.md §5.2), until a restart
-// without a body goes back to the repository's file.
+// without a body goes back to the repository's file. A configuration often
+// holds secrets: the files are rt's user's alone (0600, in a 0700 directory).
 
-import { readFile, rm } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
 import { check, misfitLine, record, string, type Static } from '../shape.js';
-import { writeAtomically } from '../write-atomically.js';
+import { PRIVATE, writeAtomically } from '../write-atomically.js';
 import { serviceConfig } from './service-config.js';
 
 /** A kept restart body: its content type and its bytes in base64. */
@@ -46,7 +47,16 @@ export class PersistedConfigs {
   async save(id: ServiceId, config: ServiceConfig): Promise<void> {
     const stored: Static<typeof STORED> = { content_type: config.contentType, data: Buffer.from(config.bytes).toString('base64') };
     // A crash mid-write leaves the previous file whole.
-    await writeAtomically(this.#file(id), JSON.stringify(stored));
+    await writeAtomically(this.#file(id), JSON.stringify(stored), PRIVATE);
+  }
+
+  /** Makes the files an older rt kept readable by others its user's alone; how many it changed. */
+  async tighten(): Promise<number> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    if (names.length === 0) return 0;
+    await chmod(this.dir, 0o700);
+    await Promise.all(names.map((name) => chmod(join(this.dir, name), PRIVATE)));
+    return names.length;
   }
 
   async remove(id: ServiceId): Promise<void> {

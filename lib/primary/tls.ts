@@ -12,7 +12,7 @@ import { firstLine } from '../first-line.js';
 import type { Logger } from '../log.js';
 import { dataDir } from '../paths.js';
 import { StartupError } from '../startup-error.js';
-import { writeAtomically } from '../write-atomically.js';
+import { PRIVATE, writeAtomically } from '../write-atomically.js';
 
 export interface TlsFiles {
   cert: string;
@@ -76,7 +76,7 @@ async function selfSigned(): Promise<TlsFiles> {
   });
   try {
     // Each file whole or not at all: a pair cut short by a crash is made anew next time, not read half-written.
-    await writeAtomically(files.key, pems.private, 0o600);
+    await writeAtomically(files.key, pems.private, PRIVATE);
     await writeAtomically(files.cert, pems.cert);
   } catch (e) {
     throw new StartupError(

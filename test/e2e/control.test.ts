@@ -3,7 +3,7 @@
 // with drain, reload of added, updated, removed and broken components.
 // Two workers: every control operation must reach both.
 
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { buildComponent } from '../../examples/builder.js';
@@ -80,6 +80,9 @@ describe('control plane (e2e)', function () {
       'conflict.toml': { raw: 'instance_per_call = true\nmax_invocations = 5\n' },
     });
     dataDir = join(await tempDir('rt-data-'), 'data');
+    // As an older rt kept a restart body: readable by every user.
+    await mkdir(join(dataDir, 'restart-configs'), { recursive: true, mode: 0o755 });
+    await writeFile(join(dataDir, 'restart-configs', 'acme.gone.json'), JSON.stringify({ content_type: 'application/toml', data: '' }), { mode: 0o644 });
     await start();
   });
 
@@ -95,6 +98,19 @@ describe('control plane (e2e)', function () {
     await upstream.held(holds + 1);
     return { answer };
   };
+
+  it("keeps restart bodies its user's alone, those an older rt kept too (a configuration often holds secrets)", async () => {
+    const dir = join(dataDir, 'restart-configs');
+    const res = await call(`${rt.url}/api/services/acme/configured/restart`, { body: 'password = "s3cret"\n', contentType: 'application/toml' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    try {
+      expect((await stat(dir)).mode & 0o777).to.equal(0o700);
+      for (const name of ['acme.gone.json', 'acme.configured.json']) expect((await stat(join(dir, name))).mode & 0o777, name).to.equal(0o600);
+    } finally {
+      // Back to the repository's file, for the tests that read it.
+      expect((await call(`${rt.url}/api/services/acme/configured/restart`, { method: 'POST' })).status).to.equal(200);
+    }
+  });
 
   describe('configuration', () => {
     it('gives init the configuration file from the repository, once per instance', async () => {

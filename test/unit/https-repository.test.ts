@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
@@ -133,6 +133,12 @@ describe('https: repositories', function () {
     expect(readFileSync(sidecar, 'utf8')).to.equal('domain = "acme"\n');
     expect(existsSync(join(cacheFolder(url), 'b.toml'))).to.equal(false);
     expect(requestsFor('/repo/b.toml')).to.have.length(1);
+
+    // A sidecar's configuration may hold secrets: the mirror is rt's user's alone, a file an older rt kept too.
+    expect(statSync(sidecar).mode & 0o777).to.equal(0o600);
+    chmodSync(sidecar, 0o644);
+    await fetchHttpsRepository(url, options);
+    expect(statSync(sidecar).mode & 0o777).to.equal(0o600);
 
     server.routes.delete('/repo/sub/a.toml');
     const again = await fetchHttpsRepository(url, options);

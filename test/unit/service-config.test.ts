@@ -1,7 +1,7 @@
 // A service's configuration: its file, its format, its flattened keys, and
 // restart bodies kept across host restarts.
 
-import { mkdir, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { PersistedConfigs } from '../../lib/primary/persisted-configs.js';
@@ -124,6 +124,21 @@ describe('service configuration', () => {
       await store.remove(id);
       expect(await store.load(id, (m) => errors.push(m))).to.equal(null);
       expect(errors).to.deep.equal([]);
+    });
+
+    it("keeps each configuration its owner's alone (0600 in a 0700 directory), and tightens what an older rt kept", async () => {
+      const store = new PersistedConfigs(join(dir, 'kept'));
+      await store.save({ domain: 'acme', service: 'svc' }, serviceConfig(bytes('token = "s3cret"'), 'application/toml', 'restart body'));
+      expect((await stat(join(dir, 'kept'))).mode & 0o777).to.equal(0o700);
+      expect((await stat(join(dir, 'kept', 'acme.svc.json'))).mode & 0o777).to.equal(0o600);
+
+      const older = join(dir, 'older');
+      await mkdir(older, { mode: 0o755 });
+      await writeFile(join(older, 'acme.svc.json'), '{}', { mode: 0o644 });
+      expect(await new PersistedConfigs(older).tighten()).to.equal(1);
+      expect((await stat(older)).mode & 0o777).to.equal(0o700);
+      expect((await stat(join(older, 'acme.svc.json'))).mode & 0o777).to.equal(0o600);
+      expect(await new PersistedConfigs(join(dir, 'none')).tighten()).to.equal(0);
     });
 
     it('reports a stored file it cannot read, and ignores it', async () => {
