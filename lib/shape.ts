@@ -117,7 +117,7 @@ export function describe(shape: Shape, source: Source): string {
 
 /** What each item of a list of strings expects, for a message about one bad item. */
 function describeItem(shape: StringListShape | UrlListShape): string {
-  if (shape.kind === 'url-list') return `a ${shape.schemes.join(' or ')} URL`;
+  if (shape.kind === 'url-list') return `a ${shape.schemes.join(' or ')} URL${shape.schemes.includes('file:') ? ' (a file: URL with its path: file:///srv/components)' : ''}`;
   if (shape.item) return shape.item.expected;
   return shape.values ? `one of ${shape.values.join(', ')}` : 'a non-empty string';
 }
@@ -211,11 +211,14 @@ function normalised(shape: Shape, value: unknown): unknown {
 function itemFits(shape: StringListShape | UrlListShape, item: string): boolean {
   if (shape.kind === 'string-list') return shape.item ? shape.item.test(item) : shape.values ? shape.values.includes(item) : item !== '';
   try {
-    return shape.schemes.includes(new URL(item).protocol);
+    return shape.schemes.includes(new URL(item).protocol) && !NO_FILE_PATH.test(item);
   } catch {
     return false;
   }
 }
+
+/** `file:`, `file://`, `file://host`: a file URL that names no path (the URL parser reads it as `/`, and a scan of it as the working directory). */
+const NO_FILE_PATH = /^file:(?:\/\/[^/]*)?$/i;
 
 /** A TOML or JSON table; j-toml's date-time values are objects too, but tagged otherwise. */
 export function isTable(value: unknown): value is Record<string, unknown> {

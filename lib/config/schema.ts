@@ -5,6 +5,7 @@
 
 import { availableParallelism } from 'node:os';
 import { isAddressOrRange } from '../client-address.js';
+import { isOrigin } from '../origin.js';
 import { boolean, integer, oneOf, string, strings, stringsThat, urls, type BooleanShape, type EnumShape, type IntegerShape, type StringListShape, type StringShape, type UrlListShape } from '../shape.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -40,6 +41,8 @@ const int = integer;
 const bool = boolean();
 const str = string();
 const port = int(1, 65535);
+/** Browser origins: `*`, or a scheme, host and port (`https://app.example`), which is all a browser's Origin header holds. */
+const origins = stringsThat(isOrigin, '`*` or an http(s) origin: scheme, host and port only (https://app.example)', 'an array of `*` or http(s) origins (https://app.example)');
 
 const DECLARED = [
   { path: 'repo_urls', type: urls('file:', 'https:'), default: [], description: 'Component repositories: `file:` directories or `.wasm` files, `https:` locations' },
@@ -55,9 +58,9 @@ const DECLARED = [
   { path: 'http.max_body_bytes', type: int(1), default: 10_485_760, description: 'Largest request body accepted; larger ones get 413' },
   { path: 'http.max_connections', type: int(1, 1_000_000), default: 1000, description: 'Open connections per worker; a request on a connection past them gets 503 (with `Retry-After`) and the connection closes; past twice as many, new connections are closed unanswered' },
   { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
-  { path: 'http.cors.allowed_origins', type: strings(), default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
+  { path: 'http.cors.allowed_origins', type: origins, default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
   { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },
-  { path: 'http.control.allowed_origins', type: strings(), default: [], description: "Browser origins, besides rt's own, whose pages may restart, quiesce and reload (`https://admin.example`; `*`: any); other origins get 403 (docs/api.md §5.6)" },
+  { path: 'http.control.allowed_origins', type: origins, default: [], description: "Browser origins, besides rt's own, whose pages may restart, quiesce and reload (`https://admin.example`; `*`: any); other origins get 403 (docs/api.md §5.6)" },
   { path: 'http.control.token', type: str, defaultText: 'none: no token needed', description: 'When set, restart, quiesce and reload need `Authorization: Bearer <token>` (401 without it)' },
   {
     path: 'http.trusted_proxies',
@@ -71,6 +74,7 @@ const DECLARED = [
   { path: 'repositories.ca_file', type: str, defaultText: 'none: the system CAs', description: 'Extra CA certificate (PEM) trusted for `https:` repositories' },
   { path: 'repositories.download_timeout_seconds', type: int(1, 3_600), default: 30, description: 'Longest time one repository download may take' },
   { path: 'repositories.max_download_bytes', type: int(1), default: 104_857_600, description: 'Largest file downloaded from an `https:` repository' },
+  { path: 'repositories.max_component_mib', type: int(1, 4_096), default: 256, description: 'Largest component file rt reads, from either kind of repository: a larger one fails to load, before it is read' },
   { path: 'repositories.trusted', type: urls('https:'), default: [], description: "`https:` repositories (as written in `repo_urls`) whose sidecars may grant `allowed_paths`, `env` and `allowed_outbound_hosts`; a sidecar of any other `https:` repository that grants them fails its component. `file:` repositories are the operator's own files and always may (docs/api.md §8)" },
   { path: 'log.level', type: oneOf(LOG_LEVELS), default: 'info', description: 'Least severe log level written (`rt start --verbose` forces `debug`)' },
   { path: 'log.requests', type: bool, default: true, description: 'One `info` line per request; `false` leaves them out (metrics still count every request; the lines cost ~7 % of the throughput: docs/performance.md)' },

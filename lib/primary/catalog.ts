@@ -6,7 +6,7 @@
 // same: services, failures and conflicts come out as a one-by-one build
 // would give them.
 
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import semver from 'semver';
 import type { Logger } from 'pino';
@@ -36,7 +36,16 @@ export interface ScannedCatalog extends Catalog {
 }
 
 /** `trusted`: the `https:` repositories whose sidecars may grant host access (repository-trust.ts). */
-export async function buildCatalog(repoUrls: string[], cwd: string, download: HttpsOptions, trusted: readonly string[], log: Logger): Promise<ScannedCatalog> {
+/** How repositories are read: their downloads, which may grant (docs/api.md §8), and the largest component read. */
+export interface RepositoryReading {
+  download: HttpsOptions;
+  /** `repositories.trusted`. */
+  trusted: readonly string[];
+  /** `repositories.max_component_mib`, in bytes. */
+  maxComponentBytes: number;
+}
+
+export async function buildCatalog(repoUrls: string[], cwd: string, { download, trusted, maxComponentBytes }: RepositoryReading, log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];
   const unreadable: string[] = [];
@@ -50,7 +59,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, download: Ht
   const described = await mapConcurrently(found, DESCRIBING, async (component): Promise<ServiceDescriptor | LoadFailure> => {
     const compiling = compileLog(component, log);
     try {
-      const descriptor = await describe(component, trusted, compiling.events);
+      const descriptor = await describe(component, trusted, maxComponentBytes, compiling.events);
       compiling.done(++done, found.length);
       return descriptor;
     } catch (e) {
@@ -98,7 +107,10 @@ function compileLog(component: FoundComponent, log: Logger): { events: Transpile
   };
 }
 
-async function describe(component: FoundComponent, trusted: readonly string[], events: TranspileEvents): Promise<ServiceDescriptor> {
+async function describe(component: FoundComponent, trusted: readonly string[], maxBytes: number, events: TranspileEvents): Promise<ServiceDescriptor> {
+  // Checked before it is read: a file of gigabytes would hold that much of the primary's memory, several times over while it is transpiled.
+  const { size } = await stat(component.path);
+  if (size > maxBytes) throw new Error(`the component is ${mib(size)} MiB, over repositories.max_component_mib (${mib(maxBytes)} MiB)`);
   const file = await readFile(component.path);
   // A plain Uint8Array over the Buffer's memory: a copy would cost ~5 ms of the event loop for an 11 MB component.
   const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
@@ -132,6 +144,10 @@ async function describe(component: FoundComponent, trusted: readonly string[], e
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return { ...descriptor, revision: serviceRevision(descriptor) };
+}
+
+function mib(bytes: number): string {
+  return String(Math.round((bytes / 2 ** 20) * 10) / 10);
 }
 
 /**

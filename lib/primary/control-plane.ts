@@ -17,7 +17,7 @@ import { serviceKey, serviceName, serviceRevision, type LoadFailure, type Servic
 import { buildCatalog, type Catalog } from './catalog.js';
 import { PrimaryMetrics } from './metrics.js';
 import type { PersistedConfigs } from './persisted-configs.js';
-import { repositoryOptions } from './repositories.js';
+import { repositoryReading } from './repositories.js';
 import { readConfigFile, serviceConfig, ServiceConfigError } from './service-config.js';
 
 /**
@@ -164,7 +164,7 @@ export class ControlPlane<W> {
   /** Scans the repositories; `previous` carries quiesced states and the versions kept when their update fails. */
   async #scan(previous: Catalog | undefined): Promise<Catalog> {
     const { config, cwd, log, persisted } = this.#opts;
-    const scanned = await buildCatalog(config.repo_urls, cwd, repositoryOptions(config.repositories), config.repositories.trusted, log);
+    const scanned = await buildCatalog(config.repo_urls, cwd, repositoryReading(config.repositories), log);
     const services: ServiceDescriptor[] = [];
     const unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
     for (const found of scanned.services) {

@@ -11,6 +11,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { cacheDir } from '../paths.js';
 import { fetchHttpsRepository, type HttpsOptions } from './https-repository.js';
+import type { RepositoryReading } from './catalog.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
 /** `file:///abs`, `file://./rel`, `file:rel` → an absolute path (relative ones against `cwd`). */
@@ -20,15 +21,15 @@ function fileUrlPath(url: string, cwd: string): string {
   return isAbsolute(decoded) ? decoded : resolve(cwd, decoded);
 }
 
-/** The `repositories.*` settings as download options. */
-export function repositoryOptions(settings: Config['repositories']): HttpsOptions {
-  const options: HttpsOptions = {
+/** The `repositories.*` settings as how repositories are read. */
+export function repositoryReading(settings: Config['repositories']): RepositoryReading {
+  const download: HttpsOptions = {
     timeoutMs: settings.download_timeout_seconds * 1000,
     maxBytes: settings.max_download_bytes,
     cacheRoot: join(cacheDir(), 'repositories'),
   };
-  if (settings.ca_file !== undefined) options.caFile = settings.ca_file;
-  return options;
+  if (settings.ca_file !== undefined) download.caFile = settings.ca_file;
+  return { download, trusted: settings.trusted, maxComponentBytes: settings.max_component_mib * 2 ** 20 };
 }
 
 /** Never throws: what cannot be scanned comes back in `errors`, one line each starting with the URL. */

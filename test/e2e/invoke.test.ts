@@ -291,11 +291,11 @@ describe('invoke (e2e)', function () {
       expect(res.headers.get('access-control-allow-methods')).to.equal('GET,POST,PUT,DELETE');
     });
 
-    it('allows only the listed origins when http.cors.allowed_origins lists them', async function () {
+    it('allows only the listed origins when http.cors.allowed_origins lists them, as a browser writes them (case, default port, slash)', async function () {
       this.timeout(120_000);
       const examples = await examplesRepository();
       const listed = await RtProcess.start({
-        configToml: `repo_urls = ["file://${examples}/calculator.wasm"]\n[http.cors]\nallowed_origins = ["https://good.example"]`,
+        configToml: `repo_urls = ["file://${examples}/calculator.wasm"]\n[http.cors]\nallowed_origins = ["https://Good.example:443/"]`,
         workers: 1,
       });
       try {

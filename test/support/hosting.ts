@@ -21,7 +21,7 @@ export const silentLog = createLogger('silent', {});
 export async function catalog(entries: Parameters<typeof repository>[0]): Promise<{ services: ServiceDescriptor[]; failures: LoadFailure[] }> {
   const repo = await repository(entries);
   const cache = await tempDir('rt-hosting-cache-');
-  return buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], silentLog);
+  return buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, silentLog);
 }
 
 /**

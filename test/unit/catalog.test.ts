@@ -44,7 +44,7 @@ describe('catalog', function () {
     });
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push((JSON.parse(line) as { msg: string }).msg) });
-    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], log);
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, log);
 
     expect(services.map((s) => basename(s.source))).to.deep.equal(['a.wasm', 'c.wasm', 'd.wasm']);
     expect(failures.map((f) => basename(f.source))).to.deep.equal(['b.wasm', 'e.wasm']);
@@ -69,12 +69,20 @@ describe('catalog', function () {
     });
     // Scanned in this order: the underscore file is found first, and loses all the same.
     const repo = await repository({ 'a/my_component': worldOnly(1), 'b/my-component': worldOnly(2), 'c/async_call': worldOnly(3) });
-    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], silentLog);
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, silentLog);
     expect(services.map((s) => [serviceKey(s.id), relative(repo, s.source)])).to.deep.equal([
       ['default/my-component', 'b/my-component.wasm'],
       ['default/async-call', 'c/async_call.wasm'],
     ]);
     expect(failures).to.deep.equal([{ source: join(repo, 'a/my_component.wasm'), error: `shadowed: ${join(repo, 'b/my-component.wasm')} serves default/my-component` }]);
+  });
+
+  it('fails a component over repositories.max_component_mib before reading it, and serves the rest', async () => {
+    const repo = await repository({ small: versioned(1, 'small'), 'huge.wasm': { raw: new Uint8Array(3 * 2 ** 20 + 1) } });
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 2 * 2 ** 20 }, silentLog);
+    expect(services.map((s) => s.id.service)).to.deep.equal(['small']);
+    // Not "not a component": its size refused it before its bytes were read.
+    expect(failures).to.deep.equal([{ source: join(repo, 'huge.wasm'), error: 'the component is 3 MiB, over repositories.max_component_mib (2 MiB)' }]);
   });
 
   it('serves wasi:http handlers at their routes: a route claimed twice fails the later service by address, naming both; a route on a component that is no handler fails it', async () => {
@@ -91,7 +99,7 @@ describe('catalog', function () {
       plain: versioned(1, 'plain'),
       'plain.toml': { raw: 'http_route = "/plain"\n' },
     });
-    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, [], pino({ level: 'silent' }));
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, pino({ level: 'silent' }));
     expect(services.map((s) => [s.id.service, s.http])).to.deep.equal([
       ['a', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site' }],
       ['nested', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site/admin' }],

@@ -31,6 +31,7 @@ const CONTRACT_KEYS = [
   'repositories.ca_file',
   'repositories.download_timeout_seconds',
   'repositories.max_download_bytes',
+  'repositories.max_component_mib',
   'repositories.trusted',
   'log.level',
   'log.requests',
@@ -54,7 +55,7 @@ const DEFAULTS: Config = {
     control: { allowed_origins: [] },
   },
   runtime: { max_memory_mb: 256, max_thread_heap_mb: 512, heartbeat_timeout_seconds: 5 },
-  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600, trusted: [] },
+  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600, max_component_mib: 256, trusted: [] },
   log: { level: 'info', requests: true },
   console: { enabled: true },
 };
@@ -342,7 +343,7 @@ describe('config', () => {
         'extra.toml: repo_urls: expected an array of file: or https: URLs, got "file://./a"',
       );
       expect(loadError({ configFile: extra('[http.cors]\nallowed_origins = ["a", 1]\n') }).message).to.equal(
-        'extra.toml: http.cors.allowed_origins: expected an array of non-empty strings, got ["a", 1]',
+        'extra.toml: http.cors.allowed_origins: expected an array of `*` or http(s) origins (https://app.example), got ["a", 1]',
       );
     });
 
@@ -458,14 +459,14 @@ describe('config', () => {
     for (const url of ['http://example.com/c.wasm', 'ftp://example.com/', 'components/greeter.wasm']) {
       it(`reports the repository URL ${url}`, () => {
         expect(loadError({ configFile: extra(`repo_urls = ["file://./ok", ${JSON.stringify(url)}]\n`) }).message).to.equal(
-          `extra.toml: repo_urls: expected each item to be a file: or https: URL, got ${JSON.stringify(url)}`,
+          `extra.toml: repo_urls: expected each item to be a file: or https: URL (a file: URL with its path: file:///srv/components), got ${JSON.stringify(url)}`,
         );
       });
     }
 
     it('reports a bad repository URL in a variable', () => {
       expect(loadError({ env: { RT__REPO_URLS: 'file://./ok http://example.com' } }).message).to.equal(
-        'RT__REPO_URLS: repo_urls: expected each item to be a file: or https: URL, got "http://example.com"',
+        'RT__REPO_URLS: repo_urls: expected each item to be a file: or https: URL (a file: URL with its path: file:///srv/components), got "http://example.com"',
       );
     });
 
@@ -485,6 +486,31 @@ describe('config', () => {
 
     it('reads trusted proxies from a variable, split at commas and spaces', () => {
       expect(load({ env: { RT__HTTP__TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8 127.0.0.1' } }).http.trusted_proxies).to.deep.equal(['10.0.0.0/8', 'fd00::/8', '127.0.0.1']);
+    });
+
+    for (const url of ['file:', 'file://', 'file://host']) {
+      it(`refuses ${url} as a repository: a file URL naming no path (it would scan the working directory)`, () => {
+        expect(loadError({ env: { RT__REPO_URLS: url } }).message).to.equal(`RT__REPO_URLS: repo_urls: expected each item to be a file: or https: URL (a file: URL with its path: file:///srv/components), got ${JSON.stringify(url)}`);
+      });
+    }
+
+    it('takes file URLs with a path, absolute or relative', () => {
+      expect(load({ env: { RT__REPO_URLS: 'file:///srv/components file:components' } }).repo_urls).to.deep.equal(['file:///srv/components', 'file:components']);
+    });
+
+    for (const origin of ['javascript:alert(1)', 'null', 'https://app.example/path', 'https://user@app.example', 'ftp://app.example', 'app.example', 'https://app.example?x']) {
+      it(`refuses ${origin} as an allowed origin, for CORS and for control alike`, () => {
+        for (const key of ['cors', 'control']) {
+          expect(loadError({ configFile: extra(`[http.${key}]\nallowed_origins = [${JSON.stringify(origin)}]\n`) }).message).to.equal(
+            `extra.toml: http.${key}.allowed_origins: expected each item to be \`*\` or an http(s) origin: scheme, host and port only (https://app.example), got ${JSON.stringify(origin)}`,
+          );
+        }
+      });
+    }
+
+    it('takes `*` and origins, with a port or a trailing slash', () => {
+      const origins = ['*', 'https://app.example', 'http://localhost:8080', 'https://Admin.example:443/'];
+      expect(load({ configFile: extra(`[http.cors]\nallowed_origins = ${JSON.stringify(origins)}\n`) }).http.cors.allowed_origins).to.deep.equal(origins);
     });
 
     it('reports an empty string', () => {
@@ -525,10 +551,10 @@ describe('config', () => {
         max_connections: 1_000_000,
         trusted_proxies: ['10.0.0.0/8', '::1'],
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
-        control: { allowed_origins: ['https://admin.example', 'null'], token: 'tok "en" \\ é' },
+        control: { allowed_origins: ['https://admin.example', 'http://localhost:8080'], token: 'tok "en" \\ é' },
       },
       runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048, heartbeat_timeout_seconds: 30 },
-      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024, trusted: ['https://repo.example/components/'] },
+      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024, max_component_mib: 256, trusted: ['https://repo.example/components/'] },
       log: { level: 'trace', requests: false },
       console: { enabled: false },
     };

@@ -7,6 +7,7 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { ApiError } from '../../errors.js';
+import { normalOrigin } from '../../origin.js';
 import type { Config } from '../../config/index.js';
 import { controlOriginAllowed, followsControlOrigins, type ControlPolicy } from './control-guard.js';
 import { serveExchange, type ExchangeSettings } from './exchange.js';
@@ -122,11 +123,12 @@ async function emptyAnswers(ctx: Context, next: Next): Promise<void> {
  */
 function corsFor(config: Config, control: ControlPolicy) {
   const { allowed_origins, allowed_methods } = config.http.cors;
+  const allowed = new Set(allowed_origins.map(normalOrigin));
   const options = { allowMethods: allowed_methods, exposeHeaders: [REQUEST_ID_HEADER] };
   const general = cors({
     ...options,
-    // A list of origins: echo the request's origin when listed, else send no CORS headers.
-    origin: allowed_origins.includes('*') ? '*' : (ctx: Context) => (allowed_origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+    // A list of origins: echo the request's origin when listed (as a browser writes it: `https://App.example:443/` is `https://app.example`), else send no CORS headers.
+    origin: allowed.has('*') ? '*' : (ctx: Context) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
   });
   const controlRoutes = cors({ ...options, origin: (ctx: Context) => (controlOriginAllowed(ctx.get('Origin'), ctx.get('Host'), control) ? ctx.get('Origin') : '') });
   return (ctx: Context, next: Next) => {

@@ -9,6 +9,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
+import { normalOrigin } from '../../origin.js';
 import type { Config } from '../../config/index.js';
 
 /** What a request says about where it comes from and who sends it. */
@@ -115,16 +116,6 @@ function bearerMatches(authorization: string | undefined, digest: Buffer): boole
   // RFC 6750: the scheme is case-insensitive, the token is not (and is taken whole, should it hold a space).
   const token = /^Bearer +(.+?) *$/i.exec(authorization ?? '')?.[1];
   return token !== undefined && timingSafeEqual(sha256(token), digest);
-}
-
-/** `https://Admin.example:443/` and `https://admin.example` are one origin; `null` and `*` stay as they are. */
-function normalOrigin(origin: string): string {
-  try {
-    const url = new URL(origin);
-    return url.origin === 'null' ? origin : url.origin;
-  } catch {
-    return origin;
-  }
 }
 
 function sameHost(origin: string, host: string | undefined): boolean {
