@@ -4,6 +4,7 @@
 // at a sidecar's mount.
 
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository, versioned } from '../support/fixtures.js';
@@ -109,8 +110,7 @@ describe('HTTP handler components (e2e)', function () {
     expect(r.headers['x-rt-worker']).to.match(/^\d+$/).and.not.equal('99');
     expect(r.headers['x-content-type-options']).to.equal('nosniff');
     expect(r.headers['content-security-policy']).to.equal("default-src 'self', sandbox allow-scripts allow-forms allow-popups allow-downloads");
-    await rt.workerLogsFlushed();
-    expect(rt.logLines().some((l) => l.msg === 'request' && l.reqId === 'asked-for-this-one')).to.equal(true);
+    expect(await rt.logged((l) => l.msg === 'request' && l.reqId === 'asked-for-this-one', 10_000), 'its log line carries the same id').to.equal(true);
   });
 
   for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
@@ -189,6 +189,23 @@ describe('HTTP handler components (e2e)', function () {
     expect(JSON.parse(r.body)).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.hello' });
     expect((await send(api('hello', '/echo'))).status).to.equal(200);
   });
+
+  for (const [style, service, path] of [
+    ['a wasi:http/types handler that sets its response, then traps', 'hello', '/set-then-throw'],
+    ['a fetch-event handler that throws', 'fetch', '/throw'],
+  ]) {
+    it(`answers a complete 500 with the error body for ${style} before any of its body: Node's client and curl read it whole`, async () => {
+      const r = await send(api(service, path));
+      expect(r.complete, 'the answer arrived whole').to.equal(true);
+      expect(r.status, r.body).to.equal(500);
+      expect(JSON.parse(r.body), r.body).to.include({ service: `default.${service}`, code: 'RT_ERR_COMPONENT_TRAPPED' });
+      expect(r.headers['x-request-id']).to.be.a('string');
+      // curl exits 18 for a body cut short ("transfer closed with outstanding read data remaining").
+      const curl = spawnSync('curl', ['--silent', '--show-error', '--output', '/dev/null', '--write-out', '%{http_code}', api(service, path)], { encoding: 'utf8', timeout: 30_000 });
+      expect(curl.status, curl.stderr).to.equal(0);
+      expect(curl.stdout).to.equal('500');
+    });
+  }
 
   it('answers 504 for a handler that has not answered by the deadline', async () => {
     const started = performance.now();

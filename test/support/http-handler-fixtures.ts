@@ -32,6 +32,7 @@ world handler {
  * - `/trailers`: body `with trailers`, finished with `x-checksum: 42`.
  * - `/big?n`: n bytes of 'x' written within check-write, polling for credit.
  * - `/throw`: throws (a trap).
+ * - `/set-then-throw`: sets a 200 response and opens its body, then throws before writing any of it.
  * - `/refuse`: sets the error code internal-error("nope") instead of a response.
  * - `/sleep?ms`: sleeps ms milliseconds, then sets its response.
  * - `/forge`: 200 with headers that are rt's own (`x-request-id`,
@@ -107,6 +108,13 @@ export const incomingHandler = {
     if (path === '/trailers') return respond(out, 200, [], ['with trailers'], [['x-checksum', '42']]);
     if (path === '/forge') return respond(out, 200, [['x-request-id', 'forged'], ['X-Rt-Worker', '99'], ['x-content-type-options', 'sniff-away'], ['content-security-policy', "default-src 'self'"]], ['forged']);
     if (path === '/throw') throw new Error('boom');
+    if (path === '/set-then-throw') {
+      const res = new OutgoingResponse(new Fields());
+      const body = res.body();
+      ResponseOutparam.set(out, { tag: 'ok', val: res });
+      body.write();
+      throw new Error('boom after the headers');
+    }
     if (path === '/refuse') return ResponseOutparam.set(out, { tag: 'err', val: { tag: 'internal-error', val: 'nope' } });
     if (path.startsWith('/sleep?')) {
       subscribeDuration(BigInt(path.slice(7)) * 1000000n).block();

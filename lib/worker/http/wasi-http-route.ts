@@ -186,6 +186,10 @@ class HandlerAnswer implements ResponseListener {
   #error: ApiError | undefined;
   /** The response is over (complete, cut, or answered by rt): nothing more is written. */
   #over = false;
+  /** The guest's head, until the first byte of its body (head). */
+  #head: ResponseHead | undefined;
+  /** The body ended unfinished before any of it was written: why (abort). */
+  #unfinished: string | undefined;
   readonly #writes: CreditedWrites;
   readonly #where: { service: string };
 
@@ -199,12 +203,26 @@ class HandlerAnswer implements ResponseListener {
     this.settledOrClosed = new Promise((resolve) => (this.#settle = resolve));
   }
 
-  head({ status, headers }: ResponseHead): void {
+  /**
+   * The guest's response head, held until the first byte of its body, the
+   * body's end, or a failure: a handler that fails before any of its body
+   * gets rt's whole error answer instead, which a client can read.
+   */
+  head(head: ResponseHead): void {
     const { res } = this.call;
-    if (this.#over || res.headersSent || res.destroyed) return;
-    res.statusCode = status;
+    if (this.#over || this.#head || res.headersSent || res.destroyed) return;
+    this.#head = head;
+  }
+
+  /** Writes the held head, once. */
+  #sendHead(): void {
+    const head = this.#head;
+    if (!head) return;
+    this.#head = undefined;
+    const { res } = this.call;
+    res.statusCode = head.status;
     const byName = new Map<string, string[]>();
-    for (const [name, value] of headers) {
+    for (const [name, value] of head.headers) {
       const values = byName.get(name) ?? [];
       values.push(Buffer.from(value).toString('latin1'));
       byName.set(name, values);
@@ -216,12 +234,12 @@ class HandlerAnswer implements ResponseListener {
       if (name === 'Content-Security-Policy' && res.hasHeader(name)) res.appendHeader(name, value);
       else res.setHeader(name, value);
     }
-    res.flushHeaders();
   }
 
   chunk(bytes: Uint8Array): void {
     // Not sent: its room goes back at once.
     if (this.#over || this.call.res.destroyed) return this.channel.grant(bytes.length);
+    this.#sendHead();
     this.#writes.write(bytes);
   }
 
@@ -229,12 +247,19 @@ class HandlerAnswer implements ResponseListener {
     const { res } = this.call;
     if (this.#over || res.destroyed) return;
     this.#over = true;
-    if (trailers && trailers.length > 0) res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
+    this.#sendHead();
+    if (trailers && trailers.length > 0) {
+      // Trailers go only with a chunked body: one that ends before it began would otherwise go out as Content-Length: 0.
+      res.flushHeaders();
+      res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
+    }
     this.#writes.end();
   }
 
   abort(reason: string): void {
-    this.#cut(`the handler's response body ended unfinished: ${reason}`);
+    // Before any of the body, why is known once the call has settled (a trap says more): refused then (conclude).
+    if (this.#head) this.#unfinished = reason;
+    else this.#cut(`the handler's response body ended unfinished: ${reason}`);
   }
 
   malformed(problem: string): void {
@@ -266,6 +291,7 @@ class HandlerAnswer implements ResponseListener {
   refuse(error: ApiError): void {
     if (this.#over) return;
     if (this.call.res.headersSent) return this.#cut(`${error.error}: ${error.details}`);
+    this.#head = undefined;
     this.#over = true;
     this.#error ??= error;
     // The guest's writes fail from now on; its answer is not sent.
@@ -275,6 +301,10 @@ class HandlerAnswer implements ResponseListener {
   /** Ends the request's part here: throws rt's error answer if it has one to give. */
   conclude(): void {
     const { res } = this.call;
+    if (!this.#error && this.#head) {
+      const ended = this.#unfinished === undefined ? 'the handler returned before it finished its response body' : `the handler's response body ended unfinished: ${this.#unfinished}`;
+      this.refuse(new ApiError('RT_ERR_BAD_RESPONSE', `${ended}, before any of it was written`, this.#where));
+    }
     if (this.#error && !res.headersSent) {
       if (this.#error.status >= 500) this.log.warn({ reqId: this.call.state.requestId, ...this.#where, error: this.#error.error, details: this.#error.details }, 'handler failed');
       throw this.#error;
