@@ -5,7 +5,9 @@
 
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import { writeFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
@@ -13,7 +15,7 @@ import { FETCH_HANDLER, OUTGOING_FETCH_HANDLER, OUTGOING_TYPES_HANDLER, TYPES_HA
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
-import { call, RtProcess } from '../support/rt-process.js';
+import { call, RtProcess, tempDir } from '../support/rt-process.js';
 
 /** An answer as the client saw it, trailers included. */
 interface Answer {
@@ -268,6 +270,22 @@ describe('HTTP handler components (e2e)', function () {
       req.end();
     });
     expect(chunked).to.equal(413);
+  });
+
+  it('answers 413 to every chunked upload of 50 MB, which the client reads instead of a reset (20 times, with curl)', async function () {
+    this.timeout(300_000);
+    // curl streams the upload from a file as fast as the connection takes it, and exits 0 once it has read an answer.
+    const dir = await tempDir('rt-upload-');
+    const file = join(dir, 'fifty.bin');
+    await writeFile(file, Buffer.alloc(50 * 2 ** 20));
+    try {
+      for (let i = 0; i < 20; i++) {
+        const curl = spawnSync('curl', ['--silent', '--show-error', '--output', '/dev/null', '--write-out', '%{http_code}', '-H', 'Transfer-Encoding: chunked', '--data-binary', `@${file}`, api('hello', '/body')], { encoding: 'utf8', timeout: 60_000 });
+        expect({ try: i + 1, status: curl.status, code: curl.stdout, stderr: curl.stderr }).to.deep.equal({ try: i + 1, status: 0, code: '413', stderr: '' });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists a handler as kind http with its routes', async () => {

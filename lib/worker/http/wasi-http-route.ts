@@ -134,6 +134,8 @@ function feedBody(req: IncomingMessage, channel: MainEnd, maxBytes: number, answ
     received += chunk.length;
     if (received > maxBytes) {
       stop();
+      // The rest is read and dropped, never left paused in the socket: a connection closed on unread bytes is reset, and the client may lose the 413.
+      req.resume();
       channel.fail(`the body exceeds http.max_body_bytes (${maxBytes} bytes)`);
       answer.refuse(tooLarge(maxBytes));
       return;
