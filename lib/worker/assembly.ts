@@ -111,5 +111,5 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
   const policy = controlPolicy(config.http.control);
   const operations = apiOperations(deps, policy);
   const app = createApp({ registry, state, log, maxBodyBytes: config.http.max_body_bytes, config, exchange, operations, policy });
-  return { registry, state, metrics, listener: invokeLane({ registry, operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
+  return { registry, state, metrics, listener: invokeLane({ operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
 }

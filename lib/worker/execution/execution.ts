@@ -162,17 +162,15 @@ export class Execution {
    * aborts when its client leaves.
    */
   run<W extends Work>(work: W, deadline: number, signal?: AbortSignal): Promise<Outcome<W>> {
-    const outcome = (() => {
-      switch (work.kind) {
-        case 'call':
-          return this.#call(work.method, work.args, deadline, signal);
-        case 'handles':
-          return this.#callHandles(work.call, deadline, signal, work.holder);
-        default:
-          return this.#onPool((pool) => pool.run(work, deadline, signal ? { signal } : {}));
-      }
-    })();
-    return outcome as Promise<Outcome<W>>;
+    // Each case's outcome is Outcome<W> for its kind, which TypeScript cannot narrow W to.
+    switch (work.kind) {
+      case 'call':
+        return this.#call(work.method, work.args, deadline, signal) as Promise<Outcome<W>>;
+      case 'handles':
+        return this.#callHandles(work.call, deadline, signal, work.holder) as Promise<Outcome<W>>;
+      default:
+        return this.#onPool((pool) => pool.run(work, deadline, signal ? { signal } : {}));
+    }
   }
 
   async #call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallResult> {

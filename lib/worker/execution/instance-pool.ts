@@ -358,20 +358,18 @@ export class InstancePool {
 
   /** Runs `work` on the first free thread, by `deadline` (waiting and running alike): what it came to. */
   run<W extends Work>(work: W, deadline: number, options: CallOptions = {}): Promise<Outcome<W>> {
-    const outcome = (() => {
-      switch (work.kind) {
-        case 'call':
-          return this.#call(work.method, work.args, deadline, options);
-        case 'stream':
-          return this.#openStream(work.method, work.args, deadline, work.options, options.signal);
-        case 'handles':
-          // One that names handles runs on their holder (execution.ts), which comes back here by `work` below.
-          return this.#callHandles(work.call, deadline, options);
-        case 'http':
-          return this.#serveHttp(work.request, work.channel, deadline, options);
-      }
-    })();
-    return outcome as Promise<Outcome<W>>;
+    // Each case's outcome is Outcome<W> for its kind, which TypeScript cannot narrow W to.
+    switch (work.kind) {
+      case 'call':
+        return this.#call(work.method, work.args, deadline, options) as Promise<Outcome<W>>;
+      case 'stream':
+        return this.#openStream(work.method, work.args, deadline, work.options, options.signal) as Promise<Outcome<W>>;
+      case 'handles':
+        // One that names handles runs on their holder (execution.ts), which comes back here by `work` below.
+        return this.#callHandles(work.call, deadline, options) as Promise<Outcome<W>>;
+      case 'http':
+        return this.#serveHttp(work.request, work.channel, deadline, options) as Promise<Outcome<W>>;
+    }
   }
 
   #call(method: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {

@@ -7,16 +7,16 @@
 // Koa at about the lean route's rate at best. The lane is a second transport
 // to the same invoke operation (operations.ts), not a second implementation
 // of it: the same exchange (exchange.ts), the same `perform`, the same
-// answers (writeReply). It takes the invoke requests that need nothing of
-// Koa's: to a method that exists, from a client over no connection past
-// `http.max_connections`, and without an Origin header while CORS is on (a
-// browser's request goes through Koa, where one middleware decides CORS).
+// answers (writeReply), those of an unknown service or method included. It
+// takes the invoke requests that need nothing of Koa's: on a connection within
+// `http.max_connections` (Koa answers the others 503), without an Origin
+// header while CORS is on (a browser's request goes through Koa, where one
+// middleware decides CORS).
 // Every other request goes to Koa, including any path with escapes, which
 // @koa/router decodes.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import accepts from 'accepts';
-import type { ServiceRegistry } from '../execution/registry.js';
 import { serveExchange, type ExchangeSettings } from './exchange.js';
 import type { InvokeNames } from './invoke.js';
 import type { Operations } from './operations.js';
@@ -27,15 +27,15 @@ import type { RequestState } from './request-state.js';
 
 const PREFIX = '/api/services/';
 
-export function invokeLane(deps: { registry: ServiceRegistry; operations: Operations; exchange: ExchangeSettings; cors: boolean }, koa: RequestListener): RequestListener {
-  const { registry, operations, exchange, cors } = deps;
+export function invokeLane(deps: { operations: Operations; exchange: ExchangeSettings; cors: boolean }, koa: RequestListener): RequestListener {
+  const { operations, exchange, cors } = deps;
   const invoke = operations.invoke;
   // Caches must still tell these answers from those to a browser (app.ts, corsFor).
   const headers: string[] = cors ? ['Vary', 'Origin'] : [];
 
   return (req, res) => {
     const names = laneNames(req, cors);
-    if (!names || !registry.get(names.domain, names.service)?.method(names.method) || overCapacity(req.socket)) return void koa(req, res);
+    if (!names || overCapacity(req.socket)) return void koa(req, res);
     void serveExchange(exchange, req, res, {
       headers,
       named: () => pathNames(names),

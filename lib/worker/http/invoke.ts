@@ -104,8 +104,16 @@ export function invocationFor(call: ApiCall, method: Method, input: Input, self?
   // A list<u8> result is raw bytes unless the client asks for JSON (docs/api.md §5.1); the hosted
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
   const answer = method.bytesResult && call.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
-  const scope = method.descriptor.handles?.result ? requestedScope(call.header(HANDLE_SCOPE_HEADER) || undefined) : undefined;
-  return { method, input, deadline: call.state.deadline, answer, signal: departure(call.res), ...(self !== undefined ? { self } : {}), ...(cameFromPeer(call.req) ? { forwarded: true } : {}), ...(scope ? { scope } : {}), client: call.state.client };
+  const invocation: Invocation = { method, input, deadline: call.state.deadline, answer, signal: departure(call.res), client: call.state.client };
+  // Set only when there: the hot path builds this once a request, and spreads of empty objects cost more than the call of a WAT add.
+  if (self !== undefined) invocation.self = self;
+  // What only a call that involves handles reads (hosted-service.ts: routeHandleCall).
+  if (self !== undefined || method.descriptor.handles) {
+    if (cameFromPeer(call.req)) invocation.forwarded = true;
+    const scope = method.descriptor.handles?.result ? requestedScope(call.header(HANDLE_SCOPE_HEADER) || undefined) : undefined;
+    if (scope) invocation.scope = scope;
+  }
+  return invocation;
 }
 
 /** A call's result, or the answer of the worker it was forwarded to. */
