@@ -24,6 +24,7 @@ import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 import { isServedWasiImport } from '../wasi-lines.js';
+import { isUnder } from '../http-mounts.js';
 
 export interface Catalog {
   services: ServiceDescriptor[];
@@ -72,7 +73,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, { download, 
     if ('error' in outcome) failures.push(outcome);
     else candidates.push(outcome);
   }
-  const services = settleRoutes(settleConflicts(candidates, failures), failures);
+  const services = settleRoutes(settleConflicts(candidates, failures), failures, log);
   for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
   return { services, failures, unreadable };
 }
@@ -232,7 +233,7 @@ function settleConflicts(candidates: ServiceDescriptor[], failures: LoadFailure[
  * (docs/api.md §5.8). Routes nest freely: the longest one a path is under
  * serves it.
  */
-function settleRoutes(services: ServiceDescriptor[], failures: LoadFailure[]): ServiceDescriptor[] {
+function settleRoutes(services: ServiceDescriptor[], failures: LoadFailure[], log: Logger): ServiceDescriptor[] {
   const claimed = new Map<string, ServiceDescriptor>();
   const refused = new Set<ServiceDescriptor>();
   for (const service of [...services].sort((a, b) => serviceKey(a.id).localeCompare(serviceKey(b.id)))) {
@@ -245,6 +246,14 @@ function settleRoutes(services: ServiceDescriptor[], failures: LoadFailure[]): S
     }
     refused.add(service);
     failures.push({ source: service.source, error: `http_route ${JSON.stringify(route)} is claimed by ${serviceName(holder.id)} (${holder.source}) already` });
+  }
+  // Allowed (the longest route wins), but a subtree taken from another service is worth a look.
+  for (const [inner, nested] of claimed) {
+    for (const [outer, around] of claimed) {
+      if (inner !== outer && isUnder(inner, outer)) {
+        log.warn({ source: nested.source, route: inner, within: outer }, `http_route ${inner} of ${serviceName(nested.id)} lies within ${outer} of ${serviceName(around.id)}: requests below ${inner} go to ${serviceName(nested.id)}`);
+      }
+    }
   }
   return services.filter((s) => !refused.has(s));
 }

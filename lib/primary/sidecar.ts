@@ -6,7 +6,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, posix, resolve } from 'node:path';
 import TOML from '@ltd/j-toml';
-import { isMountPath, MOUNT_PATH_SHAPE, reservedBy } from '../http-mounts.js';
+import { isMountPath, MOUNT_PATH_SHAPE, normalPath, reservedBy } from '../http-mounts.js';
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
 import { boolean, check, integer, list, misfitLine, oneOf, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
@@ -53,8 +53,8 @@ export interface SidecarOrigin {
   mayGrant: boolean;
 }
 
-/** The keys that grant host access (docs/api.md §8). */
-const GRANTS = ['allowed_paths', 'env', 'allowed_outbound_hosts'] as const;
+/** The keys that grant what only the operator gives (docs/api.md §8): host access, and a mount in rt's own paths. */
+const GRANTS = ['allowed_paths', 'env', 'allowed_outbound_hosts', 'http_route'] as const;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
@@ -134,6 +134,8 @@ export async function readSidecar(wasmPath: string, origin: SidecarOrigin): Prom
   const route = checked.value.http_route;
   const reserved = route === undefined ? undefined : reservedBy(route);
   if (reserved) throw new SidecarError(`${path}: http_route: ${JSON.stringify(route)} lies in ${reserved.owner} (${reserved.path}); mount the handler elsewhere`);
+  // Claimed as requests are matched: one route however it is spelled.
+  if (route !== undefined) checked.value.http_route = normalPath(route);
   const { allowed_paths, ...rest } = checked.value;
   return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
 }

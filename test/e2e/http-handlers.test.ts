@@ -134,6 +134,23 @@ describe('HTTP handler components (e2e)', function () {
     expect(JSON.parse(beside.body)).to.include({ code: 'RT_ERR_NOT_FOUND' });
   });
 
+  it('reaches a mount however the path spells it (escapes of unreserved characters, ; parameters, dot segments), with the path as sent', async () => {
+    for (const path of ['/%68ello/echo', '/hello;v=1/echo', '/x/../hello/echo']) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        // A raw path: a URL would be normalised by the client before it is sent.
+        const req = request({ host: '127.0.0.1', port: rt.port, path, agent: false }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      // The fixture answers paths it does not know with 404 and the path it got: rt's own 404 would be JSON.
+      expect(answer, path).to.deep.equal({ status: 404, body: `no such path ${path}` });
+    }
+  });
+
   it('streams a request body to the guest and gives it the trailers', async () => {
     let answered!: (a: Answer) => void;
     const answer = new Promise<Answer>((resolve) => (answered = resolve));

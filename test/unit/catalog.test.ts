@@ -85,7 +85,7 @@ describe('catalog', function () {
     expect(failures).to.deep.equal([{ source: join(repo, 'huge.wasm'), error: 'the component is 3 MiB, over repositories.max_component_mib (2 MiB)' }]);
   });
 
-  it('serves wasi:http handlers at their routes: a route claimed twice fails the later service by address, naming both; a route on a component that is no handler fails it', async () => {
+  it('serves wasi:http handlers at their routes: a route claimed twice fails the later service by address, naming both; a route on a component that is no handler fails it; a route within another is logged, naming both', async () => {
     const handler = await handlerComponent();
     const repo = await repository({
       'b.wasm': { raw: handler },
@@ -99,7 +99,12 @@ describe('catalog', function () {
       plain: versioned(1, 'plain'),
       'plain.toml': { raw: 'http_route = "/plain"\n' },
     });
-    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, pino({ level: 'silent' }));
+    const warnings: { msg: string; route?: string; within?: string }[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) });
+    const { services, failures } = await buildCatalog([pathToFileURL(repo).href], repo, { download: { timeoutMs: 10_000, maxBytes: 1 << 20, cacheRoot: join(cache, 'repositories') }, trusted: [], maxComponentBytes: 256 << 20 }, log);
+    expect(warnings.filter((w) => w.route !== undefined).map((w) => [w.route, w.within, w.msg])).to.deep.equal([
+      ['/site/admin', '/site', 'http_route /site/admin of default.nested lies within /site of default.a: requests below /site/admin go to default.nested'],
+    ]);
     expect(services.map((s) => [s.id.service, s.http])).to.deep.equal([
       ['a', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site' }],
       ['nested', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site/admin' }],

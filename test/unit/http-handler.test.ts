@@ -5,7 +5,7 @@
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { expect } from 'chai';
 import { serviceExports } from '../../lib/primary/addressing.js';
-import { isMountPath, mountFor, reservedBy } from '../../lib/http-mounts.js';
+import { isMountPath, mountFor, normalPath, reservedBy } from '../../lib/http-mounts.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';
 import { httpHandlerExport } from '../../lib/wit/http-handler.js';
 import type { ComponentInterface } from '../../lib/wit/types.js';
@@ -67,6 +67,22 @@ describe('HTTP handler components', function () {
       expect(reservedBy('/console/x')).to.include({ owner: 'the console' });
       expect(reservedBy('/apis')).to.equal(undefined);
       expect(reservedBy('/consoles')).to.equal(undefined);
+    });
+
+    it('are claimed and matched on the normalised path: unreserved escapes decoded, ; parameters and dot segments gone', () => {
+      expect(normalPath('/%61pi')).to.equal('/api');
+      expect(normalPath('/api;x/services')).to.equal('/api/services');
+      expect(normalPath('/cons%6fle')).to.equal('/console');
+      expect(normalPath('/hello/./echo')).to.equal('/hello/echo');
+      expect(normalPath('/a/b/../c')).to.equal('/a/c');
+      expect(normalPath('/../../x')).to.equal('/x');
+      expect(normalPath('/a/.')).to.equal('/a/');
+      expect(normalPath('/%2e%2E/api')).to.equal('/api');
+      // Escapes of other characters stay escapes, their hex in upper case: %2F is not a segment boundary.
+      expect(normalPath('/a%2fb/%e2%9c%93')).to.equal('/a%2Fb/%E2%9C%93');
+      for (const disguised of ['/%61pi', '/api;x', '/cons%6fle', '/x/../api', '/%2e%2e/console/y']) expect(reservedBy(disguised), disguised).to.not.equal(undefined);
+      const mounts = new Map([['/hello', 'hello']]);
+      for (const spelled of ['/hello/./echo', '/%68ello/echo', '/hello;v=1/echo', '/x/../hello/echo']) expect(mountFor(mounts, spelled), spelled).to.deep.equal({ route: '/hello', mounted: 'hello' });
     });
 
     it('are reached by the longest route a path is at or below, at a segment boundary', () => {

@@ -81,6 +81,8 @@ describe('sidecar', () => {
       allowed_paths: '[[allowed_paths]]\nhost = "/nowhere"\nguest = "/host"\nwritable = true',
       env: '[env]\nA = "1"',
       allowed_outbound_hosts: 'allowed_outbound_hosts = ["api.example.com"]',
+      // A mount takes a piece of rt's own paths: the operator's to give (docs/api.md §8).
+      http_route: 'http_route = "/shop"',
     };
     for (const [key, toml] of Object.entries(grants)) {
       await writeFile(join(dir, 'c.toml'), toml);
@@ -91,6 +93,11 @@ describe('sidecar', () => {
       expect(refused, key).to.be.instanceOf(SidecarError);
       expect((refused as Error).message).to.equal(`${join(dir, 'c.toml')}: ${key}: a sidecar from https://repo.example/ may not grant ${key}; list the repository in repositories.trusted to allow its grants`);
     }
+  });
+
+  it('keeps a mount as it is matched: normalised', async () => {
+    await writeFile(join(dir, 'c.toml'), 'http_route = "/sh%6fp;v=2/cart"\n');
+    expect(await readSidecar(join(dir, 'c.wasm'), LOCAL)).to.deep.equal({ http_route: '/shop/cart' });
   });
 
   it('is empty when there is no sidecar file', async () => {
@@ -118,6 +125,9 @@ describe('sidecar', () => {
     ['http_route = "/api"', /c\.toml: http_route: "\/api" lies in rt's API \(\/api\); mount the handler elsewhere$/],
     ['http_route = "/Api/services"', /http_route: "\/Api\/services" lies in rt's API \(\/api\)/],
     ['http_route = "/console/x"', /http_route: "\/console\/x" lies in the console \(\/console\)/],
+    ['http_route = "/%61pi"', /http_route: "\/%61pi" lies in rt's API \(\/api\)/],
+    ['http_route = "/api;x"', /http_route: "\/api;x" lies in rt's API \(\/api\)/],
+    ['http_route = "/cons%6fle"', /http_route: "\/cons%6fle" lies in the console \(\/console\)/],
     ['instance_per_call = "yes"', /instance_per_call: expected true or false, got "yes"$/],
     ['env = "A=1"', /env: expected a table of NAME = "value", got "A=1"$/],
     ['[env]\n"1BAD" = "x"', /env: "1BAD" is not a variable name$/],
