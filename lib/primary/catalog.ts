@@ -17,8 +17,7 @@ import { mapConcurrently } from '../concurrently.js';
 import { firstLine } from '../first-line.js';
 import { THREADS } from './compiler-threads.js';
 import { transpileComponent, type TranspileEvents } from './transpiler.js';
-import type { HttpsOptions } from './https-repository.js';
-import { scanRepository } from './repositories.js';
+import { scanRepository, type RepositoryReading } from './repositories.js';
 import { mayGrant } from './repository-trust.js';
 import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
@@ -37,15 +36,6 @@ export interface ScannedCatalog extends Catalog {
 }
 
 /** `trusted`: the `https:` repositories whose sidecars may grant host access (repository-trust.ts). */
-/** How repositories are read: their downloads, which may grant (docs/api.md §8), and the largest component read. */
-export interface RepositoryReading {
-  download: HttpsOptions;
-  /** `repositories.trusted`. */
-  trusted: readonly string[];
-  /** `repositories.max_component_mib`, in bytes. */
-  maxComponentBytes: number;
-}
-
 export async function buildCatalog(repoUrls: string[], cwd: string, { download, trusted, maxComponentBytes }: RepositoryReading, log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];

@@ -11,7 +11,6 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { cacheDir } from '../paths.js';
 import { fetchHttpsRepository, type HttpsOptions } from './https-repository.js';
-import type { RepositoryReading } from './catalog.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
 /** `file:///abs`, `file://./rel`, `file:rel` → an absolute path (relative ones against `cwd`). */
@@ -19,6 +18,15 @@ function fileUrlPath(url: string, cwd: string): string {
   const rest = url.replace(/^file:(\/\/)?/, '');
   const decoded = decodeURIComponent(rest);
   return isAbsolute(decoded) ? decoded : resolve(cwd, decoded);
+}
+
+/** How repositories are read: their downloads, which may grant (docs/api.md §8), and the largest component read. */
+export interface RepositoryReading {
+  download: HttpsOptions;
+  /** `repositories.trusted`. */
+  trusted: readonly string[];
+  /** `repositories.max_component_mib`, in bytes. */
+  maxComponentBytes: number;
 }
 
 /** The `repositories.*` settings as how repositories are read. */

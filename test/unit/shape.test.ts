@@ -32,7 +32,9 @@ describe('shapes', () => {
 
   it('names the item of a list that does not fit, and copies lists', () => {
     const input = ['file:///a', 'ftp://b'];
-    expect(check(urls('file:', 'https:'), input, 'file')).to.deep.include({ at: '[1]', expected: 'a file: or https: URL', got: 'ftp://b' });
+    expect(check(urls('file:', 'https:'), input, 'file')).to.deep.include({ at: '[1]', expected: 'a file: or https: URL (a file: URL with its path: file:///srv/components)', got: 'ftp://b' });
+    // A file URL that names no path fits no list of URLs.
+    for (const empty of ['file:', 'file://', 'file://host']) expect(check(urls('file:'), [empty], 'file').ok, empty).to.equal(false);
     const ok = check(strings(), ['x'], 'file');
     expect(ok).to.deep.equal({ ok: true, value: ['x'] });
     const numbers = list(integer(0, 9), 'digits');
