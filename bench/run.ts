@@ -25,6 +25,9 @@
 // https-client  rt's HTTPS client for https: repositories vs undici: 200
 //          small files, 20 of 4 MiB, and a 304 revalidation of all of them,
 //          over loopback HTTPS with the bench's own CA (https-client.ts)
+// versions this checkout's rt beside another built checkout's (BENCH_OTHER):
+//          the WAT add and the greeter in interleaved rounds, for a change's
+//          before and after (versions.ts); only when BENCH_ONLY names it
 // drift    one rt under continuous load for 10 minutes: throughput, worker
 //          CPU per request and RSS per slice, and whether the calculator's
 //          add stays inline (drift.ts); only when BENCH_ONLY names it
@@ -51,6 +54,7 @@ const run: Record<Section, () => Promise<void>> = {
   'http-handlers': async () => (await import('./http-handlers.js')).httpHandlers(),
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
   drift: async () => (await import('./drift.js')).drift(),
+  versions: async () => (await import('./versions.js')).versions(),
 };
 
 const failed: Section[] = [];

@@ -10,11 +10,11 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'drift'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'drift', 'versions'] as const;
 export type Section = (typeof SECTIONS)[number];
 
-/** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, so it runs only when named. */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'drift');
+/** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, versions needs another checkout; they run only when named. */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'drift' && s !== 'versions');
 
 export const settings = {
   /** Seconds per autocannon run. */
@@ -90,7 +90,7 @@ export function printHeader(sections: readonly Section[]): void {
   console.log('rt benchmark');
   console.log(`  machine: ${cpu.length} CPUs, ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`  node ${process.version} on ${process.platform}/${process.arch}`);
-  console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated; unset: all but drift)`);
+  console.log(`  sections: ${sections.join(', ')} (BENCH_ONLY=${SECTIONS.join('|')}, comma-separated; unset: all but drift and versions)`);
   console.log(
     `  http: ${settings.soakSeconds} s soak per target first (BENCH_SOAK_SECONDS, interleaved ${settings.sliceSeconds} s slices), ` +
       `then ${settings.rounds} round(s) (BENCH_ROUNDS) x ${settings.seconds} s (BENCH_SECONDS) per target, ${settings.connections} connections, ${settings.workers} workers per server`,

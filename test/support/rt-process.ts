@@ -56,6 +56,8 @@ export interface StartOptions {
   quiet?: boolean;
   /** Let rt print its logo (tests pass --logo-off otherwise). */
   logo?: boolean;
+  /** The rt to run: this checkout's bin/rt.js unless another's (the benchmark of two builds: bench/versions.ts). */
+  bin?: string;
 }
 
 export class RtProcess {
@@ -98,7 +100,7 @@ export class RtProcess {
       ...opts.env,
     };
     const args = ['start', ...(opts.logo ? [] : ['--logo-off']), ...(opts.args ?? [])];
-    const child = spawn(process.execPath, [RT_BIN, ...args], {
+    const child = spawn(process.execPath, [opts.bin ?? RT_BIN, ...args], {
       cwd,
       env,
       stdio: ['ignore', opts.quiet ? 'ignore' : 'pipe', 'pipe'],
