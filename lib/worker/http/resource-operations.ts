@@ -11,6 +11,7 @@ import { ApiError } from '../../errors.js';
 import { redactHandleId } from '../execution/handle-ids.js';
 import { credentialsOf, handleListing, type ControlPolicy } from './control-guard.js';
 import type { HandleJson } from '../../wit/handles.js';
+import type { ResourceDescriptor } from '../../service.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
 import { failureError } from './failures.js';
@@ -64,13 +65,10 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
     run: async (call) => {
       const hosted = serviceOf(call);
       const id = call.params.handle;
-      const resource = hosted.handleResource(id);
       const where = { service: hosted.name, method: call.params.method };
       call.state.method = call.params.method;
-      if ('kind' in resource) {
-        if (resource.kind === 'other-worker') return peers.forward(call, resource.worker);
-        throw failureError(resource, where);
-      }
+      const resource = heldHere(hosted, id, where);
+      if ('worker' in resource) return peers.forward(call, resource.worker);
       const method = hosted.resourceMethod(resource, call.params.method);
       if (!method) {
         const known = resource.methods.map((i) => hosted.descriptor.methods[i].name).join(', ');
@@ -88,11 +86,8 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
       const hosted = serviceOf(call);
       const id = call.params.handle;
       const where = { service: hosted.name };
-      const resource = hosted.handleResource(id);
-      if ('kind' in resource) {
-        if (resource.kind === 'other-worker') return peers.forward(call, resource.worker);
-        throw failureError(resource, where);
-      }
+      const resource = heldHere(hosted, id, where);
+      if ('worker' in resource) return peers.forward(call, resource.worker);
       const dropped = await hosted.dropHandle(id);
       if (dropped.kind !== 'dropped') throw failureError(dropped, where);
       return { kind: 'empty', status: 204 };
@@ -117,6 +112,14 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
   };
 
   return [make, callHandle, drop, list];
+}
+
+/** The resource of handle `id` when this worker holds it, or the worker that does; a handle that is not live answers with its failure. */
+function heldHere(hosted: HostedService, id: string, where: { service: string; method?: string }): ResourceDescriptor | { worker: number } {
+  const resource = hosted.handleResource(id);
+  if (!('kind' in resource)) return resource;
+  if (resource.kind === 'other-worker') return { worker: resource.worker };
+  throw failureError(resource, where);
 }
 
 /** A live handle as GET .../handles lists it. */
