@@ -43,7 +43,7 @@ export interface Worker {
   registry: ServiceRegistry;
   state: WorkerState;
   metrics: WorkerMetrics;
-  /** Answers every request: plain JSON invokes in the invoke lane, everything else in the Koa app. */
+  /** Answers every request: invokes without a browser's Origin in the invoke lane, everything else in the Koa app (both run the same operations). */
   listener: RequestListener;
   /**
    * Carries out a request of the primary's and makes its reply. A quiesce's
