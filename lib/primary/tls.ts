@@ -25,13 +25,13 @@ export async function tlsFiles(config: Config, log: Logger): Promise<TlsFiles | 
   if (!tls_enable) return undefined;
   if (tls_cert !== undefined || tls_key !== undefined) {
     if (tls_cert === undefined || tls_key === undefined) throw new StartupError('http.tls_cert and http.tls_key must be given together');
-    const [cert, key] = await Promise.all(
-      ([['http.tls_cert', tls_cert], ['http.tls_key', tls_key]] as const).map(([name, path]) =>
-        readFile(path).catch(() => {
-          throw new StartupError(`${name}: cannot read ${path}`);
-        }),
-      ),
-    );
+    // One after the other: with both unreadable, the line names the certificate, every time.
+    const read = (name: string, path: string) =>
+      readFile(path).catch(() => {
+        throw new StartupError(`${name}: cannot read ${path}`);
+      });
+    const cert = await read('http.tls_cert', tls_cert);
+    const key = await read('http.tls_key', tls_key);
     usablePair({ cert: tls_cert, key: tls_key }, cert, key);
     return { cert: tls_cert, key: tls_key };
   }
