@@ -11,14 +11,15 @@ import { dirname } from 'node:path';
 
 /** What only rt's user may read: a private key, a configuration (which often holds secrets). */
 export const PRIVATE = 0o600;
+/** The directory of such files: its owner's alone. */
+export const PRIVATE_DIR = 0o700;
 
 /**
  * `mode`: the file's permissions (a private key's 0o600), set from its
- * creation on; a directory made for a file of 0o600 is its owner's alone
- * (0o700).
+ * creation on; a directory made for a PRIVATE file is PRIVATE_DIR.
  */
 export async function writeAtomically(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, ...(mode === PRIVATE ? { mode: 0o700 } : {}) });
+  await mkdir(dirname(path), { recursive: true, ...(mode === PRIVATE ? { mode: PRIVATE_DIR } : {}) });
   const temp = `${path}.${randomUUID()}.part`;
   try {
     await writeFile(temp, data, mode === undefined ? {} : { mode });

@@ -7,7 +7,7 @@ import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceName, type ServiceConfig, type ServiceId } from '../service.js';
 import { check, misfitLine, record, string, type Static } from '../shape.js';
-import { PRIVATE, writeAtomically } from '../write-atomically.js';
+import { PRIVATE, PRIVATE_DIR, writeAtomically } from '../write-atomically.js';
 import { serviceConfig } from './service-config.js';
 
 /** A kept restart body: its content type and its bytes in base64. */
@@ -54,7 +54,7 @@ export class PersistedConfigs {
   async tighten(): Promise<number> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     if (names.length === 0) return 0;
-    await chmod(this.dir, 0o700);
+    await chmod(this.dir, PRIVATE_DIR);
     await Promise.all(names.map((name) => chmod(join(this.dir, name), PRIVATE)));
     return names.length;
   }

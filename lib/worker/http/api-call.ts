@@ -69,7 +69,7 @@ export function writeReply(res: ServerResponse, reply: Reply, before: readonly s
     if (!res.headersSent && !res.destroyed) throw new ApiError('RT_ERR_INTERNAL', 'the operation gave no answer');
     return res.statusCode;
   }
-  const status = reply.kind === 'json' ? reply.status : reply.kind === 'relayed' || reply.kind === 'empty' ? reply.status : 200;
+  const status = 'status' in reply ? reply.status : 200;
   if (res.destroyed || res.headersSent) return status;
   const headers = [...before];
   switch (reply.kind) {
@@ -93,7 +93,8 @@ export function writeReply(res: ServerResponse, reply: Reply, before: readonly s
       res.end(reply.body);
       break;
     case 'relayed':
-      res.writeHead(status, [...headers, ...reply.headers]);
+      headers.push(...reply.headers);
+      res.writeHead(status, headers);
       if (status === 204 || status === 304) {
         reply.body.resume();
         res.end();

@@ -8,6 +8,7 @@ import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { WorkerState } from './worker-state.js';
+import type { ApiCall } from './api-call.js';
 
 export function findService(registry: ServiceRegistry, state: WorkerState, domain: string, service: string): HostedService {
   const hosted = registry.get(domain, service);
@@ -15,6 +16,14 @@ export function findService(registry: ServiceRegistry, state: WorkerState, domai
   const named = pathNames({ domain, service });
   if (!state.loaded) throw new ApiError('RT_ERR_NOT_READY', 'this worker is still loading the components', named);
   throw new ApiError('RT_ERR_UNKNOWN_SERVICE', `no service ${named.service} is loaded`, named);
+}
+
+/** The service `id` names (by default the path's `:domain` and `:service`), noted on the request's state: its log line, metrics and error bodies name it. */
+export function serviceFor({ registry, state }: { registry: ServiceRegistry; state: WorkerState }, call: ApiCall, id?: { domain: string; service: string }): HostedService {
+  const { domain, service } = id ?? call.params;
+  const hosted = findService(registry, state, domain, service);
+  call.state.service = hosted.name;
+  return hosted;
 }
 
 export function findMethod(hosted: HostedService, name: string): { hosted: HostedService; method: Method } {

@@ -15,7 +15,7 @@ import { CONTROL_ROUTES, controlRefusal, credentialsOf, type ControlPolicy, type
 import { resourceOperations } from './resource-operations.js';
 import { wasiHttpOperation } from './wasi-http-route.js';
 import { invokeOperation } from './invoke.js';
-import { findService } from './lookup.js';
+import { findService, serviceFor } from './lookup.js';
 import type { WorkerState } from './worker-state.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
@@ -47,26 +47,20 @@ export interface Operations {
 
 export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Operations {
   const { version, config, registry, state, control, log } = deps;
-  const serviceOf = (call: ApiCall) => {
-    const hosted = findService(registry, state, call.params.domain, call.params.service);
-    call.state.service = hosted.name;
-    return hosted;
-  };
-
   // Built once per service set: it changes only when the primary sends a new one.
   let openapi: { generation: number; document: Record<string, unknown> } | undefined;
 
   const invoke: ApiOperation = { name: 'invoke', method: 'POST', path: '/services/:domain/:service/invoke/:method', run: invokeOperation(deps) };
   const controls: Record<ControlRoute['op'], ApiOperation['run']> = {
     restart: async (call) => {
-      const hosted = serviceOf(call);
+      const hosted = serviceFor(deps, call);
       // The body is the new configuration, whatever its format: it goes to the component as it is.
       const bytes = bodyLength(call.req).present ? await readBody(call.req, config.http.max_body_bytes, call.state.deadline) : undefined;
       const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
       if (bytes && bytes.length > 0) request.config = { bytes, contentType: mediaType(call.req) || 'application/octet-stream' };
       return outcomeReply(await control(request));
     },
-    quiesce: async (call) => outcomeReply(await control({ op: 'quiesce', service: serviceOf(call).descriptor.id })),
+    quiesce: async (call) => outcomeReply(await control({ op: 'quiesce', service: serviceFor(deps, call).descriptor.id })),
     reload: async () => outcomeReply(await control({ op: 'reload' })),
   };
 

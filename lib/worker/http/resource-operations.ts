@@ -16,7 +16,7 @@ import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
 import { failureError } from './failures.js';
 import { answerOf, callOrForward, invocationFor, readInput, type Called, type InvokeDeps } from './invoke.js';
-import { findService } from './lookup.js';
+import { serviceFor } from './lookup.js';
 import { cameFromPeer } from './peers.js';
 import type { WorkerState } from './worker-state.js';
 import { json, type ApiCall, type ApiOperation } from './api-call.js';
@@ -24,11 +24,6 @@ import { json, type ApiCall, type ApiOperation } from './api-call.js';
 export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): ApiOperation[] {
   const { peers } = deps;
   const maxBytes = deps.config.http.max_body_bytes;
-  const serviceOf = (call: ApiCall): HostedService => {
-    const hosted = findService(deps.registry, deps.state, call.params.domain, call.params.service);
-    call.state.service = hosted.name;
-    return hosted;
-  };
 
   /** Makes the invocation of `method` with the request's body. */
   const invoke = async (call: ApiCall, hosted: HostedService, method: Method, self?: string): Promise<Called> => {
@@ -42,7 +37,7 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
     method: 'POST',
     path: '/services/:domain/:service/resources/:resource',
     run: async (call) => {
-      const hosted = serviceOf(call);
+      const hosted = serviceFor(deps, call);
       const name = call.params.resource;
       const resource = hosted.resource(name);
       const where = { service: hosted.name, method: name };
@@ -63,7 +58,7 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
     method: 'POST',
     path: '/services/:domain/:service/handles/:handle/invoke/:method',
     run: async (call) => {
-      const hosted = serviceOf(call);
+      const hosted = serviceFor(deps, call);
       const id = call.params.handle;
       const where = { service: hosted.name, method: call.params.method };
       call.state.method = call.params.method;
@@ -83,7 +78,7 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
     method: 'DELETE',
     path: '/services/:domain/:service/handles/:handle',
     run: async (call) => {
-      const hosted = serviceOf(call);
+      const hosted = serviceFor(deps, call);
       const id = call.params.handle;
       const where = { service: hosted.name };
       const resource = heldHere(hosted, id, where);
@@ -101,10 +96,10 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
     path: '/services/:domain/:service/handles',
     run: async (call) => {
       // Another worker asks for this worker's part, ids whole: the worker the client reached decides what the client sees.
-      if (cameFromPeer(call.req)) return json({ handles: listedHandles(serviceOf(call), deps.state) });
+      if (cameFromPeer(call.req)) return json({ handles: listedHandles(serviceFor(deps, call), deps.state) });
       const access = handleListing(credentialsOf(call), policy);
       if ('refusal' in access) throw access.refusal;
-      const hosted = serviceOf(call);
+      const hosted = serviceFor(deps, call);
       const others = (await peers.gather<{ handles: ListedHandle[] }>((call.req.url ?? '').split('?')[0])).flatMap((answer) => answer.handles);
       const all = [...listedHandles(hosted, deps.state), ...others].sort((a, b) => a.created.localeCompare(b.created));
       return json({ handles: access.whole ? all : all.map((h) => ({ ...h, handle: redactHandleId(h.handle) })) });

@@ -27,7 +27,7 @@ import { departure } from './exchange.js';
 import { COMPONENT_CONTENT_HEADERS, setAnswerHeaders, WRITTEN, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
 import { failureError } from './failures.js';
 import { handlerRequestHead, pathBelow } from './wasi-http-request.js';
-import { findService } from './lookup.js';
+import { serviceFor } from './lookup.js';
 import { CreditedWrites, WINDOW_BYTES } from './credited-writes.js';
 import type { WorkerState } from './worker-state.js';
 
@@ -49,8 +49,7 @@ export function wasiHttpOperation(deps: HandlerDeps): ApiOperation {
     path: '/services/:domain/:service/http{/*path}',
     run: (call) => {
       const { domain, service } = call.params;
-      const hosted = findService(deps.registry, deps.state, domain, service);
-      call.state.service = hosted.name;
+      const hosted = serviceFor(deps, call);
       if (!hosted.descriptor.http) {
         throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
       }
@@ -83,8 +82,7 @@ export function wasiHttpMounts(deps: HandlerDeps): (path: string) => ApiOperatio
       method: 'ALL',
       path: found.route,
       run: (call) => {
-        const hosted = findService(deps.registry, deps.state, found.mounted.domain, found.mounted.service);
-        call.state.service = hosted.name;
+        const hosted = serviceFor(deps, call, found.mounted);
         return serveHandler(call, hosted, found.route, call.req.url ?? '', deps);
       },
     };
