@@ -217,8 +217,12 @@ function itemFits(shape: StringListShape | UrlListShape, item: string): boolean 
   }
 }
 
-/** `file:`, `file://`, `file://host`: a file URL that names no path (the URL parser reads it as `/`, and a scan of it as the working directory). */
-const NO_FILE_PATH = /^file:(?:\/\/[^/]*)?$/i;
+/**
+ * `file:`, `file://`, `file://host`: a file URL that names no path (the URL
+ * parser reads it as `/`, and a scan of it as the working directory).
+ * `file://.` and `file://..` name a relative path (docs/api.md §4).
+ */
+const NO_FILE_PATH = /^file:(?:\/\/(?!\.\.?$)[^/]*)?$/i;
 
 /** A TOML or JSON table; j-toml's date-time values are objects too, but tagged otherwise. */
 export function isTable(value: unknown): value is Record<string, unknown> {

@@ -495,7 +495,7 @@ describe('config', () => {
     }
 
     it('takes file URLs with a path, absolute or relative', () => {
-      expect(load({ env: { RT__REPO_URLS: 'file:///srv/components file:components' } }).repo_urls).to.deep.equal(['file:///srv/components', 'file:components']);
+      expect(load({ env: { RT__REPO_URLS: 'file:///srv/components file:components file://. file://./components' } }).repo_urls).to.deep.equal(['file:///srv/components', 'file:components', 'file://.', 'file://./components']);
     });
 
     for (const origin of ['javascript:alert(1)', 'null', 'https://app.example/path', 'https://user@app.example', 'ftp://app.example', 'app.example', 'https://app.example?x']) {
