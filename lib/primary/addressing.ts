@@ -2,6 +2,7 @@
 // and method names.
 
 import type { MethodDescriptor, ResourceDescriptor, ServiceId } from '../service.js';
+import { asInvoked } from '../wit/async-abi.js';
 import { resourceKey, type HandleType } from '../wit/handles.js';
 import { httpHandlerExport, type HttpHandlerExport } from '../wit/http-handler.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
@@ -159,12 +160,21 @@ function firstOf<T>(items: T[], f: (item: T) => string | undefined): string | un
 
 /** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
 function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: ExportedResources): string | undefined {
-  if (fn.async) return 'async (component model async ABI) functions are not supported yet';
+  if (fn.async && /^\[(?:async )?(?:constructor|method|static)\]/.test(fn.name)) return 'an async function of a resource: rt does not call those yet';
   for (const p of fn.params) {
-    const what = uncarried(p.type, exported);
+    // A future<T> parameter is written as T (docs/api.md §5.9).
+    if (p.type.kind === 'future' && p.type.element === null) return `parameter "${p.name}" is a future without a value, which rt cannot write yet`;
+    const what = uncarried(p.type.kind === 'future' ? p.type.element! : p.type, exported);
     if (what) return `parameter "${p.name}" holds ${what}`;
   }
-  const what = fn.result && uncarried(fn.result, exported);
+  if (typeof stream === 'object' && stream.source === 'stream') {
+    // Its items are written as they come, not kept: a handle among them would have no home.
+    const what = uncarried(stream.item, exported) ?? (containsResource(stream.item) ? 'a resource handle, which a stream cannot pass on' : undefined);
+    return what && `the items of its stream hold ${what}`;
+  }
+  // A future<T> result is answered as T (docs/api.md §5.9).
+  const answered = asInvoked(fn).result;
+  const what = answered && uncarried(answered, exported);
   if (what) return `the result holds ${what}`;
   return undefined;
 }
@@ -221,9 +231,12 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
     const reason =
       member && !resource
         ? `it belongs to ${member.resource}, a resource the component does not export`
-        : typeof stream === 'object' && fn.params.some((p) => containsResource(p.type))
+        : typeof stream === 'object' && asInvoked(fn).params.some((p) => containsResource(p.type))
           ? 'a streaming method that takes handles is not supported yet (a stream runs on an instance of its own, and handles live in the instance that made them)'
-          : notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
+          : // A stream<T> that cannot be one says why; a resource without a streaming next is a handle like any other.
+            typeof stream === 'string' && fn.result?.kind === 'stream'
+            ? stream
+            : notInvocableReason(fn, typeof stream === 'object' ? stream : undefined, exported);
     const method: MethodDescriptor = {
       name: member?.kind === 'method' ? member.member! : member?.kind === 'constructor' ? (resource?.name ?? member.resource) : (aliases[0] ?? qualified),
       aliases,
@@ -239,8 +252,10 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
       return method;
     }
     if (typeof stream === 'object') method.stream = stream;
-    const params = fn.params.some((p) => containsResource(p.type));
-    const result = !method.stream && fn.result !== null && containsResource(fn.result);
+    // A future<T> parameter is written as T: no handle, unless T holds one.
+    const params = asInvoked(fn).params.some((p) => containsResource(p.type));
+    const answered = asInvoked(fn).result;
+    const result = !method.stream && answered !== null && containsResource(answered);
     if (params || result) method.handles = { params, result };
     return method;
   };

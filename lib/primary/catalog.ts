@@ -35,7 +35,7 @@ export interface ScannedCatalog extends Catalog {
   unreadable: string[];
 }
 
-/** `trusted`: the `https:` repositories whose sidecars may grant host access (repository-trust.ts). */
+/** The services `repoUrls` hold, read as the repository settings say (`trusted`: the `https:` repositories whose sidecars may grant, repository-trust.ts), and what failed to load. */
 export async function buildCatalog(repoUrls: string[], cwd: string, { download, trusted, maxComponentBytes }: RepositoryReading, log: Logger): Promise<ScannedCatalog> {
   const failures: LoadFailure[] = [];
   const found: FoundComponent[] = [];

@@ -37,16 +37,20 @@ export interface Compiled {
 export type CompileStage = 'transpiling' | 'instrumenting';
 
 export interface CompileOptions {
-  /** Whether to make the fuel-instrumented twins: not for a component that never runs inline (an HTTP handler). */
-  instrument: boolean;
+  /** Why not to make the fuel-instrumented twins, for a component that never runs inline (an HTTP handler, async functions). */
+  uninstrumented?: string;
+  /** For a component that uses the async ABI (transpiled through JSPI): the async functions it exports, as jco names them (`f`, `ns:pkg/iface@1.0.0#f`). */
+  asyncExports?: string[];
 }
 
 /** Transpiles and instruments `bytes`. Throws a one-line Error when jco cannot transpile them. */
-export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) => void, options: CompileOptions = { instrument: true }): Promise<Compiled> {
+export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) => void, options: CompileOptions = {}): Promise<Compiled> {
   stage('transpiling');
+  const { asyncExports } = options;
+  const transpileOptions: TranspileOptions = asyncExports ? { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports } : TRANSPILE_OPTIONS;
   let output: Transpiled;
   try {
-    output = (await transpileHollow(bytes)) ?? (await transpile(bytes, { ...TRANSPILE_OPTIONS }));
+    output = (await transpileHollow(bytes, transpileOptions)) ?? (await transpile(bytes, { ...transpileOptions }));
   } catch (e) {
     throw new Error(`jco could not transpile the component: ${firstLine(e)}`, { cause: e });
   }
@@ -54,8 +58,8 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
     .filter(([name]) => name !== ENTRY)
     .map(([name, data]) => file(name, data));
   const cores = files.filter(({ name }) => name.endsWith('.wasm'));
-  if (options.instrument) stage('instrumenting');
-  const fuel = options.instrument ? instrumentAll(cores) : ({ ok: false, reason: 'it is an HTTP handler, which always runs on instance threads' } as const);
+  if (options.uninstrumented === undefined) stage('instrumenting');
+  const fuel = options.uninstrumented === undefined ? instrumentAll(cores) : ({ ok: false, reason: options.uninstrumented } as const);
   if (fuel.ok) files.push(...fuel.files);
   return {
     glue: new TextEncoder().encode(rewriteGlue(new TextDecoder().decode(output.files[ENTRY])).text),
@@ -67,6 +71,7 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
 }
 
 type Transpiled = { files: Record<string, Uint8Array>; imports: string[] };
+type TranspileOptions = NonNullable<Parameters<typeof transpile>[1]>;
 
 /**
  * How rt transpiles (tests that call the glue directly use the same): no
@@ -82,14 +87,14 @@ export const TRANSPILE_OPTIONS = {
   emitTypescriptDeclarations: false,
   base64Cutoff: 0,
   noComponentErrorWrapping: false,
-} as const satisfies Parameters<typeof transpile>[1];
+} as const satisfies TranspileOptions;
 
 /** jco's output made from the component's hollow twin (hollow-component.ts), or undefined where that does not serve: the component itself is transpiled then, and reports what is wrong with it. */
-async function transpileHollow(bytes: Uint8Array): Promise<Transpiled | undefined> {
+async function transpileHollow(bytes: Uint8Array, options: TranspileOptions): Promise<Transpiled | undefined> {
   const hollowed = hollow(bytes);
   if (!hollowed) return undefined;
   try {
-    const output = await transpile(hollowed.bytes, { ...TRANSPILE_OPTIONS });
+    const output = await transpile(hollowed.bytes, { ...options });
     const files = refill(output.files, hollowed);
     return files && { files, imports: output.imports };
   } catch {

@@ -46,7 +46,7 @@ const threads = new Set<Thread>();
 const queue: Job[] = [];
 
 /** compile(bytes, options), run on a compiler thread; `stage` hears where it is (not while it waits for a thread). */
-export function compileOffThread(bytes: Uint8Array, stage: (stage: CompileStage) => void = () => {}, options: CompileOptions = { instrument: true }): Promise<Compiled> {
+export function compileOffThread(bytes: Uint8Array, stage: (stage: CompileStage) => void = () => {}, options: CompileOptions = {}): Promise<Compiled> {
   return new Promise((resolve, reject) => {
     queue.push({ bytes, options, stage, resolve, reject });
     dispatch();

@@ -17,6 +17,12 @@
 // with every request in flight. rt drops what it makes explicitly (handles,
 // stream items); what the collector finds is what an ended instance left,
 // so its destructor's failure is dropped with it.
+//
+// And the machinery for the async ABI (WASI 0.3) is changed as
+// glue-async-rewrite.ts says: traps after a task returned are reported,
+// waits are woken by events instead of timers, bytes stay bytes.
+
+import { rewriteAsyncGlue, type AsyncPatchGroup } from './glue-async-rewrite.js';
 
 /** The expression jco's glue reads the debug switch with. */
 const DEBUG_READ = 'globalThis?.process?.env?.JCO_DEBUG';
@@ -36,15 +42,18 @@ export interface RewrittenGlue {
   debugCalls: number;
   /** How many finalization registries were made not to throw (the glue makes them in one function, where it has resources). */
   registries: number;
+  /** The groups of glue-async-rewrite.ts applied (none where the component does not use the async ABI). */
+  asyncPatches: AsyncPatchGroup[];
 }
 
-/** `glue` with its per-call environment reads hoisted to one read at load, its debug calls guarded by it, and its finalizers kept from throwing. */
+/** `glue` with its per-call environment reads hoisted to one read at load, its debug calls guarded by it, its finalizers kept from throwing, and its async machinery changed (glue-async-rewrite.ts). */
 export function rewriteGlue(glue: string): RewrittenGlue {
-  const registryParts = glue.split(REGISTRY);
+  const { text: changed, applied: asyncPatches } = rewriteAsyncGlue(glue);
+  const registryParts = changed.split(REGISTRY);
   const registries = registryParts.length - 1;
   const parts = registryParts.join(GUARDED_REGISTRY).split(DEBUG_READ);
   const debugReads = parts.length - 1;
-  if (debugReads === 0) return { text: parts[0], debugReads, debugCalls: 0, registries };
+  if (debugReads === 0) return { text: parts[0], debugReads, debugCalls: 0, registries, asyncPatches };
   let debugCalls = 0;
   const body = parts.join(DEBUG_CONSTANT).replace(DEBUG_CALL, (call) => {
     debugCalls++;
@@ -53,5 +62,5 @@ export function rewriteGlue(glue: string): RewrittenGlue {
   // After the glue's directive line ("use components"), if it has one, so that it stays first.
   const directive = /^(["'])use [^"'\n]*\1;?\n/.exec(body)?.[0] ?? '';
   const text = `${directive}const ${DEBUG_CONSTANT} = ${DEBUG_READ};\n${body.slice(directive.length)}`;
-  return { text, debugReads, debugCalls, registries };
+  return { text, debugReads, debugCalls, registries, asyncPatches };
 }

@@ -16,10 +16,11 @@ import { packageVersion } from '../package-version.js';
 import { cacheDir } from '../paths.js';
 import type { ComponentArtifact } from '../service.js';
 import { requireJspi } from '../platform.js';
-import { asyncAbiUse } from '../wit/async-abi.js';
+import { answersLater, asyncAbiUse, exportedFunctions } from '../wit/async-abi.js';
 import { readComponentInterface } from '../wit/component-reader.js';
 import { httpHandlerExport } from '../wit/http-handler.js';
 import type { ComponentInterface } from '../wit/types.js';
+import type { CompileOptions } from './compile-job.js';
 import { compileOffThread } from './compiler-threads.js';
 import { sha256InSlices } from './sha256-in-slices.js';
 import { TranspileCache, type EntryMeta } from './transpile-cache.js';
@@ -33,8 +34,11 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * How entries are laid out (every file's hash recorded, no interface; glue apart by its hash); a change makes new entries.
  * 6 rather than 5: entries of 5 may record a fuel refusal that came from the instrumentation thread ending as the work came, not from the module.
  * 7, 8: the glue is rewritten (glue-rewrite.ts; 8 guards its finalizers): a change to the rewrite is a change of layout.
+ * 9: a component's async exports are transpiled through JSPI.
+ * 10: the glue reports the failure of a task that trapped after it returned.
+ * 11: the glue's async waits are woken by events, a stream<u8>'s bytes stay bytes (glue-async-rewrite.ts).
  */
-const CACHE_LAYOUT = 8;
+const CACHE_LAYOUT = 11;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;
@@ -69,30 +73,28 @@ const building = new Map<string, Promise<EntryMeta>>();
 export async function transpileComponent(bytes: Uint8Array, events: TranspileEvents = {}): Promise<TranspiledComponent> {
   // Read first: it turns "not a component" into a clear message instead of a transpiler stack trace.
   const iface = readComponentInterface(bytes);
-  requireJspi(asyncAbiUse(iface));
+  const asyncUse = asyncAbiUse(iface);
+  requireJspi(asyncUse);
   const hash = await sha256InSlices(bytes);
   const entries = cache();
   const entry = entries.entry(hash);
   let meta = building.get(entry);
   if (!meta) {
-    meta = cached(entries, hash, bytes, iface, events).finally(() => building.delete(entry));
+    meta = cached(entries, hash, bytes, iface, asyncUse, events).finally(() => building.delete(entry));
     building.set(entry, meta);
   }
   return transpiled(entries, hash, await meta, iface);
 }
 
 /** The entry for `hash`: the cache's, or built (on a compiler thread) and written when there is no sound one. */
-async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, iface: ComponentInterface, events: TranspileEvents): Promise<EntryMeta> {
+async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, iface: ComponentInterface, asyncUse: string | undefined, events: TranspileEvents): Promise<EntryMeta> {
   const found = await entries.lookup(hash);
   if (found.kind === 'good') return found.meta;
   if (found.kind === 'damaged') {
     events.rebuilding?.(entries.entry(hash), found.problem);
     await entries.remove(hash);
   }
-  // A handler always runs on threads (execution.ts): instrumenting it would cost seconds for nothing.
-  const handler = httpHandlerExport(iface);
-  const instrument = handler === undefined || 'unsupported' in handler;
-  const compiled = await compileOffThread(bytes, (stage) => (stage === 'transpiling' ? events.transpiling?.() : events.instrumenting?.()), { instrument });
+  const compiled = await compileOffThread(bytes, (stage) => (stage === 'transpiling' ? events.transpiling?.() : events.instrumenting?.()), compileOptions(iface, asyncUse));
   const glue = await entries.writeGlue(compiled.glue);
   return entries.write(hash, compiled.files, {
     glue,
@@ -101,6 +103,21 @@ async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, 
     ...(compiled.fuel.ok ? {} : { fuelRefusal: compiled.fuel.reason }),
     importSpecifiers: compiled.importSpecifiers,
   });
+}
+
+/**
+ * How `iface`'s component is compiled: one that uses the async ABI, through
+ * JSPI; no fuel twins for one that always runs on threads (execution.ts: an
+ * HTTP handler, functions that answer later), where making them would cost
+ * seconds for nothing.
+ */
+function compileOptions(iface: ComponentInterface, asyncUse: string | undefined): CompileOptions {
+  const exported = exportedFunctions(iface);
+  const asyncExports = asyncUse === undefined ? undefined : exported.filter(([, fn]) => fn.async).map(([name]) => name);
+  const handler = httpHandlerExport(iface);
+  const uninstrumented =
+    handler !== undefined && !('unsupported' in handler) ? 'it is an HTTP handler, which always runs on instance threads' : exported.some(([, fn]) => answersLater(fn)) ? 'it has functions that answer later (async, or taking or returning a future), which always run on instance threads' : undefined;
+  return { ...(asyncExports ? { asyncExports } : {}), ...(uninstrumented ? { uninstrumented } : {}) };
 }
 
 function transpiled(entries: TranspileCache, hash: string, meta: EntryMeta, iface: ComponentInterface): TranspiledComponent {

@@ -5,12 +5,40 @@
 
 import { innerTypes, type ComponentInterface, type WitFunction, type WitType } from './types.js';
 
+/** Every function `iface` exports, by the name jco knows it by (`f`, `ns:pkg/iface@1.0.0#f`). */
+export function exportedFunctions(iface: ComponentInterface): [string, WitFunction][] {
+  return [...iface.functions.map((fn): [string, WitFunction] => [fn.name, fn]), ...iface.interfaces.flatMap((i) => i.functions.map((fn): [string, WitFunction] => [`${i.name}#${fn.name}`, fn]))];
+}
+
+/** Whether a call of `fn` answers later than it returns: an async function, or one that takes or returns a future<T> (docs/api.md §5.9). */
+export function answersLater(fn: WitFunction): boolean {
+  return fn.async === true || fn.result?.kind === 'future' || fn.params.some((p) => p.type.kind === 'future');
+}
+
+/**
+ * `fn` as invoke takes and answers it: a future<T> parameter is written as
+ * T (the function gets a future resolved with it: futureParams), a
+ * future<T> result is answered as T once the future resolves (future
+ * without a payload: null).
+ */
+export function asInvoked(fn: WitFunction): WitFunction {
+  const params = futureParams(fn).length === 0 ? fn.params : fn.params.map((p) => (p.type.kind === 'future' && p.type.element ? { ...p, type: p.type.element } : p));
+  const result = fn.result?.kind === 'future' ? fn.result.element : fn.result;
+  return params === fn.params && result === fn.result ? fn : { ...fn, params, result };
+}
+
+/** The positions of `fn`'s future<T> parameters: what invoke decodes as T, the call gets as a future resolved with it. */
+export function futureParams(fn: WitFunction): number[] {
+  const found: number[] = [];
+  fn.params.forEach((p, i) => {
+    if (p.type.kind === 'future') found.push(i);
+  });
+  return found;
+}
+
 /** What in `iface` first uses the async ABI, in words for an error ("its export `f` is an async function"); undefined when nothing does. */
 export function asyncAbiUse(iface: ComponentInterface): string | undefined {
-  const exported: [string, WitFunction][] = [
-    ...iface.functions.map((fn): [string, WitFunction] => [fn.name, fn]),
-    ...iface.interfaces.flatMap((i) => i.functions.map((fn): [string, WitFunction] => [`${i.name}#${fn.name}`, fn])),
-  ];
+  const exported = exportedFunctions(iface);
   const imported: [string, WitFunction][] = iface.imports.flatMap((item) => [
     ...(item.function ? [[item.name, item.function] as [string, WitFunction]] : []),
     ...(item.functions ?? []).map((fn): [string, WitFunction] => [`${item.name}#${fn.name}`, fn]),

@@ -3,6 +3,7 @@
 // codec is lenient on input: a u64 may be sent as a number or a string, a
 // list<u8> as base64 or an array of bytes.
 
+import { asInvoked } from './async-abi.js';
 import { BIG_RANGES, SMALL_RANGES, type SmallIntName } from './json-numbers.js';
 import { printType } from './print.js';
 import type { WitFunction, WitType } from './types.js';
@@ -126,7 +127,7 @@ function wrapper(key: string, value: JsonSchema): JsonSchema {
 
 /** The request body of an invoke: an object keyed by parameter name, or the arguments in order. */
 export function requestSchema(fn: WitFunction): JsonSchema {
-  const params = fn.params.map((p) => [p.name, typeSchema(p.type, 'request')] as const);
+  const params = asInvoked(fn).params.map((p) => [p.name, typeSchema(p.type, 'request')] as const);
   const byName = {
     type: 'object',
     properties: Object.fromEntries(params),
@@ -146,7 +147,7 @@ export function requestSchema(fn: WitFunction): JsonSchema {
 
 /** The 200 body of an invoke: `{"result": ...}` (for result<T, E>, T; E comes as an error). */
 export function responseSchema(fn: WitFunction): JsonSchema {
-  const top = fn.result;
+  const top = asInvoked(fn).result;
   let result: JsonSchema;
   if (top === null) result = { type: 'null' };
   else if (top.kind === 'result') result = top.ok ? typeSchema(top.ok, 'response') : { type: 'null' };
@@ -156,7 +157,7 @@ export function responseSchema(fn: WitFunction): JsonSchema {
 
 /** For a function returning result<T, E>: the schema of E, as the error body's `value`. */
 export function errorValueSchema(fn: WitFunction): JsonSchema | undefined {
-  const top = fn.result;
+  const top = asInvoked(fn).result;
   if (top?.kind !== 'result') return undefined;
   return top.err ? typeSchema(top.err, 'response') : { type: 'null' };
 }

@@ -1,15 +1,18 @@
 // End to end: what rt does with the Node.js it runs on (lib/platform.ts). A
 // WASI 0.3 component needs JSPI: on a Node without it (22) it is listed as
 // failed with the Node line it needs, and the start-up log says once what is
-// unavailable; on a Node with it (24, 26) neither happens. Every other
-// component loads either way. CI runs this file on Node 26 and on Node 22.
+// unavailable; on a Node with it (24, 26) neither happens, and its async
+// functions are served as methods (docs/api.md §5.9). Every other component
+// loads either way. CI runs this file on Node 26 and on Node 22.
 
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { hasJspi } from '../../lib/platform.js';
-import { asyncAnswer } from '../support/async-components.js';
+import { asyncCalls, asyncStreams } from '../support/async-components.js';
+import { eventually } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { ndjson, openStream, sseEvents } from '../support/stream-client.js';
 
 interface Listing {
   services: { domain: string; service: string }[];
@@ -22,8 +25,8 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   let repo: string;
 
   before(async () => {
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncAnswer() } });
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]` });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() } });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\n` });
     await rt.ready();
   });
 
@@ -37,12 +40,127 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
     expect(res.body).to.deep.equal({ result: 7 });
   });
 
-  it(hasJspi ? 'loads a WASI 0.3 component without a JSPI failure, and says nothing of JSPI at start-up' : 'lists a WASI 0.3 component as failed, naming the Node line it needs, and says once at start-up what is unavailable', async () => {
+  if (hasJspi) {
+    it('calls async functions (WASI 0.3) as methods: each answer is what its task returned, a future result what the future resolves to, a future parameter written as its value', async () => {
+      expect((await invoke(rt!, 'acme/p3/invoke/answer')).body).to.deep.equal({ result: 42 });
+      const echoed = await invoke(rt!, 'acme/p3/invoke/echo', { s: 'héllo, wörld' });
+      expect(echoed.status, echoed.text).to.equal(200);
+      expect(echoed.body).to.deep.equal({ result: 'héllo, wörld' });
+      expect((await invoke(rt!, 'acme/p3/invoke/plain')).body).to.deep.equal({ result: 2 });
+      expect((await invoke(rt!, 'acme/p3/invoke/later')).body).to.deep.equal({ result: 42 });
+      // A future<u32> result is answered as the u32 it resolves to; a future<u32> parameter is written as the u32 it gives.
+      expect((await invoke(rt!, 'acme/p3/invoke/promised')).body).to.deep.equal({ result: 7 });
+      expect((await invoke(rt!, 'acme/p3/invoke/wait', { v: 41 })).body).to.deep.equal({ result: 42 });
+      expect((await invoke(rt!, 'acme/p3/invoke/wait', [1])).body).to.deep.equal({ result: 2 });
+      const bad = await invoke(rt!, 'acme/p3/invoke/wait', { v: -1 });
+      expect(bad.status, bad.text).to.equal(400);
+      expect(bad.body).to.include({ code: 'RT_ERR_INVALID_ARGUMENTS' });
+      // Two at once: one instance thread takes them one after another.
+      const both = await Promise.all([invoke(rt!, 'acme/p3/invoke/echo', { s: 'a' }), invoke(rt!, 'acme/p3/invoke/echo', { s: 'b' })]);
+      expect(both.map((r) => r.body)).to.deep.equal([{ result: 'a' }, { result: 'b' }]);
+    });
+
+    it('answers a task that can never go on with a trap, and serves the next call on a fresh instance', async () => {
+      const stuck = await invoke(rt!, 'acme/p3/invoke/stuck');
+      expect(stuck.status, stuck.text).to.equal(500);
+      expect(stuck.body).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED' });
+      expect(String(stuck.body.details)).to.include('deadlock detected');
+      expect((await invoke(rt!, 'acme/p3/invoke/answer')).body).to.deep.equal({ result: 42 });
+    });
+
+    it('cuts off a task that never returns at the request timeout (504), and serves the next call on a fresh thread', async () => {
+      const started = Date.now();
+      const spun = await invoke(rt!, 'acme/p3/invoke/spin');
+      expect(spun.status, spun.text).to.equal(504);
+      expect(spun.body).to.include({ code: 'RT_ERR_CALL_TIMEOUT' });
+      expect(Date.now() - started).to.be.within(1_500, 10_000);
+      expect((await invoke(rt!, 'acme/p3/invoke/answer')).body).to.deep.equal({ result: 42 });
+    });
+
+    it('lists async functions with their WIT signatures, invocable, and runs the service on instance threads', async () => {
+      const described = (await call(`${rt!.url}/api/services/acme/p3`, { method: 'GET' })).body as unknown as { methods: { name: string; signature: string; invocable: boolean }[]; instances: { placement: string } };
+      const signatures = Object.fromEntries(described.methods.map((m) => [m.name, [m.signature, m.invocable]]));
+      expect(signatures).to.deep.equal({ answer: ['async func() -> u32', true], echo: ['async func(s: string) -> string', true], stuck: ['async func() -> u32', true], plain: ['func() -> u32', true], promised: ['async func() -> future<u32>', true], spin: ['async func() -> u32', true], wait: ['async func(v: future<u32>) -> u32', true], later: ['async func() -> u32', true] });
+      expect(described.instances.placement).to.equal('threads');
+      // The OpenAPI document answers a future<u32> result as a u32.
+      const openapi = (await call(`${rt!.url}/api/openapi.json`, { method: 'GET' })).body as unknown as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }> };
+      const promised = Object.entries(openapi.paths).find(([path]) => path.endsWith('/invoke/promised'))![1];
+      expect(promised.post.responses['200'].content['application/json'].schema).to.deep.include({ properties: { result: { type: 'integer', minimum: 0, maximum: 4294967295 } } });
+      // ... and a future<u32> parameter as a u32.
+      const wait = Object.entries(openapi.paths).find(([path]) => path.endsWith('/invoke/wait'))![1] as unknown as { post: { requestBody: { content: Record<string, { schema: { oneOf: { properties?: unknown }[] } }> } } };
+      expect(wait.post.requestBody.content['application/json'].schema.oneOf[0].properties).to.deep.equal({ v: { type: 'integer', minimum: 0, maximum: 4294967295 } });
+    });
+  }
+
+  if (hasJspi) {
+    describe('stream<T> results (WASI 0.3)', () => {
+      const stream = (method: string, args: unknown, headers: Record<string, string> = {}) => openStream(`${rt!.url}/api/services/default/p3-streams/invoke/${method}`, args, headers);
+
+      it('answers a stream<u32> as NDJSON, item by item as the guest writes them, whole', async () => {
+        const answer = await stream('numbers', { count: 600 });
+        expect(answer.status).to.equal(200);
+        expect(answer.res.headers['content-type']).to.equal('application/x-ndjson');
+        expect((await answer.ended).complete).to.equal(true);
+        expect(ndjson(answer.text())).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
+      });
+
+      it('answers a stream<u8> as its raw bytes, every one in order', async () => {
+        const size = 3 * 2 ** 20 + 7;
+        const answer = await stream('bytes', { count: size });
+        expect(answer.res.headers['content-type']).to.equal('application/octet-stream');
+        expect((await answer.ended).complete).to.equal(true);
+        const body = answer.body();
+        expect(body.length).to.equal(size);
+        const wrong = body.findIndex((byte, i) => byte !== (i & 255));
+        expect(wrong, `byte ${wrong} is ${body[wrong]}`).to.equal(-1);
+      });
+
+      it('sends Server-Sent Events to a client that accepts them', async () => {
+        const answer = await stream('numbers', { count: 3 }, { accept: 'text/event-stream' });
+        expect((await answer.ended).complete).to.equal(true);
+        expect(sseEvents(answer.text())).to.deep.equal([0, 1, 2].map((n) => ({ event: 'message', data: n })));
+      });
+
+      it('cuts the body short when the guest traps while it writes, with the trap as the last event; the next call gets a fresh instance', async () => {
+        const answer = await stream('broken', { count: 300 }, { accept: 'text/event-stream' });
+        const { complete } = await answer.ended;
+        expect(complete, 'the body ends without its final chunk').to.equal(false);
+        const events = sseEvents(answer.text());
+        expect(events.at(-1)!.data).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.p3-streams', method: 'broken' });
+        expect(events.slice(0, -1).every((e) => e.event === 'message')).to.equal(true);
+        const next = await stream('numbers', { count: 2 });
+        expect((await next.ended).complete).to.equal(true);
+        expect(ndjson(next.text())).to.deep.equal([0, 1]);
+      });
+
+      it('drops the stream when the client goes away: the guest finds its reader gone, and the service serves on', async () => {
+        const before = (await invoke(rt!, 'default/p3-streams/invoke/drops')).body.result as number;
+        const answer = await stream('bytes', { count: 4_000_000_000 });
+        await eventually(() => answer.pieces.length >= 3, { what: 'three pieces of the stream', timeoutMs: 10_000, intervalMs: 10 });
+        answer.close();
+        // drops runs on the instance the stream held once it let go of it; the guest's next write then finds the stream dropped.
+        await eventually(async () => expect((await invoke(rt!, 'default/p3-streams/invoke/drops')).body.result).to.equal(before + 1), { what: 'the guest to see its stream dropped', timeoutMs: 10_000, intervalMs: 50 });
+        expect(await rt!.logged((l) => l.msg === 'request' && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed')).to.equal(true);
+        const next = await stream('numbers', { count: 2 });
+        expect(ndjson(next.text() || (await next.ended, next.text()))).to.deep.equal([0, 1]);
+      });
+
+      it('lists a stream<T> method as streaming, with its WIT signature, media types and item schema', async () => {
+        const described = (await call(`${rt!.url}/api/services/default/p3-streams`, { method: 'GET' })).body as unknown as { methods: Record<string, unknown>[] };
+        const byName = new Map(described.methods.map((m) => [m.name, m]));
+        expect(byName.get('numbers')).to.deep.include({ signature: 'async func(count: u32) -> stream<u32>', invocable: true, streaming: true, media_types: ['application/x-ndjson', 'text/event-stream'] });
+        expect(byName.get('bytes')).to.deep.include({ signature: 'async func(count: u32) -> stream<u8>', streaming: true, media_types: ['application/octet-stream', 'text/event-stream'] });
+        expect(byName.get('numbers')!.item_schema).to.deep.include({ type: 'integer', minimum: 0, maximum: 4294967295 });
+      });
+    });
+  }
+
+  it(hasJspi ? 'loads a WASI 0.3 component, and says nothing of JSPI at start-up' : 'lists a WASI 0.3 component as failed, naming the Node line it needs, and says once at start-up what is unavailable', async () => {
     const listing = (await call(`${rt!.url}/api/services`, { method: 'GET' })).body as unknown as Listing;
     const failure = listing.failed.find((f) => f.source === join(repo, 'p3.wasm'));
     const notes = rt!.logLines().filter((l) => String(l.msg).includes('has no JSPI'));
     if (hasJspi) {
-      expect(failure?.error ?? '').not.to.include('JSPI');
+      expect(failure).to.equal(undefined);
       expect(notes).to.deep.equal([]);
     } else {
       expect(failure).to.deep.equal({

@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import type { ComponentSource } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
+import { COMPOUND_TYPES } from '../support/type-fixtures.js';
 import { InProcessRt } from '../support/in-process.js';
 import { call, invoke } from '../support/rt-process.js';
 
@@ -24,48 +25,6 @@ world scalars { export api; }`,
   wat: `(module
 ${SCALAR_TYPES.map((t) => `  (func (export "test:scalars/api@1.0.0#echo-${t}") (param ${CORE[t] ?? 'i32'}) (result ${CORE[t] ?? 'i32'}) local.get 0)`).join('\n')}
   (memory (export "memory") 1))`,
-};
-
-/** Compound types in JavaScript (componentize-js). */
-const COMPOUND: ComponentSource = {
-  kind: 'js',
-  world: 'roundtrip',
-  wit: `package test:roundtrip@1.0.0;
-interface api {
-  record person { name: string, age: u8, nick-name: option<string> }
-  variant shape { circle(f64), square(tuple<u32, u32>), none }
-  enum color { red, light-blue }
-  flags perms { read, write, exec-all }
-  echo-bool: func(b: bool) -> bool;
-  echo-char: func(c: char) -> char;
-  echo-string: func(s: string) -> string;
-  echo-person: func(p: person) -> person;
-  echo-shape: func(s: shape) -> shape;
-  echo-color: func(c: color) -> color;
-  echo-perms: func(p: perms) -> perms;
-  echo-strings: func(l: list<string>) -> list<string>;
-  echo-tuple: func(t: tuple<u8, string, bool>) -> tuple<u8, string, bool>;
-  echo-option: func(o: option<u32>) -> option<u32>;
-  echo-option2: func(o: option<option<u32>>) -> option<option<u32>>;
-  echo-option3: func(o: option<option<option<string>>>) -> option<option<option<string>>>;
-  /// Results inside other types: a top-level result is answered as ok (200) or err (500) instead.
-  echo-results: func(r: list<result<string, u32>>) -> list<result<string, u32>>;
-  echo-result-empty: func(r: option<result<_, string>>) -> option<result<_, string>>;
-  echo-bytes: func(b: list<u8>) -> list<u8>;
-  echo-deep: func(d: list<option<person>>) -> list<option<person>>;
-  checked: func(fail: bool) -> result<string, string>;
-}
-world roundtrip { export api; }`,
-  js: `const id = (x) => x;
-export const api = {
-  echoBool: id, echoChar: id, echoString: id, echoPerson: id, echoShape: id, echoColor: id,
-  echoPerms: id, echoStrings: id, echoTuple: id, echoOption: id, echoOption2: id, echoOption3: id,
-  echoResults: id, echoResultEmpty: id, echoBytes: id, echoDeep: id,
-  checked(fail) {
-    if (fail) throw 'it failed';
-    return 'fine';
-  },
-};`,
 };
 
 const U64_MAX = '18446744073709551615';
@@ -165,7 +124,7 @@ describe('WIT ⇄ JSON through HTTP (in process)', function () {
   const param: Record<string, string> = {};
 
   before(async () => {
-    const dir = await repository({ scalars: SCALARS, roundtrip: COMPOUND });
+    const dir = await repository({ scalars: SCALARS, roundtrip: COMPOUND_TYPES });
     rt = await InProcessRt.start({ configToml: `repo_urls = ["file://${dir}"]` });
     // Parameter names as rt read them from the binaries.
     for (const service of ['scalars', 'roundtrip']) {

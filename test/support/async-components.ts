@@ -4,22 +4,268 @@
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 
 /**
- * World-level `answer: async func() -> u32`, lifted with the async option and
- * a callback, returning 42 through `task.return`; and a plain `plain: func() -> u32`.
+ * World-level async functions, each lifted with the async option and a
+ * callback, returning through `task.return`:
+ * - `answer: async func() -> u32`, 42;
+ * - `echo: async func(s: string) -> string`, `s` (lowered into the guest's
+ *   memory by its realloc, returned from there);
+ * - `stuck: async func() -> u32`, which waits on an empty waitable set: it
+ *   can never go on, and nothing the host holds could wake it;
+ * - `promised: async func() -> future<u32>`, a future it writes 7 to;
+ * - `spin: async func() -> u32`, which yields whenever it runs: it never
+ *   returns and never waits, so the host sees it busy for ever;
+ * - `wait: async func(v: future<u32>) -> u32`, what the future gives plus 1
+ *   (read at once when it is ready, else once it is; one call at a time);
+ * and `plain: func() -> u32`, 2, lifted without it; and `answer` again as
+ * `later` in interface `acme:p3/api@0.1.0`.
  */
-export function asyncAnswer(): Promise<Uint8Array> {
+export function asyncCalls(): Promise<Uint8Array> {
   return parse(`(component
-    (core module $m
-      (import "" "task.return" (func $return (param i32)))
-      (func (export "answer") (result i32) i32.const 42 call $return i32.const 0)
-      (func (export "answer-cb") (param i32 i32 i32) (result i32) i32.const 0)
-      (func (export "plain") (result i32) i32.const 2))
-    (core func $return (canon task.return (result u32)))
-    (core instance $host (export "task.return" (func $return)))
-    (core instance $i (instantiate $m (with "" (instance $host))))
-    (type $t (func (result u32)))
-    (func $answer (type $t) (canon lift (core func $i "answer") async (callback (core func $i "answer-cb"))))
-    (func $plain (type $t) (canon lift (core func $i "plain")))
+    (core module $Memory (memory (export "memory") 1))
+    (core instance $memory (instantiate $Memory))
+    (alias core export $memory "memory" (core memory $mem))
+    (core func $return-u32 (canon task.return (result u32)))
+    (core func $return-string (canon task.return (result string) (memory $mem)))
+    (core func $waitable-set-new (canon waitable-set.new))
+    (type $future-u32 (future u32))
+    (core func $future-new (canon future.new $future-u32))
+    (core func $future-write (canon future.write $future-u32 async (memory $mem)))
+    (core func $return-future (canon task.return (result $future-u32)))
+    (core func $future-read (canon future.read $future-u32 async (memory $mem)))
+    (core func $future-drop-readable (canon future.drop-readable $future-u32))
+    (core func $join (canon waitable.join))
+    (core module $M
+      (import "" "memory" (memory 1))
+      (import "" "return-u32" (func $return-u32 (param i32)))
+      (import "" "return-string" (func $return-string (param i32 i32)))
+      (import "" "waitable-set-new" (func $waitable-set-new (result i32)))
+      (import "" "future-new" (func $future-new (result i64)))
+      (import "" "future-write" (func $future-write (param i32 i32) (result i32)))
+      (import "" "return-future" (func $return-future (param i32)))
+      (import "" "future-read" (func $future-read (param i32 i32) (result i32)))
+      (import "" "future-drop-readable" (func $future-drop-readable (param i32)))
+      (import "" "join" (func $join (param i32 i32)))
+      (global $heap (mut i32) (i32.const 1024))
+      (global $awaited (mut i32) (i32.const 0))
+      (func (export "realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+        (local.set $p (global.get $heap))
+        (global.set $heap (i32.add (global.get $heap) (local.get 3)))
+        (local.get $p))
+      ;; Each returns 0 (EXIT): its task has returned.
+      (func (export "answer") (result i32) (call $return-u32 (i32.const 42)) (i32.const 0))
+      (func (export "echo") (param $ptr i32) (param $len i32) (result i32)
+        (call $return-string (local.get $ptr) (local.get $len))
+        (global.set $heap (i32.const 1024))
+        (i32.const 0))
+      ;; WAIT (2) on a new, empty waitable set (its index above the low 4 bits).
+      (func (export "stuck") (result i32) (i32.or (i32.shl (call $waitable-set-new) (i32.const 4)) (i32.const 2)))
+      ;; A new future (its readable end in the low 32 bits, writable in the high), returned, then 7 written to it.
+      (func (export "promised") (result i32) (local $ends i64)
+        (local.set $ends (call $future-new))
+        (call $return-future (i32.wrap_i64 (local.get $ends)))
+        (i32.store (i32.const 16) (i32.const 7))
+        (drop (call $future-write (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))) (i32.const 16)))
+        (i32.const 0))
+      (func (export "callback") (param i32 i32 i32) (result i32) (i32.const 0))
+      ;; YIELD (1), and YIELD again whenever it is called back: it never returns, and never waits.
+      (func (export "spin") (result i32) (i32.const 1))
+      (func (export "spin-callback") (param i32 i32 i32) (result i32) (i32.const 1))
+      (func (export "plain") (result i32) (i32.const 2))
+      ;; The future's value lands at 32; BLOCKED (-1) until it is there: then WAIT on a set holding the future.
+      (func $waited (result i32)
+        (call $future-drop-readable (global.get $awaited))
+        (call $return-u32 (i32.add (i32.load (i32.const 32)) (i32.const 1)))
+        (i32.const 0))
+      (func (export "wait") (param $f i32) (result i32) (local $set i32)
+        (global.set $awaited (local.get $f))
+        (if (i32.ne (call $future-read (local.get $f) (i32.const 32)) (i32.const -1)) (then (return (call $waited))))
+        (local.set $set (call $waitable-set-new))
+        (call $join (local.get $f) (local.get $set))
+        (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))
+      ;; FUTURE_READ (4) is the one event its set can give: the future leaves the set, and its value is there.
+      (func (export "wait-callback") (param i32 i32 i32) (result i32)
+        (call $join (global.get $awaited) (i32.const 0))
+        (call $waited)))
+    (core instance $host
+      (export "memory" (memory $mem))
+      (export "return-u32" (func $return-u32))
+      (export "return-string" (func $return-string))
+      (export "waitable-set-new" (func $waitable-set-new))
+      (export "future-new" (func $future-new))
+      (export "future-write" (func $future-write))
+      (export "return-future" (func $return-future))
+      (export "future-read" (func $future-read))
+      (export "future-drop-readable" (func $future-drop-readable))
+      (export "join" (func $join)))
+    (core instance $i (instantiate $M (with "" (instance $host))))
+    (type $u32-t (func async (result u32)))
+    (type $echo-t (func async (param "s" string) (result string)))
+    (type $plain-t (func (result u32)))
+    (type $promised-t (func async (result $future-u32)))
+    (type $wait-t (func async (param "v" $future-u32) (result u32)))
+    (func $answer (type $u32-t) (canon lift (core func $i "answer") async (callback (core func $i "callback"))))
+    (func $echo (type $echo-t) (canon lift (core func $i "echo") async (callback (core func $i "callback")) (memory $mem) (realloc (core func $i "realloc"))))
+    (func $stuck (type $u32-t) (canon lift (core func $i "stuck") async (callback (core func $i "callback"))))
+    (func $plain (type $plain-t) (canon lift (core func $i "plain")))
+    (func $spin (type $u32-t) (canon lift (core func $i "spin") async (callback (core func $i "spin-callback"))))
+    (func $promised (type $promised-t) (canon lift (core func $i "promised") async (callback (core func $i "callback"))))
     (export "answer" (func $answer))
-    (export "plain" (func $plain)))`);
+    (export "echo" (func $echo))
+    (export "stuck" (func $stuck))
+    (export "plain" (func $plain))
+    (export "promised" (func $promised))
+    (export "spin" (func $spin))
+    (func $wait (type $wait-t) (canon lift (core func $i "wait") async (callback (core func $i "wait-callback"))))
+    (export "wait" (func $wait))
+    (instance $api (export "later" (func $answer)))
+    (export "acme:p3/api@0.1.0" (instance $api)))`);
+}
+
+/**
+ * World-level async functions that return a `stream<T>` and write it from a
+ * task of their own (the state of each in a block of memory its task's
+ * context points to; 8 at once at most), as fast as their reader takes it:
+ * - `numbers: async func(count: u32) -> stream<u32>`: 0, 1, … count - 1, up
+ *   to 256 a write;
+ * - `bytes: async func(count: u32) -> stream<u8>`: `count` bytes, byte i
+ *   being i & 255, up to 16 KiB a write;
+ * - `broken: async func(count: u32) -> stream<u32>`: as numbers, then traps
+ *   where numbers would end its stream;
+ * and `drops: func() -> u32`, how many of those writes found the stream's
+ * reader gone.
+ */
+export function asyncStreams(): Promise<Uint8Array> {
+  return parse(`(component
+    (core module $Memory (memory (export "memory") 4))
+    (core instance $memory (instantiate $Memory))
+    (alias core export $memory "memory" (core memory $mem))
+    (type $s-u32 (stream u32))
+    (type $s-u8 (stream u8))
+    (core func $new-u32 (canon stream.new $s-u32))
+    (core func $write-u32 (canon stream.write $s-u32 async (memory $mem)))
+    (core func $drop-u32 (canon stream.drop-writable $s-u32))
+    (core func $new-u8 (canon stream.new $s-u8))
+    (core func $write-u8 (canon stream.write $s-u8 async (memory $mem)))
+    (core func $drop-u8 (canon stream.drop-writable $s-u8))
+    (core func $return-u32s (canon task.return (result $s-u32)))
+    (core func $return-u8s (canon task.return (result $s-u8)))
+    (core func $set-new (canon waitable-set.new))
+    (core func $join (canon waitable.join))
+    (core func $ctx-get (canon context.get i32 0))
+    (core func $ctx-set (canon context.set i32 0))
+    (core module $M
+      (import "" "memory" (memory 4))
+      (import "" "new-u32" (func $new-u32 (result i64)))
+      (import "" "write-u32" (func $write-u32 (param i32 i32 i32) (result i32)))
+      (import "" "drop-u32" (func $drop-u32 (param i32)))
+      (import "" "new-u8" (func $new-u8 (result i64)))
+      (import "" "write-u8" (func $write-u8 (param i32 i32 i32) (result i32)))
+      (import "" "drop-u8" (func $drop-u8 (param i32)))
+      (import "" "return-u32s" (func $return-u32s (param i32)))
+      (import "" "return-u8s" (func $return-u8s (param i32)))
+      (import "" "set-new" (func $set-new (result i32)))
+      (import "" "join" (func $join (param i32 i32)))
+      (import "" "ctx-get" (func $ctx-get (result i32)))
+      (import "" "ctx-set" (func $ctx-set (param i32)))
+      ;; A task's state, in one of 8 slots taken in turn (8 tasks at once at most): 32 bytes from 1024 on, [0] writable end,
+      ;; [4] items left, [8] next number, [12] waitable set, [16] 1 for a stream of bytes, [20] 1 to trap at its end,
+      ;; [24] where its items are made (16 KiB from 65536 on).
+      (global $tasks (mut i32) (i32.const 0))
+      (global $drops (mut i32) (i32.const 0))
+      (func $start (param $count i32) (param $bytes i32) (param $trap i32) (result i32) (local $st i32) (local $ends i64) (local $slot i32)
+        (local.set $slot (i32.and (global.get $tasks) (i32.const 7)))
+        (global.set $tasks (i32.add (global.get $tasks) (i32.const 1)))
+        (local.set $st (i32.add (i32.const 1024) (i32.shl (local.get $slot) (i32.const 5))))
+        (i32.store offset=24 (local.get $st) (i32.add (i32.const 65536) (i32.shl (local.get $slot) (i32.const 14))))
+        (call $ctx-set (local.get $st))
+        (local.set $ends (if (result i64) (local.get $bytes) (then (call $new-u8)) (else (call $new-u32))))
+        (i32.store (local.get $st) (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+        (i32.store offset=4 (local.get $st) (local.get $count))
+        (i32.store offset=8 (local.get $st) (i32.const 0))
+        (i32.store offset=12 (local.get $st) (call $set-new))
+        (i32.store offset=16 (local.get $st) (local.get $bytes))
+        (i32.store offset=20 (local.get $st) (local.get $trap))
+        (call $join (i32.load (local.get $st)) (i32.load offset=12 (local.get $st)))
+        (if (local.get $bytes)
+          (then (call $return-u8s (i32.wrap_i64 (local.get $ends))))
+          (else (call $return-u32s (i32.wrap_i64 (local.get $ends)))))
+        (call $pump (local.get $st)))
+      (func $end (param $st i32) (result i32)
+        (if (i32.load offset=20 (local.get $st)) (then unreachable))
+        (if (i32.load offset=16 (local.get $st))
+          (then (call $drop-u8 (i32.load (local.get $st))))
+          (else (call $drop-u32 (i32.load (local.get $st)))))
+        (i32.const 0))
+      ;; Fills the task's items for its next write; how many.
+      (func $fill (param $st i32) (result i32) (local $n i32) (local $i i32) (local $at i32) (local $v i32)
+        (local.set $n (i32.load offset=4 (local.get $st)))
+        (local.set $at (i32.load offset=24 (local.get $st)))
+        (if (i32.load offset=16 (local.get $st)) (then
+          (if (i32.gt_u (local.get $n) (i32.const 16384)) (then (local.set $n (i32.const 16384))))
+          (block $done (loop $l
+            (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+            (i32.store8 (i32.add (local.get $at) (local.get $i)) (i32.add (i32.load offset=8 (local.get $st)) (local.get $i)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $l)))
+          (return (local.get $n))))
+        (if (i32.gt_u (local.get $n) (i32.const 256)) (then (local.set $n (i32.const 256))))
+        (local.set $v (i32.load offset=8 (local.get $st)))
+        (block $done (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (i32.store (i32.add (local.get $at) (i32.shl (local.get $i) (i32.const 2))) (i32.add (local.get $v) (local.get $i)))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l)))
+        (local.get $n))
+      ;; A write came back (its packed result: count << 4 | status): counts what went; EXIT (0) when the reader is gone.
+      (func $wrote (param $st i32) (param $r i32) (result i32) (local $c i32)
+        (local.set $c (i32.shr_u (local.get $r) (i32.const 4)))
+        (i32.store offset=4 (local.get $st) (i32.sub (i32.load offset=4 (local.get $st)) (local.get $c)))
+        (i32.store offset=8 (local.get $st) (i32.add (i32.load offset=8 (local.get $st)) (local.get $c)))
+        (if (i32.eqz (i32.and (local.get $r) (i32.const 15))) (then (return (i32.const 1))))
+        (global.set $drops (i32.add (global.get $drops) (i32.const 1)))
+        (if (i32.load offset=16 (local.get $st))
+          (then (call $drop-u8 (i32.load (local.get $st))))
+          (else (call $drop-u32 (i32.load (local.get $st)))))
+        (i32.const 0))
+      ;; Writes until a write blocks (then WAITs on the task's set) or the items are out (then ends the stream).
+      (func $pump (param $st i32) (result i32) (local $n i32) (local $r i32)
+        (loop $l
+          (if (i32.eqz (i32.load offset=4 (local.get $st))) (then (return (call $end (local.get $st)))))
+          (local.set $n (call $fill (local.get $st)))
+          (local.set $r (if (result i32) (i32.load offset=16 (local.get $st))
+            (then (call $write-u8 (i32.load (local.get $st)) (i32.load offset=24 (local.get $st)) (local.get $n)))
+            (else (call $write-u32 (i32.load (local.get $st)) (i32.load offset=24 (local.get $st)) (local.get $n)))))
+          (if (i32.ne (local.get $r) (i32.const -1)) (then
+            (if (i32.eqz (call $wrote (local.get $st) (local.get $r))) (then (return (i32.const 0))))
+            (br $l))))
+        (i32.or (i32.shl (i32.load offset=12 (local.get $st)) (i32.const 4)) (i32.const 2)))
+      (func (export "numbers") (param i32) (result i32) (call $start (local.get 0) (i32.const 0) (i32.const 0)))
+      (func (export "bytes") (param i32) (result i32) (call $start (local.get 0) (i32.const 1) (i32.const 0)))
+      (func (export "broken") (param i32) (result i32) (call $start (local.get 0) (i32.const 0) (i32.const 1)))
+      ;; STREAM_WRITE (3): the blocked write went; anything else cannot come for this task's set.
+      (func (export "callback") (param $event i32) (param $w i32) (param $payload i32) (result i32) (local $st i32)
+        (local.set $st (call $ctx-get))
+        (if (i32.eq (local.get $event) (i32.const 3)) (then
+          (if (i32.eqz (call $wrote (local.get $st) (local.get $payload))) (then (return (i32.const 0))))))
+        (call $pump (local.get $st)))
+      (func (export "drops") (result i32) (global.get $drops)))
+    (core instance $host
+      (export "memory" (memory $mem))
+      (export "new-u32" (func $new-u32)) (export "write-u32" (func $write-u32)) (export "drop-u32" (func $drop-u32))
+      (export "new-u8" (func $new-u8)) (export "write-u8" (func $write-u8)) (export "drop-u8" (func $drop-u8))
+      (export "return-u32s" (func $return-u32s)) (export "return-u8s" (func $return-u8s))
+      (export "set-new" (func $set-new)) (export "join" (func $join))
+      (export "ctx-get" (func $ctx-get)) (export "ctx-set" (func $ctx-set)))
+    (core instance $i (instantiate $M (with "" (instance $host))))
+    (type $numbers-t (func async (param "count" u32) (result $s-u32)))
+    (type $bytes-t (func async (param "count" u32) (result $s-u8)))
+    (type $drops-t (func (result u32)))
+    (func $numbers (type $numbers-t) (canon lift (core func $i "numbers") async (callback (core func $i "callback"))))
+    (func $bytes (type $bytes-t) (canon lift (core func $i "bytes") async (callback (core func $i "callback"))))
+    (func $broken (type $numbers-t) (canon lift (core func $i "broken") async (callback (core func $i "callback"))))
+    (func $drops (type $drops-t) (canon lift (core func $i "drops")))
+    (export "numbers" (func $numbers))
+    (export "bytes" (func $bytes))
+    (export "broken" (func $broken))
+    (export "drops" (func $drops)))`);
 }

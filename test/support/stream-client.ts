@@ -24,12 +24,13 @@ export interface StreamedAnswer {
   close(): void;
 }
 
-/** POSTs `json` to `url` and resolves once the headers are in; the body keeps arriving into `pieces`. */
-export function openStream(url: string, json: unknown, headers: Record<string, string> = {}, opts: { paused?: boolean } = {}): Promise<StreamedAnswer> {
+/** POSTs `json` to `url` (from local address `from`, if given) and resolves once the headers are in; the body keeps arriving into `pieces`. */
+export function openStream(url: string, json: unknown, headers: Record<string, string> = {}, opts: { paused?: boolean; from?: string } = {}): Promise<StreamedAnswer> {
   const started = performance.now();
   const since = () => performance.now() - started;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+    const from = opts.from ? { localAddress: opts.from, agent: false } : {};
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, ...from }, (res) => {
       const pieces: Piece[] = [];
       const ended = new Promise<{ complete: boolean; at: number }>((done) => {
         res.on('close', () => done({ complete: res.complete, at: since() }));

@@ -5,9 +5,11 @@
 import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { hasJspi, platformNote, requireJspi } from '../../lib/platform.js';
-import { asyncAbiUse } from '../../lib/wit/async-abi.js';
+import { serviceExports } from '../../lib/primary/addressing.js';
+import { answersLater, asInvoked, asyncAbiUse, futureParams } from '../../lib/wit/async-abi.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';
-import { asyncAnswer } from '../support/async-components.js';
+import { asyncCalls } from '../support/async-components.js';
+import { prim } from '../support/wit-types.js';
 
 async function dummy(wit: string, world: string): Promise<Uint8Array> {
   return componentNew(await componentEmbed({ dummy: true, witSource: wit, world }), []);
@@ -27,7 +29,7 @@ world plain { export api; }`,
   });
 
   it('names a world-level function lifted async', async () => {
-    expect(asyncAbiUse(readComponentInterface(await asyncAnswer()))).to.equal('its export `answer` is an async function');
+    expect(asyncAbiUse(readComponentInterface(await asyncCalls()))).to.equal('its export `answer` is an async function');
   });
 
   it('names an exported function declared `async func` in an interface', async () => {
@@ -42,8 +44,40 @@ world plain { export api; }`,
     expect(asyncAbiUse(readComponentInterface(imported))).to.equal('its import `acme:f/host@1.0.0#later` takes or returns a future');
   });
 
+  it('makes async functions methods like any other, but not yet an async function of a resource, saying why', async () => {
+    const bytes = await dummy('package acme:p3@1.0.0;\ninterface api { resource session { constructor(); ask: async func(q: string) -> string; } chat: async func(s: string) -> string; }\nworld p3 { export api; }', 'p3');
+    const methods = serviceExports(readComponentInterface(bytes)).methods;
+    expect(methods.find((m) => m.name === 'chat')).to.include({ invocable: true });
+    expect(methods.find((m) => m.function.name === '[method]session.ask')).to.include({ invocable: false, reason: 'an async function of a resource: rt does not call those yet' });
+  });
+
+  it('answers a future<T> result as T, and a stream<T> result item by item; a future inside a result stays not invocable, saying why', async () => {
+    const bytes = await dummy('package acme:f@1.0.0;\ninterface api { later: func() -> future<u32>; nested: func() -> result<future<u32>, string>; flow: async func() -> stream<u8>; }\nworld f { export api; }', 'f');
+    const methods = serviceExports(readComponentInterface(bytes)).methods;
+    const later = methods.find((m) => m.name === 'later')!;
+    expect(later).to.include({ invocable: true });
+    expect(later.handles, 'a future result is no handle').to.equal(undefined);
+    expect(answersLater(later.function)).to.equal(true);
+    expect(asInvoked(later.function).result).to.deep.equal({ kind: 'primitive', name: 'u32' });
+    expect(methods.find((m) => m.name === 'nested')).to.include({ invocable: false, reason: 'the result holds a future, which JSON cannot carry' });
+    expect(methods.find((m) => m.name === 'flow')).to.include({ invocable: true }).and.to.have.nested.property('stream.encoding', 'bytes');
+  });
+
+  it('takes a future<T> parameter written as T (a handle-free call that answers later); a future without a value, or one inside another type, stays not invocable, saying why', async () => {
+    const bytes = await dummy('package acme:g@1.0.0;\ninterface api { take: async func(v: future<u32>, n: u8) -> u32; none: func(v: future) -> u32; deep: func(v: list<future<u32>>) -> u32; }\nworld g { export api; }', 'g');
+    const methods = serviceExports(readComponentInterface(bytes)).methods;
+    const take = methods.find((m) => m.name === 'take')!;
+    expect(take).to.include({ invocable: true });
+    expect(take.handles, 'a future parameter is no handle').to.equal(undefined);
+    expect(futureParams(take.function)).to.deep.equal([0]);
+    expect(asInvoked(take.function).params.map((p) => p.type)).to.deep.equal([prim('u32'), prim('u8')]);
+    expect(answersLater({ ...take.function, async: false })).to.equal(true);
+    expect(methods.find((m) => m.name === 'none')).to.include({ invocable: false, reason: 'parameter "v" is a future without a value, which rt cannot write yet' });
+    expect(methods.find((m) => m.name === 'deep')).to.include({ invocable: false, reason: 'parameter "v" holds a future, which JSON cannot carry' });
+  });
+
   it(`on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'present' : 'absent'}) refuses such a component only without JSPI, naming the line it needs`, async () => {
-    const use = asyncAbiUse(readComponentInterface(await asyncAnswer()));
+    const use = asyncAbiUse(readComponentInterface(await asyncCalls()));
     expect(() => requireJspi(undefined)).not.to.throw();
     if (hasJspi) {
       expect(() => requireJspi(use)).not.to.throw();

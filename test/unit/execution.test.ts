@@ -8,7 +8,8 @@
 // calls leaves the service inline.
 
 import { expect } from 'chai';
-import { Execution, type InlineCalls, type Instances, type ThreadCalls } from '../../lib/worker/execution/execution.js';
+import { Execution, type Instances, type ThreadCalls } from '../../lib/worker/execution/execution.js';
+import type { InlineCalls } from '../../lib/worker/execution/inline-place.js';
 import type { InlineOutcome } from '../../lib/worker/execution/inline-instance.js';
 import type { Arguments } from '../../lib/worker/execution/arguments.js';
 import type { Outcome, Work } from '../../lib/worker/execution/work.js';
@@ -117,6 +118,8 @@ class FakeInstances implements Instances {
     this.made.push('threads');
     let first = true;
     return Promise.resolve({
+      name: 'threads',
+      takes: () => true,
       live: 1,
       waiting: 0,
       start: () => Promise.resolve(),

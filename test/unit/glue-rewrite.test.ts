@@ -1,6 +1,7 @@
 // rt's treatment of jco's glue (lib/primary/glue-rewrite.ts): the debug
 // switch is read from the environment once, when the glue loads, not on every
-// call; a resource's finalizer never throws. Checked on text, and on the glue
+// call; a resource's finalizer never throws; a task that fails after it
+// returned is reported. Checked on text, and on the glue
 // the current jco-transpile makes for real components: by counting the glue's
 // reads of `process.env`, and by letting V8 collect a resource whose guest
 // destructor traps, in a process of its own.
@@ -16,7 +17,11 @@ import { BRITTLE } from '../support/resource-fixtures.js';
 import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
-import { loadWithJco } from '../support/jco-instance.js';
+import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
+import { asyncStreams } from '../support/async-components.js';
+import { eventually } from '../support/eventually.js';
+import { hasJspi } from '../../lib/platform.js';
+import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
 
 const READ = 'globalThis?.process?.env?.JCO_DEBUG';
 
@@ -55,7 +60,7 @@ describe('glue rewrite', function () {
 
   it('leaves glue without the read or a registry as it is', () => {
     const glue = 'export function instantiate() {}\n';
-    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0, debugCalls: 0, registries: 0 });
+    expect(rewriteGlue(glue)).to.deep.equal({ text: glue, debugReads: 0, debugCalls: 0, registries: 0, asyncPatches: [] });
   });
 
   it('wraps the cleanup callback of the glue’s finalization registries so that it cannot throw', () => {
@@ -115,6 +120,31 @@ console.log('collected, still running');
     const [plainAdd, rewrittenAdd] = [await addOf(plain), await addOf(rewritten)];
     expect(countingEnvReads(() => expect(plainAdd(20, 22)).to.equal(42))).to.be.at.least(1);
     expect(countingEnvReads(() => expect(rewrittenAdd(20, 22)).to.equal(42))).to.equal(0);
+  });
+
+  it(`reports a task that traps after it returned (while it writes the stream it returned) through ${TASK_FAILED_IMPORT}, which jco's glue would lose`, async () => {
+    const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
+    const glue = new TextDecoder().decode(transpiled.files['component.js']);
+    // A jco that writes its async machinery otherwise fails here: a group of changes would be left out.
+    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'byteCopies']);
+    // Instances need JSPI; without it (Node 22) the counts above are what can be checked.
+    if (!hasJspi) return;
+    const failures: unknown[] = [];
+    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: (e: unknown) => failures.push(e) }, 'component', (text) => rewriteGlue(text).text);
+    const broken = (await component.instantiate()).broken as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean }> }>;
+    const stream = await broken(3);
+    // The guest writes its 3 items, then traps where it would end the stream: the read after them waits for what never comes.
+    const reads = stream
+      .read(256)
+      .then(() => stream.read(256))
+      .then(
+        () => 'read',
+        (e: unknown) => `failed: ${String(e)}`,
+      );
+    await eventually(() => failures.length === 1, { what: 'the trap reported', timeoutMs: 5_000, intervalMs: 10 });
+    expect(String(failures[0])).to.match(/unreachable/);
+    // And that read fails instead of polling for ever (which would keep this process from ending).
+    expect(await reads).to.match(/^failed: /);
   });
 
   it('still logs when JCO_DEBUG is set as the glue loads', async () => {

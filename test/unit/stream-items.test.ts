@@ -99,8 +99,8 @@ function call(d: ServiceDescriptor, instance: ComponentInstance, name: string, a
 
 /** The stream `name(args)` opens, with its items read in place where they can be. */
 function stream(d: ServiceDescriptor, instance: ComponentInstance, name: string, args: unknown[]): StreamItems {
-  const method = d.methods.find((m) => m.name === name)!;
-  return streamItems(instance, call(d, instance, name, args), method.stream!.nextExport);
+  const { stream } = d.methods.find((m) => m.name === name)!;
+  return streamItems(instance, call(d, instance, name, args), stream?.source === 'next' ? stream.nextExport : undefined);
 }
 
 /** Every item of `items` until none, as `next` gave them. */

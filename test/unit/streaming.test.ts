@@ -6,7 +6,7 @@ import { serviceExports } from '../../lib/primary/addressing.js';
 import { framer, framingFor, sseError } from '../../lib/worker/execution/stream-framing.js';
 import { streamMediaType, streamSignature, type StreamSignature } from '../../lib/wit/streaming.js';
 import type { ComponentInterface, Param, TypeDefinition, WitFunction, WitType } from '../../lib/wit/types.js';
-import { borrow as borrowOf, func, list, named, option, own as ownOf, prim, record, result } from '../support/wit-types.js';
+import { borrow as borrowOf, func, future, list, named, option, own as ownOf, prim, record, result, stream } from '../support/wit-types.js';
 
 const bytes = list(prim('u8'));
 const LOGS = 'acme:logs/logs@1.0.0';
@@ -40,6 +40,7 @@ describe('streaming methods', () => {
   describe('recognising them', () => {
     it('takes a resource whose next returns option<T>, with T encoded by its type', () => {
       expect(signature(returning('tail', 'lines'), [next('lines', option(prim('string')))])).to.deep.equal({
+        source: 'next',
         resource: 'lines',
         item: prim('string'),
         error: null,
@@ -73,6 +74,31 @@ describe('streaming methods', () => {
       expect(signature(returning('open', 'blob'), [next('blob', option(own('other')))])).to.match(/hold a resource handle/);
     });
 
+    it('takes a stream<T> result (WASI 0.3): a stream<u8> as chunks of bytes, stream<string> as text, other T as NDJSON', () => {
+      const async = (element: WitType | null) => signature({ ...func('s', {}, stream(element)), async: true }, []);
+      expect(async(prim('u8'))).to.deep.equal({ source: 'stream', item: bytes, error: null, fallible: false, encoding: 'bytes' });
+      expect(async(prim('string'))).to.include({ source: 'stream', encoding: 'text' });
+      expect(async(record({ n: prim('u32') }))).to.include({ source: 'stream', encoding: 'ndjson' });
+      expect(async(null)).to.match(/a stream without items/);
+    });
+
+    it('lists a stream<T> method invocable, and says why one whose items JSON cannot carry is not', () => {
+      const methods = serviceExports(
+        component([
+          { ...func('ticks', { n: prim('u32') }, stream(prim('u64'))), async: true },
+          { ...func('nested', {}, stream(future(prim('u32')))), async: true },
+          { ...func('empty', {}, stream(null)), async: true },
+          { ...func('handles', {}, stream(own('lines'))), async: true },
+          next('lines', option(prim('string'))),
+        ]),
+      ).methods;
+      const byName = new Map(methods.map((m) => [m.name, m]));
+      expect(byName.get('ticks')).to.include({ invocable: true }).and.to.have.nested.property('stream.source', 'stream');
+      expect(byName.get('nested')).to.include({ invocable: false, reason: 'the items of its stream hold a future, which JSON cannot carry' });
+      expect(byName.get('handles')).to.include({ invocable: false }).and.to.have.property('reason').that.matches(/^the items of its stream hold a (resource )?handle/);
+      expect(byName.get('empty')).to.include({ invocable: false, reason: 'it returns a stream without items (stream), which has nothing to answer with' });
+    });
+
     it('leaves functions that return no owned resource alone', () => {
       expect(signature(func('f', {}, prim('string')), [])).to.equal(undefined);
       expect(signature(func('f', {}, null), [])).to.equal(undefined);
@@ -104,7 +130,7 @@ describe('streaming methods', () => {
 
   describe('framing', () => {
     const text = (b: Uint8Array | string) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
-    const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ resource: 'r', item, error: null, fallible: false, encoding, nextExport: '[method]r.next' });
+    const stream = (item: WitType, encoding: StreamSignature['encoding']): StreamSignature => ({ source: 'next', resource: 'r', item, error: null, fallible: false, encoding, nextExport: '[method]r.next' });
     const entry = record({ 'seq-no': prim('u64'), text: prim('string') });
 
     it('writes bytes and text raw, and other items as NDJSON lines through the codec', () => {

@@ -9,6 +9,7 @@ import type { ErrorCode } from '../../errors.js';
 import type { ExportLocation } from '../../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
 import { CoreByteNext } from './core-byte-next.js';
+import { TASK_FAILED_IMPORT } from '../../task-failed-import.js';
 
 type Bound = (...args: unknown[]) => unknown;
 /** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: core-byte-next.ts). */
@@ -65,6 +66,8 @@ export class ComponentInstance {
     private readonly memories: WebAssembly.Memory[],
     private readonly handler: Bound | undefined,
     private readonly byteNexts: Map<string, CoreByteNext>,
+    /** Rejects with the first failure of a task that nobody awaits any more (glue-async-rewrite.ts): the instance has trapped. */
+    private readonly taskFailure: Promise<never>,
   ) {}
 
   /**
@@ -76,6 +79,10 @@ export class ComponentInstance {
     const memories: WebAssembly.Memory[] = [];
     const byteNexts = new Map<string, CoreByteNext>();
     const bounded = spec.bounded ?? ((fn) => fn());
+    let taskFailed!: (e: unknown) => void;
+    const taskFailure = new Promise<never>((_, reject) => (taskFailed = reject));
+    // Seen by whoever awaits the instance next, if anyone does.
+    taskFailure.catch(() => {});
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
       (name) => {
@@ -83,7 +90,7 @@ export class ComponentInstance {
         if (!module) throw new Error(`the glue asked for an unknown core module ${name}`);
         return module;
       },
-      spec.imports,
+      { ...spec.imports, [TASK_FAILED_IMPORT]: taskFailed },
       async (module, imports) => {
         const instance = bounded(() => new WebAssembly.Instance(module, spec.coreImports ? { ...imports, ...spec.coreImports } : imports));
         for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
@@ -105,12 +112,38 @@ export class ComponentInstance {
       const init = find(spec.init);
       bounded(() => runInit(init, spec.config, spec.isInterrupt));
     }
-    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts);
+    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts, taskFailure);
   }
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
   call(index: number, args: unknown[]): CallOutcome {
     return this.#run(this.functions[index], undefined, args);
+  }
+
+  /**
+   * Calls method `index`, which answers later (answersLater): its outcome
+   * once the answer is there. An async function's glue (through JSPI)
+   * returns a promise of its result; a future<T> result is jco's thenable
+   * FutureValue, which gives T.
+   */
+  async callAsync(index: number, args: unknown[]): Promise<CallOutcome> {
+    const called = this.call(index, args);
+    return called.kind === 'ok' ? this.settled(called.value) : called;
+  }
+
+  /**
+   * What `value` comes to once no longer a promise (or a thenable of the
+   * glue's), as a call's outcome: a rejection is the guest's trap or error,
+   * and so is a trap of any of the instance's tasks meanwhile (it has
+   * trapped: nothing it promised comes any more).
+   */
+  async settled(value: unknown): Promise<CallOutcome> {
+    try {
+      while (isThenable(value)) value = await Promise.race([value, this.taskFailure]);
+      return { kind: 'ok', value };
+    } catch (e) {
+      return this.#failure(e);
+    }
   }
 
   /** Calls the handler's `handle` with the request and its response's outparam (wasi-host's objects). */
@@ -145,9 +178,14 @@ export class ComponentInstance {
       return { kind: 'ok', value: fn.apply(self, args) };
     } catch (e) {
       if (this.spec.isInterrupt?.(e)) throw e;
-      if (isComponentError(e)) return { kind: 'component-error', payload: e.payload };
-      return { kind: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
+      return this.#failure(e);
     }
+  }
+
+  /** What a call that threw `e` came to: the err of its result, or a trap. */
+  #failure(e: unknown): CallOutcome {
+    if (isComponentError(e)) return { kind: 'component-error', payload: e.payload };
+    return { kind: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
   }
 
   /** The trap's own message, and the memory figures when the instance ran into the cap (its allocator usually traps without saying why). */
@@ -158,6 +196,10 @@ export class ComponentInstance {
     const mib = (n: number) => Math.round(n / 1_048_576);
     return `${message} (the instance's memory reached ${mib(largest)} MiB; runtime.max_memory_mb is ${mib(this.spec.memoryCapBytes)})`;
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function functionAt(container: unknown, name: string): Bound | undefined {

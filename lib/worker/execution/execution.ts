@@ -1,10 +1,11 @@
-// Where a service's calls run. By default inline, on the worker's main
-// thread: no thread hop, so a call costs about what the export itself does
-// (inline-instance.ts). Some services can never run inline: their core
-// modules could not be fuel-instrumented, they ask for instances side by side
-// (pool_size > 1: inline calls run one after another), they stream (a stream
-// holds its instance), or they hold grants whose side effects a replayed call
-// would repeat (allowed_paths, allowed_outbound_hosts). The others move to
+// Where a service's work runs, of the placements (place.ts). By default
+// inline, on the worker's main thread: no thread hop, so a call costs about
+// what the export itself does (inline-place.ts). Some services can never
+// run inline: their core modules could not be fuel-instrumented, they ask
+// for instances side by side (pool_size > 1: inline calls run one after
+// another), they stream (a stream holds its instance), their functions
+// answer later (async, WASI 0.3), or they hold grants whose side effects a
+// replayed call would repeat (allowed_paths, allowed_outbound_hosts). The others move to
 // instance threads (instance-pool.ts), and back, as placement.ts decides:
 // - a call runs past the inline budget (`budgetMs`): it is interrupted and made again on a
 //   thread with the time left before its deadline (the interrupted attempt
@@ -12,7 +13,7 @@
 //   service follows if the call takes long there too (a call that overran
 //   because the worker was paused takes its usual time on the thread);
 // - its calls, judged in blocks on wall and CPU time, take more than
-//   INLINE_AVERAGE_MS each: such work holds the main thread from every other
+//   `averageMs` each: such work holds the main thread from every other
 //   request, and runs faster on a thread, where modules are not instrumented;
 // - a call brings a JSON body too large to decode on the main thread
 //   (arguments.ts): the thread that makes the call decodes it;
@@ -25,22 +26,18 @@
 
 import type { Logger } from 'pino';
 import type { Placement, ServiceDescriptor } from '../../service.js';
-import type { Arguments } from './arguments.js';
+import { answersLater } from '../../wit/async-abi.js';
 import { compileCoreModules } from './compile-core-modules.js';
 import { SYSTEM_CLOCKS, type Clocks } from './inline-budget.js';
-import { InlineInstance, type InlineOutcome } from './inline-instance.js';
-import { inlineTurn } from './inline-turn.js';
+import { InlineInstance } from './inline-instance.js';
+import { InlinePlace, type InlineCalls } from './inline-place.js';
 import { instanceSpec } from './instance-spec.js';
-import { InstancePool, type CallOptions } from './instance-pool.js';
-import type { HandleHolder, HolderResult } from './handle-directory.js';
+import { InstancePool } from './instance-pool.js';
 import type { HandleIssuer } from './handle-ids.js';
-import type { HandleCall } from './handle-table.js';
-import type { CallResult } from './invocation.js';
-import type { HandlesOutcome, Outcome, Work } from './work.js';
+import { isInterrupted, type Place, type Ran, type RunOptions } from './place.js';
+import type { Outcome, Work } from './work.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
 
-/** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
-const HARD_BUDGETS = 4;
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
 export const START_BUDGET_MS = 250;
 /**
@@ -51,27 +48,10 @@ export const START_BUDGET_MS = 250;
  */
 const WARM_POOL_MS = 60_000;
 
-/** What Execution needs of an inline instance (inline-instance.ts). */
-export interface InlineCalls {
-  call(index: number, args: unknown[], budgetEnd: number, hardEnd: number): Promise<InlineOutcome>;
-  /** A call that involves handles, on `holder`'s instance if given (handle-table.ts); bounded by its deadline alone. */
-  callHandles(call: HandleCall, deadline: number, holder?: HandleHolder): Promise<{ result: HolderResult | { kind: 'interrupted' }; holder: HandleHolder }>;
-  /** Its instance holds live handles, which an interrupt would end. */
-  readonly holdsHandles: boolean;
-  /** Ends the instance and its handles. */
-  close(reason: string): void;
-}
-
-/** What Execution needs of a service's instance threads (instance-pool.ts). */
-export interface ThreadCalls {
-  readonly live: number;
-  /** Calls waiting for a free thread. */
-  readonly waiting: number;
+/** The instance-threads placement (instance-pool.ts): work of every kind, never interrupted. */
+export interface ThreadCalls extends Place {
   start(): Promise<void>;
-  /** Runs `work` of any kind on a thread (a call that involves handles but names none, a constructor, on any thread). */
-  run<W extends Work>(work: W, deadline: number, options: CallOptions): Promise<Outcome<W>>;
-  drain(): Promise<void>;
-  close(): Promise<void>;
+  run<W extends Work>(work: W, deadline: number, options?: RunOptions): Promise<Outcome<W>>;
 }
 
 /** Where a service's instances come from: its component (`componentInstances`), or a test's fakes. */
@@ -82,14 +62,6 @@ export interface Instances {
   inline(measure: <T>(run: () => T) => T): Promise<InlineCalls | undefined>;
   /** New instance threads (not started): the service's pool_size of them, or `size`. */
   threads(size?: number): Promise<ThreadCalls>;
-}
-
-/** The instance of one named handle scope (docs/api.md §5.1.2): its own, inline when the service runs inline, else on a thread of its own. */
-export interface ScopeInstance {
-  /** A call that makes handles from none, on the scope's instance: its result, and the holder that now holds them. */
-  callHandles(call: HandleCall, deadline: number, signal?: AbortSignal): Promise<{ result: HolderResult; holder?: HandleHolder }>;
-  /** Ends the instance once what was asked of it has run. */
-  close(reason: string): void;
 }
 
 export interface ExecutionOptions {
@@ -105,7 +77,7 @@ export interface ExecutionOptions {
 }
 
 export class Execution {
-  #inline: InlineCalls | undefined;
+  #inline: InlinePlace | undefined;
   #threads: Promise<ThreadCalls> | undefined;
   /** The pool, once #threads has made it. */
   #pool: ThreadCalls | undefined;
@@ -145,158 +117,109 @@ export class Execution {
 
   /** Instances alive in this worker. */
   get live(): number {
-    return (this.#inline ? 1 : 0) + (this.#pool?.live ?? 0);
+    return (this.#inline?.live ?? 0) + (this.#pool?.live ?? 0);
   }
 
-  /** Calls waiting for an instance thread in this worker (inline calls never wait for an instance). */
+  /** Work waiting for an instance in this worker. */
   get waiting(): number {
     return this.#pool?.waiting ?? 0;
   }
 
   /**
-   * Runs `work`: where the service's placement says for the kinds that can
-   * run inline (a call, a call that involves handles), on instance threads
-   * for the others (a stream holds its instance until it ends, a handler's
-   * guest blocks while its body arrives: only a thread can do either).
+   * Runs `work`: inline when the service's placement is and the inline
+   * placement takes it (a call, a call that involves handles), else on
+   * instance threads (a stream holds its instance until it ends, a handler's
+   * guest blocks while its body arrives: only a thread can do either). A
+   * call that names handles runs on their holder, wherever it is.
    * `deadline` (clock time) bounds waiting and running alike; `signal`
    * aborts when its client leaves.
    */
-  run<W extends Work>(work: W, deadline: number, signal?: AbortSignal): Promise<Outcome<W>> {
-    // Each case's outcome is Outcome<W> for its kind, which TypeScript cannot narrow W to.
-    switch (work.kind) {
-      case 'call':
-        return this.#call(work.method, work.args, deadline, signal) as Promise<Outcome<W>>;
-      case 'handles':
-        return this.#callHandles(work.call, deadline, signal, work.holder) as Promise<Outcome<W>>;
-      default:
-        return this.#onPool((pool) => pool.run(work, deadline, signal ? { signal } : {}));
+  async run<W extends Work>(work: W, deadline: number, signal?: AbortSignal): Promise<Outcome<W>> {
+    if (work.kind === 'handles' && work.holder) return { result: await work.holder.run(work.call, deadline, signal), holder: work.holder } as Outcome<W>;
+    const options = signal ? { signal } : {};
+    const inline = this.#inlineFor(work);
+    if (!inline) return this.#onThreads(work, deadline, options);
+    const ran: Ran<Work> = await inline.run(work, deadline, options);
+    const policy = this.#policy!;
+    if (!isInterrupted(ran)) {
+      this.#moved(policy.verdict());
+      return ran as Outcome<W>;
     }
+    if (this.#clocks.now() >= deadline) {
+      // Cut off by its deadline: moved only if it also used the whole inline budget.
+      if (ran.ranMs >= policy.settings.budgetMs) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
+      return { kind: 'timeout', what: 'call' } as Outcome<W>;
+    }
+    // Made again on a thread; the service follows if the call takes long there too.
+    let thread: ThreadRun | undefined;
+    const again = await this.#onThreads(work, deadline, { ...options, onRun: (ms, first) => (thread = { ms, first }) });
+    if (this.#inline !== inline) return again;
+    const move = policy.overran(thread, `a call ran past the inline budget of ${policy.settings.budgetMs} ms and was made again on a thread`);
+    if (move) this.#moved(move);
+    else this.options.log.debug({ ms: thread?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
+    return again;
   }
 
-  async #call(index: number, args: Arguments, deadline: number, signal?: AbortSignal): Promise<CallResult> {
-    const inline = this.#inline;
-    const policy = this.#policy;
-    if (inline && policy && args.kind === 'arguments') {
-      // Made now, it runs in this instance even if the service drains or moves meanwhile.
-      const started = await this.#inlineStart(deadline, signal);
-      if (typeof started !== 'number') return started;
-      const { budgetMs } = policy.settings;
-      // An interrupt would take the instance's handles with it: such a call is bounded by its deadline alone.
-      const [budgetEnd, hardEnd] = inline.holdsHandles ? [deadline, deadline] : [Math.min(started + budgetMs, deadline), Math.min(started + HARD_BUDGETS * budgetMs, deadline)];
-      const outcome = await inline.call(index, args.args, budgetEnd, hardEnd);
-      if (outcome.kind !== 'interrupted') {
-        this.#moved(policy.verdict());
-        return outcome;
-      }
-      const now = this.#clocks.now();
-      if (now >= deadline) {
-        // Cut off by its deadline: moved only if it also used the whole inline budget.
-        if (now - started >= budgetMs) this.#moved(policy.overran(undefined, 'a call ran to its deadline'));
-        return { kind: 'timeout', what: 'call' };
-      }
-      // Made again on a thread; the service follows if the call takes long there too.
-      let ran: ThreadRun | undefined;
-      const again = await this.#onThreads(index, args, deadline, { signal, onRun: (ms, first) => (ran = { ms, first }) });
-      if (this.#inline !== inline) return again;
-      const move = policy.overran(ran, `a call ran past the inline budget of ${budgetMs} ms and was made again on a thread`);
-      if (move) this.#moved(move);
-      else this.options.log.debug({ ms: ran?.ms }, 'a call ran past the inline budget, but not on a thread: the service stays inline');
-      return again;
-    } else if (inline && policy && args.kind === 'large-json') {
-      this.#moved(policy.leave('large_body', `a request's JSON body of ${args.bytes.byteLength} bytes is decoded there (arguments.ts: large bodies never are on the main thread)`));
-    } else if (policy && !this.#returning && !this.#draining) {
+  /**
+   * The inline placement, when `work` goes there. A call that does not
+   * tells the policy why: one bringing a body too large for the main thread
+   * moves the service; on threads, a service whose probation is over comes
+   * back inline.
+   */
+  #inlineFor(work: Work): InlinePlace | undefined {
+    const [inline, policy] = [this.#inline, this.#policy];
+    if (!policy || work.kind !== 'call' && work.kind !== 'handles') return undefined;
+    if (inline?.takes(work)) return inline;
+    if (work.kind !== 'call') return undefined;
+    if (inline && work.args.kind === 'large-json') {
+      this.#moved(policy.leave('large_body', `a request's JSON body of ${work.args.bytes.byteLength} bytes is decoded there (arguments.ts: large bodies never are on the main thread)`));
+    } else if (!inline && !this.#returning && !this.#draining) {
       this.#moved(policy.mayReturn());
     }
-    return this.#onThreads(index, args, deadline, { signal });
-  }
-
-  /** Waits for the inline turn: when the call starts, or why it is not made (its client left, its deadline passed). */
-  async #inlineStart(deadline: number, signal: AbortSignal | undefined): Promise<number | { kind: 'abandoned' } | { kind: 'timeout'; what: 'call' }> {
-    await inlineTurn();
-    if (signal?.aborted) return { kind: 'abandoned' };
-    const started = this.#clocks.now();
-    // A request that spent its time arriving (a slow body) is not the service's doing.
-    return started >= deadline ? { kind: 'timeout', what: 'call' } : started;
+    // A move back inline makes its instance first: this call goes to the threads.
+    return undefined;
   }
 
   /** Runs `work` on the instance threads. */
-  async #onPool<T>(work: (pool: ThreadCalls) => Promise<T>): Promise<T> {
+  async #onThreads<W extends Work>(work: W, deadline: number, options: RunOptions): Promise<Outcome<W>> {
     const pool = await this.#startThreads();
-    const result = await work(pool);
+    const result = await pool.run(work, deadline, options);
     // Started while the service was draining: the pool was made for this work alone.
-    if (this.#draining) void pool.drain();
+    if (this.#draining) void pool.drain('the service was unloaded');
     return result;
   }
 
-  #onThreads(index: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
-    return this.#onPool((pool) => pool.run({ kind: 'call', method: index, args }, deadline, options));
-  }
-
   /**
-   * A call that involves handles (handle-table.ts): on the instance `holder`
-   * when it names handles, else where the service runs now. It cannot be
-   * made again elsewhere, so only its deadline bounds it, inline too; the
-   * placement policy still judges how long it took. Its result, and the
-   * instance it ran on (where the handles it made live).
+   * A new placement for a named handle scope (docs/api.md §5.1.2), apart from
+   * the service's own and every other scope's, so that a trap or a memory cap
+   * in it ends only that scope's handles: inline when the service runs
+   * inline (and its instance starts within the start budget), else a thread
+   * of its own.
    */
-  async #callHandles(call: HandleCall, deadline: number, signal: AbortSignal | undefined, holder: HandleHolder | undefined): Promise<HandlesOutcome> {
-    if (holder) return { result: await holder.run(call, deadline, signal), holder };
-    const inline = this.#inline;
-    const policy = this.#policy;
-    if (inline && policy) {
-      const started = await this.#inlineStart(deadline, signal);
-      if (typeof started !== 'number') return { result: started };
-      const ran = await inline.callHandles(call, deadline);
-      if (ran.result.kind === 'interrupted') return { result: { kind: 'timeout', what: 'call' }, holder: ran.holder };
-      this.#moved(policy.verdict());
-      return { result: ran.result, holder: ran.holder };
-    }
-    return this.#onPool((pool) => pool.run({ kind: 'handles', call }, deadline, signal ? { signal } : {}));
-  }
-
-  /**
-   * A new instance for a named handle scope, apart from the service's own
-   * and every other scope's, so that a trap or a memory cap in it ends only
-   * that scope's handles: inline when the service runs inline (and its
-   * instance starts within the start budget), else on a thread of its own.
-   */
-  async scopeInstance(): Promise<ScopeInstance> {
+  async scopePlace(): Promise<Place> {
     if (this.#policy) {
       const inline = await this.instances.inline((run) => run());
-      if (inline) {
-        return {
-          callHandles: async (call, deadline, signal) => {
-            const started = await this.#inlineStart(deadline, signal);
-            if (typeof started !== 'number') return { result: started };
-            const ran = await inline.callHandles(call, deadline);
-            return { result: ran.result.kind === 'interrupted' ? { kind: 'timeout', what: 'call' } : ran.result, holder: ran.holder };
-          },
-          close: (reason) => inline.close(reason),
-        };
-      }
+      if (inline) return new InlinePlace(inline, this.#clocks, this.#policy.settings.budgetMs);
     }
     const pool = await this.instances.threads(1);
     await pool.start();
-    return {
-      callHandles: (call, deadline, signal) => pool.run({ kind: 'handles', call }, deadline, signal ? { signal } : {}),
-      close: () => void pool.drain(),
-    };
+    return pool;
   }
 
-  /** Resolves once the calls made so far have finished, then ends the instances. */
+  /** Resolves once the work asked so far has finished, then ends the instances. */
   async drain(): Promise<void> {
     this.#draining = true;
-    this.#inline?.close('the service was unloaded');
+    await this.#inline?.drain('the service was unloaded');
     this.#inline = undefined;
-    await Promise.all([(await this.#threads)?.drain(), ...this.#retired]);
+    await Promise.all([(await this.#threads)?.drain('the service was unloaded'), ...this.#retired]);
   }
 
   /** Ends the instances at once. */
   async close(): Promise<void> {
     this.#draining = true;
-    this.#inline?.close('the service was unloaded');
+    await this.#inline?.close('the service was unloaded');
     this.#inline = undefined;
-    await (await this.#threads)?.close();
+    await (await this.#threads)?.close('the service was unloaded');
   }
 
   /** Carries out what the policy decided. */
@@ -349,13 +272,14 @@ export class Execution {
       return;
     }
     this.#threads = this.#pool = undefined;
-    const retiring = pool.then((p) => p.drain()).finally(() => this.#retired.delete(retiring));
+    const retiring = pool.then((p) => p.drain('the service moved back inline')).finally(() => this.#retired.delete(retiring));
     this.#retired.add(retiring);
   }
 
-  #startInline(): Promise<InlineCalls | undefined> {
+  async #startInline(): Promise<InlinePlace | undefined> {
     const policy = this.#policy!;
-    return this.instances.inline((run) => policy.measure(run));
+    const instance = await this.instances.inline((run) => policy.measure(run));
+    return instance && new InlinePlace(instance, this.#clocks, policy.settings.budgetMs);
   }
 
   /** The service's instance threads, started on first need. */
@@ -405,6 +329,7 @@ function inlineRefusal(d: ServiceDescriptor): string | undefined {
   if (d.http) return 'it is an HTTP handler: its guest blocks while its request body arrives and its response drains, which only a thread can do';
   if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
   if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
+  if (d.methods.some((m) => answersLater(m.function))) return 'it has functions that answer later (async, or taking or returning a future): a call waits for its answer, which the inline budget cannot bound';
   if (d.instances.poolSize > 1) return `its pool_size is ${d.instances.poolSize}: only threads run calls side by side`;
   if (d.paths.length > 0) return 'it is granted allowed_paths: a call made again after an interrupt could repeat its writes';
   if (d.outboundHosts.length > 0) return 'it is granted allowed_outbound_hosts: a call made again after an interrupt could repeat its requests';

@@ -6,14 +6,15 @@
 //   its last handles, while it lives (the first such call chooses it while
 //   the others wait, so a pool's threads do not split them);
 // - a named scope (`RT-Handle-Scope`) has an instance of its own
-//   (execution.ts `scopeInstance`), started for its first handle and ended
+//   (execution.ts `scopePlace`), started for its first handle and ended
 //   once the directory says it holds none, so a trap or a memory cap there
 //   ends that scope's handles alone. `max_scopes` bounds how many live.
 
-import type { Execution, ScopeInstance } from './execution.js';
+import type { Execution } from './execution.js';
 import type { HandleDirectory, HandleHolder, HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import type { Failure } from './invocation.js';
+import type { Place } from './place.js';
 
 type Ran = { result: HolderResult; holder?: HandleHolder };
 
@@ -22,7 +23,7 @@ export class HandleScopes {
   /** Settles once the call choosing the maker (there being none) has run. */
   #choosingMaker: Promise<void> | undefined;
   /** Each named scope's instance, while it holds handles (or a call is making its first). */
-  readonly #named = new Map<string, Promise<ScopeInstance>>();
+  readonly #named = new Map<string, Promise<Place>>();
 
   constructor(
     private readonly directory: HandleDirectory,
@@ -58,13 +59,13 @@ export class HandleScopes {
     let instance = this.#named.get(scope);
     if (!instance) {
       if (this.#named.size >= this.maxScopes) return { kind: 'too-many-scopes', max: this.maxScopes };
-      instance = execution.scopeInstance();
+      instance = execution.scopePlace();
       this.#named.set(scope, instance);
       // One that cannot start is forgotten: the next call tries again.
       instance.catch(() => this.#named.get(scope) === instance && this.#named.delete(scope));
     }
     try {
-      return await (await instance).callHandles(call, deadline, signal);
+      return await (await instance).run({ kind: 'handles', call }, deadline, signal ? { signal } : {});
     } catch (e) {
       return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: `the handle scope's instance could not start: ${e instanceof Error ? e.message : String(e)}` };
     } finally {
@@ -79,13 +80,13 @@ export class HandleScopes {
       const instance = this.#named.get(scope);
       if (!instance || this.directory.inUse(scope)) return;
       this.#named.delete(scope);
-      void instance.then((i) => i.close('its handle scope holds no handles'), () => {});
+      void instance.then((i) => i.drain('its handle scope holds no handles'), () => {});
     });
   }
 
   /** Ends every named scope's instance (the service's instances are ending). */
   close(reason: string): void {
-    for (const instance of this.#named.values()) void instance.then((i) => i.close(reason), () => {});
+    for (const instance of this.#named.values()) void instance.then((i) => i.drain(reason), () => {});
     this.#named.clear();
   }
 

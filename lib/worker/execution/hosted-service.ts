@@ -20,6 +20,7 @@ import { componentInstances, Execution, type InstanceLimits } from './execution.
 import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
+import { threadsAtMost } from './instance-pool.js';
 import type { Move, PlacementSettings } from './placement.js';
 
 /** What every hosted service gets from the worker's configuration. */
@@ -160,6 +161,11 @@ export class HostedService {
     const where = this.#handles.locate(id);
     if (where.kind === 'live' && (await this.#handles.drop(id))) return { kind: 'dropped' };
     return { kind: 'handle-ended', details: endedBecause(where.kind === 'ended' ? where.why : this.#ended.why(id)) };
+  }
+
+  /** The most instance threads its streams and HTTP requests can hold in this worker at once (the fair shares' whole: http/fair-shares.ts). */
+  get threadsAtMost(): number {
+    return threadsAtMost(this.descriptor.instances.poolSize);
   }
 
   liveInstances(): number {

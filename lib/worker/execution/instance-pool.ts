@@ -1,5 +1,5 @@
-// A service's instance threads within one worker, for services that do not
-// run inline (execution.ts): `size` threads, each running one call at a
+// A service's instance threads within one worker, the placement (place.ts)
+// for work that does not run inline (execution.ts): `size` threads, each running one call at a
 // time. Calls wait in one queue here, on the main thread, and go to a thread
 // when it is free; so a call whose deadline passes while it waits times out
 // without running, one whose client leaves while it waits is abandoned
@@ -30,6 +30,7 @@ import type { HandleCall } from './handle-table.js';
 import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
+import type { Place, RunOptions, RunReport } from './place.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -44,22 +45,6 @@ export interface PoolOptions {
   /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
   heapMb: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
-}
-
-/**
- * How long a call ran on its thread, by the thread's clock (thread-protocol.ts:
- * CallAnswer), and whether it was the thread's first (its wasm functions compiled
- * as they are first called: the first call of a componentize-js instance
- * pays for many).
- */
-export type RunReport = (ms: number, first: boolean) => void;
-
-/** What a call may bring besides its arguments and deadline. */
-export interface CallOptions {
-  /** Told how long the call ran on its thread, once it answers (not when it is cut off or lost). */
-  onRun?: RunReport;
-  /** Aborts when the call's client leaves: a call still waiting for a thread then is never run. */
-  signal?: AbortSignal;
 }
 
 interface CallBase {
@@ -104,6 +89,11 @@ const STUCK_MS = 100;
 const IDLE_MS = 10_000;
 /** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
 const MAX_OVERFLOW = 4;
+
+/** The most threads a pool of `size` has at once, overflow included: what its streams and handler requests can hold (fair shares are counted in it). */
+export function threadsAtMost(size: number): number {
+  return size + MAX_OVERFLOW;
+}
 /** How a running call ends when the pool ends it: cut off at a deadline, or its instance lost. */
 type Ending = Extract<Failure, { kind: 'timeout' | 'trap' }>;
 
@@ -306,7 +296,9 @@ class PoolThread {
   }
 }
 
-export class InstancePool {
+/** The instance-threads placement (place.ts): work of every kind, side by side. */
+export class InstancePool implements Place {
+  readonly name = 'threads';
   readonly #threads: PoolThread[];
   /** Beyond `size`, while calls would otherwise wait behind stuck ones. */
   readonly #overflow: PoolThread[] = [];
@@ -346,6 +338,11 @@ export class InstancePool {
     }
   }
 
+  /** Every kind of work runs on a thread. */
+  takes(): boolean {
+    return true;
+  }
+
   /** Calls waiting for a free thread now. */
   get waiting(): number {
     return this.#queue.length;
@@ -357,7 +354,7 @@ export class InstancePool {
   }
 
   /** Runs `work` on the first free thread, by `deadline` (waiting and running alike): what it came to. */
-  run<W extends Work>(work: W, deadline: number, options: CallOptions = {}): Promise<Outcome<W>> {
+  run<W extends Work>(work: W, deadline: number, options: RunOptions = {}): Promise<Outcome<W>> {
     // Each case's outcome is Outcome<W> for its kind, which TypeScript cannot narrow W to.
     switch (work.kind) {
       case 'call':
@@ -372,7 +369,7 @@ export class InstancePool {
     }
   }
 
-  #call(method: number, args: Arguments, deadline: number, options: CallOptions): Promise<CallResult> {
+  #call(method: number, args: Arguments, deadline: number, options: RunOptions): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
       this.#enqueue({ request: [++nextId, method, forThread(args)], deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
@@ -393,7 +390,7 @@ export class InstancePool {
   }
 
   /** A handle call on whichever thread is free first (it names no handles: a constructor); its result, and the instance that ran it. */
-  #callHandles(call: HandleCall, deadline: number, options: CallOptions): Promise<HandlesOutcome> {
+  #callHandles(call: HandleCall, deadline: number, options: RunOptions): Promise<HandlesOutcome> {
     return new Promise((resolve) => {
       let holder: HandleHolder | undefined;
       const returned = (value: unknown) => resolve({ result: value as HolderResult, ...(holder ? { holder } : {}) });
@@ -420,7 +417,7 @@ export class InstancePool {
    * response cross on `channel`; resolves (value null) once `handle` has
    * returned, or with why it did not run or was cut off.
    */
-  #serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: CallOptions): Promise<CallResult> {
+  #serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: RunOptions): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
       this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);

@@ -10,7 +10,15 @@
 // (byte-ring.ts) has room, framing each item straight into it; the main
 // thread writes what it finds there and frees the room as the client takes
 // it, so a slow reader stops production instead of making anyone buffer
-// (docs/api.md §5.1.1). No message passes per item.
+// (docs/api.md §5.1.1). No message passes per item. A stream<T> an async
+// function returns (WASI 0.3) goes into the ring the same way, read as the
+// guest writes it: the guest's writes wait while the ring is full.
+//
+// A call that answers later (an async function, a future<T> parameter or
+// result: WASI 0.3, docs/api.md §5.9) holds the instance until its answer is there: the
+// glue suspends the guest through JSPI and hands back a promise (or the
+// future), which the thread awaits before it answers and takes the next
+// call from the queue.
 //
 // An HTTP handler's thread serves each request on a fresh instance by
 // default (its max_invocations is 1), made ahead while it waits for the next
@@ -21,6 +29,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
+import { answersLater, futureParams } from '../../wit/async-abi.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker } from '../wasi-host/index.js';
@@ -29,7 +38,8 @@ import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
-import { byteNexts, readInPlace, streamItems, type StreamItems } from './stream-items.js';
+import type { Framing } from './invocation.js';
+import { byteNexts, readInPlace, streamItems, WrittenItems, type StreamItems } from './stream-items.js';
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
@@ -60,10 +70,10 @@ let callsOnInstance = 0;
 /** A stream being produced: the call that opened it holds the instance until it ends. */
 interface Stream {
   id: number;
-  resource: unknown;
-  items: StreamItems;
   frame: Framer;
   ring: RingProducer;
+  /** Where its items come from: a resource's `next`, one at a time, or what the guest writes to a stream<T> it returned, as it writes it. */
+  source: { kind: 'next'; resource: unknown; items: StreamItems } | { kind: 'written'; items: WrittenItems };
 }
 let stream: Stream | undefined;
 let pumping = false;
@@ -150,8 +160,44 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   return true;
 }
 
+/** Per method: whether a call answers later (async-abi.ts), and which of its arguments are futures. */
+const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function) }));
+/** A call awaiting its answer: it holds the instance until then (one call at a time, as every call here). */
+let awaiting = false;
+
+/**
+ * Calls method `method`, which answers later, and answers once its answer
+ * is there; then the queue goes on. A stream<T> it answers with (a call
+ * with `framing`) is produced into `ring` as the guest writes it.
+ */
+async function asyncCall(id: number, method: number, args: unknown[], framing: Framing | undefined, ring: SharedArrayBuffer | undefined): Promise<void> {
+  awaiting = true;
+  const began = performance.now();
+  // A future<T> parameter came as T: the function gets a future resolved with it.
+  for (const i of later[method].futures) args[i] = Promise.resolve(args[i]);
+  const outcome = await instance!.callAsync(method, args);
+  awaiting = false;
+  flushOutput();
+  if (outcome.kind === 'ok' && framing !== undefined) {
+    const signature = descriptor.methods[method].stream!;
+    const items = new WrittenItems(instance!, outcome.value, signature.encoding === 'bytes');
+    return openStream(id, { kind: 'written', items }, framer(signature, framing), ring!);
+  }
+  post(answer(id, outcome, performance.now() - began));
+  if (!afterCall(outcome)) drain();
+}
+
+/** The stream call `id` opened is produced into `ring` from now on; the main thread learns that it is open. */
+function openStream(id: number, source: Stream['source'], frame: Framer, ring: SharedArrayBuffer): void {
+  post([id, OK, null]);
+  const opened: Stream = { id, source, frame, ring: new RingProducer(ring) };
+  stream = opened;
+  if (source.kind === 'next') pump();
+  else void pumpWritten(opened, source.items);
+}
+
 function drain(): void {
-  while (instance && !stream && queue.length > 0) {
+  while (instance && !stream && !awaiting && queue.length > 0) {
     const [id, method, body, framing, ring] = queue.shift()!;
     if (isWork(body)) {
       if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
@@ -162,18 +208,19 @@ function drain(): void {
       post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
       continue;
     }
+    if (later[method].answers) {
+      void asyncCall(id, method, decoded.args, framing, ring);
+      return;
+    }
     const began = performance.now();
     const outcome = instance.call(method, decoded.args);
     const ranMs = performance.now() - began;
     flushOutput();
     if (outcome.kind === 'ok' && framing !== undefined) {
-      // The resource stays here; the main thread learns that the stream is open.
-      post([id, OK, null]);
+      // The resource stays here.
       const signature = descriptor.methods[method].stream!;
       const items = streamItems(instance, outcome.value, readInPlace(signature, framing) ? signature.nextExport : undefined);
-      stream = { id, resource: outcome.value, items, frame: framer(signature, framing), ring: new RingProducer(ring!) };
-      pump();
-      return;
+      return openStream(id, { kind: 'next', resource: outcome.value, items }, framer(signature, framing), ring!);
     }
     post(answer(id, outcome, ranMs));
     if (afterCall(outcome)) return;
@@ -197,7 +244,8 @@ function pump(): void {
   const sliceEnd = performance.now() + PUMP_SLICE_MS;
   while (stream) {
     const current = stream;
-    const { ring } = current;
+    const { ring, source } = current;
+    if (source.kind !== 'next') break;
     // Cancelled (the main thread closed the ring): no more `next`; the cancel message ends the stream.
     if (ring.closed) break;
     if (!ring.flush() || ring.free === 0) {
@@ -210,7 +258,7 @@ function pump(): void {
       continue;
     }
     // An item read in place is a view of the guest's memory: the ring holds all of it (flushed above) before `next` runs again.
-    const outcome = current.items.next();
+    const outcome = source.items.next();
     flushOutput();
     if (outcome.kind !== 'ok' || outcome.value === undefined || outcome.value === null) {
       ring.publish();
@@ -232,15 +280,50 @@ function pump(): void {
   pumping = false;
 }
 
-/** The stream is over (ended, failed or cancelled): its resource is dropped, unless a trap took the instance with it. */
+/**
+ * Puts what the guest writes to its stream<T> into the ring as it comes,
+ * while the ring has room: the guest's writes wait meanwhile (its own
+ * backpressure). Ends with the stream, a failure, or a cancel.
+ */
+async function pumpWritten(current: Stream, written: WrittenItems): Promise<void> {
+  const { ring } = current;
+  let items: unknown[] = [];
+  let taken = 0;
+  while (stream === current && !ring.closed) {
+    if (!ring.flush() || ring.free === 0) {
+      ring.publish();
+      if (ring.stall()) await ring.room();
+      continue;
+    }
+    if (taken < items.length) {
+      ring.put(current.frame(items[taken++]));
+      if (taken === items.length) ring.publish();
+      continue;
+    }
+    const outcome = await written.next();
+    // Cancelled while the guest wrote: the cancel ended the stream.
+    if (stream !== current) return;
+    flushOutput();
+    if (outcome.kind !== 'ok' || outcome.value === undefined) {
+      ring.publish();
+      post(outcome.kind === 'ok' ? [current.id, END] : [current.id, STREAM_FAILED, outcome]);
+      return endStream(outcome);
+    }
+    items = outcome.value as unknown[];
+    taken = 0;
+  }
+}
+
+/** The stream is over (ended, failed or cancelled): its resource or its readable end is dropped, unless a trap took the instance with it. */
 function endStream(outcome: CallOutcome): void {
   const ended = stream!;
   stream = undefined;
   let last = outcome;
   if (outcome.kind !== 'trap') {
-    const dropped = ended.items.done() ?? instance!.drop(ended.resource);
+    const { source } = ended;
+    const dropped = source.kind === 'written' ? source.items.done() : (source.items.done() ?? instance!.drop(source.resource));
     flushOutput();
-    if (dropped.kind === 'trap') last = dropped;
+    if (dropped?.kind === 'trap') last = dropped;
   }
   if (!afterCall(last)) drain();
 }

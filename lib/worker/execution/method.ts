@@ -3,6 +3,7 @@
 // request and the answer (raw bytes in, raw bytes out).
 
 import type { MethodDescriptor } from '../../service.js';
+import { asInvoked } from '../../wit/async-abi.js';
 import { functionCodec, typeCodec, type FunctionCodec } from '../../wit/codec.js';
 import type { StreamSignature } from '../../wit/streaming.js';
 import { bytesResult, isBytes, type WitFunction } from '../../wit/types.js';
@@ -43,12 +44,12 @@ function callParams(d: MethodDescriptor): WitFunction['params'] {
 /** A method's codec: the parameters a request gives, and its result (a streaming method's: its stream's errors). */
 export function callCodec(d: MethodDescriptor): FunctionCodec {
   if (d.stream) return streamCodec(d.function, d.stream);
-  return functionCodec({ ...d.function, params: callParams(d) });
+  return functionCodec(asInvoked({ ...d.function, params: callParams(d) }));
 }
 
 /** The codec of a function's arguments alone (all an instance thread needs to decode a large body: arguments.ts). */
 export function argumentsCodec(fn: WitFunction): FunctionCodec {
-  return functionCodec({ ...fn, result: null });
+  return functionCodec({ ...asInvoked(fn), result: null });
 }
 
 /**

@@ -64,7 +64,7 @@ export interface PlacementSettings {
   maxProbationMs: number;
 }
 
-/** A call made on an instance thread: how long it ran there, and whether it was the thread's first (instance-pool.ts, RunReport). */
+/** A call made on an instance thread: how long it ran there, and whether it was the thread's first (place.ts, RunReport). */
 export interface ThreadRun {
   ms: number;
   first: boolean;

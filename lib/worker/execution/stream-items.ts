@@ -21,14 +21,14 @@
 // the stream on the glue.
 
 import type { ServiceDescriptor } from '../../service.js';
-import type { StreamSignature } from '../../wit/streaming.js';
+import type { NextStream, StreamSignature } from '../../wit/streaming.js';
 import type { CallOutcome, ComponentInstance } from './component-instance.js';
 import type { CoreByteNext } from './core-byte-next.js';
 import type { Framing } from './invocation.js';
 
 /** Whether a stream's items may be read in place: bytes, from an infallible `next`, written raw (`framing` left out: in any framing raw among them). */
-export function readInPlace(stream: StreamSignature, framing?: Framing): boolean {
-  return stream.encoding === 'bytes' && !stream.fallible && (framing === undefined || framing === 'raw');
+export function readInPlace(stream: StreamSignature, framing?: Framing): stream is NextStream {
+  return stream.source === 'next' && stream.encoding === 'bytes' && !stream.fallible && (framing === undefined || framing === 'raw');
 }
 
 /**
@@ -116,6 +116,51 @@ export class InPlaceBytes implements StreamItems {
     if (ret === undefined) return;
     this.#owed = undefined;
     this.core.postReturn?.(ret);
+  }
+}
+
+/** A `stream<T>` as jco's glue gives it (its `Stream`): reads up to `count` items as the guest writes them; `return` drops it. */
+interface GlueStream {
+  read(count: number): Promise<{ done: boolean; value?: unknown }>;
+  return(): Promise<unknown>;
+}
+
+/** Bytes read from a stream<u8> at a time; items of other streams. */
+const BYTES_PER_READ = 65_536;
+const ITEMS_PER_READ = 256;
+
+/**
+ * The items a guest writes to a `stream<T>` it returned (WASI 0.3), read
+ * through the glue: each read gives what the guest has written so far, up
+ * to a bound (a stream<u8>'s bytes as one chunk, other items each on its
+ * own). Async, where `next` is not: the guest runs when the read lets it.
+ */
+export class WrittenItems {
+  readonly #count: number;
+  readonly #stream: GlueStream;
+
+  /** `stream`: what the call answered with, the glue's Stream. */
+  constructor(
+    private readonly instance: ComponentInstance,
+    stream: unknown,
+    private readonly bytes: boolean,
+  ) {
+    this.#stream = stream as GlueStream;
+    this.#count = bytes ? BYTES_PER_READ : ITEMS_PER_READ;
+  }
+
+  /** The items written since the last read (undefined: the stream's end), or how the guest failed meanwhile. */
+  async next(): Promise<CallOutcome> {
+    const read = await this.instance.settled(this.#stream.read(this.#count));
+    if (read.kind !== 'ok') return read;
+    const { done, value } = read.value as { done: boolean; value?: unknown };
+    if (done) return { kind: 'ok', value: undefined };
+    return { kind: 'ok', value: this.bytes ? [value] : Array.from(value as ArrayLike<unknown>) };
+  }
+
+  /** The stream is over: its readable end is dropped, and the guest's next write finds it gone. */
+  done(): void {
+    this.#stream.return().catch(() => {});
   }
 }
 

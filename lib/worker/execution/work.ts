@@ -3,9 +3,9 @@
 // threads (instance-pool.ts: `run`); a call, and a call that involves
 // handles, also inline on the main thread when the service's placement is
 // inline (placement.ts). A new kind of work (say, an async task of a WASI
-// 0.3 component) is a variant here, its outcome below, a case in the pool's
-// `run` (and the thread protocol, thread-protocol.ts), and a case in
-// Execution's `run` where it is decided where it may run.
+// 0.3 component) is a variant here, its outcome below, and a case in `run`
+// of each placement that takes it (place.ts; on threads, the thread
+// protocol too, thread-protocol.ts).
 
 import type { Arguments } from './arguments.js';
 import type { HandleHolder, HolderResult } from './handle-directory.js';
