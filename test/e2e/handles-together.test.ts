@@ -2,7 +2,7 @@
 // whichever workers the connections reached (docs/api.md §5.1.2): a
 // service's handles live in one worker, their home
 // (lib/worker/execution/handle-homes.ts). With 2 and 4 workers: six counters
-// (WAT) made on fresh connections merge pairwise and total together, and two
+// (WAT) made on every worker in turn merge pairwise and total together, and two
 // carts of the cart example (componentize-js) made on separate connections
 // merge, as the README shows. And `max_handles` holds exactly under
 // concurrent constructors.
@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { examplesRepository, repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
-import { sendOn } from '../support/worker-connections.js';
+import { closeConnections, connectionsByWorker, sendOn } from '../support/worker-connections.js';
 
 for (const workers of [2, 4]) {
   describe(`handles made on separate connections, ${workers} workers (e2e)`, function () {
@@ -38,25 +38,36 @@ for (const workers of [2, 4]) {
     });
 
     for (const scope of [undefined, randomBytes(16).toString('hex')]) {
-      it(`merges six counters pairwise and totals them, with no 409 (${scope ? 'one named scope' : 'the default scope'})`, async () => {
-        const made: string[] = [];
-        const reached = new Set<string>();
-        for (let i = 1; i <= 6; i++) {
-          const answer = await fresh('acme/counters/resources/counter', { start: i }, scope);
-          expect(answer.status, answer.body).to.equal(201);
-          reached.add(answer.worker);
-          made.push(answer.json.handle as string);
+      it(`merges six counters made on every worker pairwise and totals them, with no 409 (${scope ? 'one named scope' : 'the default scope'})`, async () => {
+        // Connections chosen by worker, so that each pair spans two workers
+        // whichever way the kernel hands out fresh connections.
+        const byWorker = await connectionsByWorker(rt.url, 1, workers);
+        try {
+          const agents = [...byWorker.values()].map(([agent]) => agent);
+          const on = (i: number) => agents[i % agents.length];
+          const send = async (i: number, path: string, body: unknown, headers: Record<string, string> = {}) => {
+            const answer = await sendOn(on(i), `${rt.url}/api/services/${path}`, 'POST', JSON.stringify(body), headers);
+            return { ...answer, json: JSON.parse(answer.body) as Record<string, unknown> };
+          };
+          const made: string[] = [];
+          const makers = new Set<string>();
+          for (let i = 0; i < 6; i++) {
+            const answer = await send(i, 'acme/counters/resources/counter', { start: i + 1 }, scope ? { 'rt-handle-scope': scope } : {});
+            expect(answer.status, answer.body).to.equal(201);
+            makers.add(answer.worker);
+            made.push(answer.json.handle as string);
+          }
+          expect(makers.size, 'counters made on several workers').to.equal(Math.min(workers, 6));
+          for (let i = 0; i + 1 < made.length; i++) {
+            const merged = await send(i + 1, 'acme/counters/invoke/counter.merge', { a: ref(made[i]), b: ref(made[i + 1]) });
+            expect(merged.status, merged.body).to.equal(200);
+          }
+          const total = await send(5, 'acme/counters/invoke/total', { all: made.map(ref) });
+          expect(total.status, total.body).to.equal(200);
+          expect(total.json.result).to.equal(21);
+        } finally {
+          closeConnections(byWorker);
         }
-        for (let i = 0; i + 1 < made.length; i++) {
-          const merged = await fresh('acme/counters/invoke/counter.merge', { a: ref(made[i]), b: ref(made[i + 1]) });
-          expect(merged.status, merged.body).to.equal(200);
-          reached.add(merged.worker);
-        }
-        const total = await fresh('acme/counters/invoke/total', { all: made.map(ref) });
-        expect(total.status, total.body).to.equal(200);
-        expect(total.json.result).to.equal(21);
-        // Only a run whose connections all landed on one worker would not have tried anything.
-        expect(reached.size, 'connections reached several workers').to.be.greaterThan(1);
       });
     }
 
