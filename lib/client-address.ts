@@ -1,5 +1,6 @@
-// A client's address (docs/api.md §5.10): what fair shares (handles per
-// client, and what the hardening bounds) are counted by. It is the
+// A client's address (docs/api.md §5.10): what fair shares (handles,
+// streams, threads waiting on bodies: worker/http/fair-shares.ts) are
+// counted by; a connection's share is counted by its peer. It is the
 // connection's peer, unless that peer is a proxy the operator listed in
 // `http.trusted_proxies`: then it is the nearest address in
 // `X-Forwarded-For` that is not a trusted proxy, read from the right, since
@@ -49,6 +50,11 @@ export class TrustedProxies {
   #trusts(address: string): boolean {
     const version = isIP(address);
     return version !== 0 && this.#list.check(address, version === 4 ? 'ipv4' : 'ipv6');
+  }
+
+  /** Whether a connection from `peer` comes from a trusted proxy: it carries many clients' requests. */
+  isProxy(peer: string): boolean {
+    return this.#any && this.#trusts(plain(peer));
   }
 
   /**

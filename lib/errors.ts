@@ -33,6 +33,7 @@ export const ERRORS = {
   RT_ERR_METHOD_NOT_INVOCABLE: { status: 400, error: 'method not invocable' },
   RT_ERR_SERVICE_QUIESCED: { status: 503, error: 'service quiesced' },
   RT_ERR_SERVICE_OVERLOADED: { status: 503, error: 'service overloaded' },
+  RT_ERR_OVER_SHARE: { status: 503, error: 'client over its share' },
   RT_ERR_UNKNOWN_RESOURCE: { status: 404, error: 'unknown resource' },
   RT_ERR_UNKNOWN_HANDLE: { status: 404, error: 'unknown handle' },
   RT_ERR_HANDLE_GONE: { status: 410, error: 'handle gone' },

@@ -25,6 +25,8 @@ export interface Config {
     stream_timeout_seconds: number;
     max_body_bytes: number;
     max_connections: number;
+    client_share_percent: number;
+    min_body_bytes_per_second: number;
     trusted_proxies: string[];
     cors: { enabled: boolean; allowed_origins: string[]; allowed_methods: string[] };
     control: { allowed_origins: string[]; token?: string };

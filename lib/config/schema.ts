@@ -57,6 +57,18 @@ const DECLARED = [
   { path: 'http.stream_timeout_seconds', type: int(1, 86_400), default: 300, description: 'A streamed answer (docs/api.md §5.1.1) lasting longer is ended; each `next` call is bounded by `http.request_timeout_seconds`' },
   { path: 'http.max_body_bytes', type: int(1), default: 10_485_760, description: 'Largest request body accepted; larger ones get 413' },
   { path: 'http.max_connections', type: int(1, 1_000_000), default: 1000, description: 'Open connections per worker; a request on a connection past them gets 503 (with `Retry-After`) and the connection closes; past twice as many, new connections are closed unanswered' },
+  {
+    path: 'http.client_share_percent',
+    type: int(1, 100),
+    default: 50,
+    description: "The share one client address may hold, per worker, of `http.max_connections` and of each service's instance threads held by open streams and by requests still waiting for their bodies; past it, 503 with `Retry-After` (docs/api.md §5.10); 100: no shares (the whole is `http.max_connections`' and the queue's to bound)",
+  },
+  {
+    path: 'http.min_body_bytes_per_second',
+    type: int(0, 1_073_741_824),
+    default: 1024,
+    description: 'A request body arriving slower than this while rt waits for it (after a first 2 s), before any of the answer has gone out, is answered 408 (docs/api.md §5.10); 0: no minimum',
+  },
   { path: 'http.cors.enabled', type: bool, default: true, description: 'Answer CORS requests' },
   { path: 'http.cors.allowed_origins', type: origins, default: ['*'], description: 'Origins allowed by CORS (`*`: any)' },
   { path: 'http.cors.allowed_methods', type: strings(HTTP_METHODS, 'HTTP method'), default: ['GET', 'POST', 'PUT', 'DELETE'], description: 'Methods allowed by CORS' },

@@ -15,6 +15,8 @@ import { EndedHandles } from './execution/handle-directory.js';
 import type { HandleHomes } from './execution/handle-homes.js';
 import { ServiceRegistry } from './execution/registry.js';
 import { createApp } from './http/app.js';
+import { bodyLimits } from './http/body.js';
+import { FairShares } from './http/fair-shares.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
 import { apiOperations } from './http/operations.js';
@@ -45,6 +47,8 @@ export interface Worker {
   metrics: WorkerMetrics;
   /** Answers every request: invokes without a browser's Origin in the invoke lane, everything else in the Koa app (both run the same operations). */
   listener: RequestListener;
+  /** What each client address holds (http/fair-shares.ts): the servers refuse connections past a client's share. */
+  shares: FairShares;
   /**
    * Carries out a request of the primary's and makes its reply. A quiesce's
    * reply comes once its service has drained; the service refuses calls as
@@ -79,7 +83,9 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
     timeoutMs: config.http.request_timeout_seconds * 1000,
     proxies: new TrustedProxies(config.http.trusted_proxies),
   };
-  const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers };
+  const shares = new FairShares(config.http.client_share_percent, log, (share, service) => metrics.shareRefused(share, service));
+  const bodies = bodyLimits(config.http, shares);
+  const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers, bodies, shares };
 
   async function answer(m: WorkerRequest): Promise<WorkerReply> {
     switch (m.type) {
@@ -110,6 +116,6 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
 
   const policy = controlPolicy(config.http.control);
   const operations = apiOperations(deps, policy);
-  const app = createApp({ registry, state, log, maxBodyBytes: config.http.max_body_bytes, config, exchange, operations, policy });
-  return { registry, state, metrics, listener: invokeLane({ operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
+  const app = createApp({ ...deps, operations, policy });
+  return { registry, state, metrics, shares, listener: invokeLane({ operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
 }

@@ -49,10 +49,10 @@ async function main(): Promise<void> {
   const log = createLogger(verbose ? 'debug' : config.log.level, { worker: workerId });
   // This worker is in its slot already; the primary's broadcasts say when another slot's worker changes.
   const homes = new HandleHomes(bootstrap.homes.map((worker, slot) => (slot === bootstrap.slot ? workerId : worker)));
-  const peers = new Peers(bootstrap.peerDir, workerId, config.http.max_body_bytes, log);
+  const peers = new Peers(bootstrap.peerDir, workerId, log);
   /** Tells the primary where this worker runs its services, for every worker's listing. */
   const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
-  const { registry, state, listener: handler, answer } = assembleWorker({
+  const { registry, state, listener: handler, answer, shares } = assembleWorker({
     version: bootstrap.version,
     config,
     log,
@@ -63,12 +63,12 @@ async function main(): Promise<void> {
     control: askPrimary,
     placementsChanged: () => reportPlacements(),
   });
-  const servers = [listen(createServer(config.http, handler), config.http.port)];
+  const servers = [listen(createServer(config.http, handler, shares), config.http.port)];
   // Other workers forward requests for this worker's handles here.
-  servers.push(listenForPeers(peers.listen(createServer(config.http, handler))));
+  servers.push(listenForPeers(peers.listen(createServer(config.http, handler, shares))));
   if (bootstrap.tls) {
     const [cert, key] = [readFileSync(bootstrap.tls.cert), readFileSync(bootstrap.tls.key)];
-    servers.push(listen(createHttpsServer(config.http, { cert, key }, handler), config.http.tls_port));
+    servers.push(listen(createHttpsServer(config.http, { cert, key }, handler, shares), config.http.tls_port));
   }
 
   function listen(server: Server, port: number): Server {

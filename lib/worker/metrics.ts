@@ -10,12 +10,14 @@ import type { HandleChange } from './execution/handle-directory.js';
 import type { Move } from './execution/placement.js';
 import type { ServiceRegistry } from './execution/registry.js';
 import { RequestStats } from './http/request-stats.js';
+import type { ShareKind } from './http/fair-shares.js';
 
 export class WorkerMetrics {
   readonly #registry = new Registry();
   readonly requests = new RequestStats();
   readonly #placementChanges: Counter<'service' | 'to' | 'reason'>;
   readonly #handleEvents: Counter<'service' | 'event'>;
+  readonly #shareRefusals: Counter<'share' | 'service'>;
 
   constructor(services: ServiceRegistry) {
     const registers = [this.#registry];
@@ -72,11 +74,21 @@ export class WorkerMetrics {
         for (const hosted of services.list()) this.set({ service: hosted.name }, hosted.waitingCalls());
       },
     });
+    this.#shareRefusals = new Counter({
+      name: 'rt_fair_share_refusals_total',
+      help: "Requests refused because their client held its fair share (docs/api.md §5.10), by share (connections, streams, request_bodies; body_rate: a body slower than http.min_body_bytes_per_second, 408) and service (empty for connections).",
+      labelNames: ['share', 'service'],
+      registers,
+    });
     collectDefaultMetrics({ register: this.#registry, prefix: 'rt_worker_' });
   }
 
   handlesChanged(service: string, event: HandleChange, count: number): void {
     this.#handleEvents.inc({ service, event }, count);
+  }
+
+  shareRefused(share: ShareKind, service: string): void {
+    this.#shareRefusals.inc({ share, service });
   }
 
   placementChanged(service: string, move: Move): void {

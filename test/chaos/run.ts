@@ -2,6 +2,8 @@
 // autocannon load (loopback only, bounded in time) and prints, per fault, the
 // requests sent, how many failed, and how many workers were killed. Where the
 // contract promises no loss, both must be 0; the script exits 1 otherwise.
+// The fair-share attacks (share-attacks.ts) report a well-behaved client's
+// latency beside each instead, and fail it past 2 × its p99 alone.
 // Not part of `npm test`: it takes about two minutes and loads the machine.
 
 import { cp, readdir, rename, rm, truncate } from 'node:fs/promises';
@@ -14,6 +16,7 @@ import { eventually, letTimePass } from '../support/eventually.js';
 import { cpuSeconds, isRunning } from '../support/processes.js';
 import { RtProcess, tempDir } from '../support/rt-process.js';
 import { LOOPING_START, NESTED } from './components.js';
+import { killedLine, shareAttacks } from './share-attacks.js';
 
 interface Outcome {
   fault: string;
@@ -51,8 +54,6 @@ async function request(rt: RtProcess, method: string, path: string, body?: strin
   }
 }
 
-/** Logged once per worker that dies, whatever killed it. */
-const killedLine = (l: Record<string, unknown>) => typeof l.msg === 'string' && l.msg.startsWith('worker died');
 
 const scenarios: Scenario[] = [
   {
@@ -270,6 +271,8 @@ async function main(): Promise<void> {
     outcomes.push(await run(s));
   }
   if (!only || PRIMARY_DEATH.includes(only)) outcomes.push(await primaryDeath());
+  // A well-behaved client beside each attack: its p99 must stay within 2 × its own alone (docs/api.md §5.10).
+  outcomes.push(...(await shareAttacks(only)).map((o) => ({ ...o, promised: true })));
 
   const rows = outcomes.map((o) => [o.fault, String(o.sent), String(o.failed), String(o.killed), o.promised ? 'no loss' : '—', o.note]);
   const header = ['fault', 'sent', 'failed', 'workers killed', 'contract', 'what happened'];

@@ -16,6 +16,7 @@ import { loopbackServer, type LoopbackServer } from '../support/loopback-server.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess, tempDir } from '../support/rt-process.js';
+import { uploadBeforeReading } from '../support/raw-connection.js';
 
 /** An answer as the client saw it, trailers included. */
 interface Answer {
@@ -303,6 +304,10 @@ describe('HTTP handler components (e2e)', function () {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('answers 413 to a client that sends its whole upload before reading, which reads it (the connection lingers; 5 times)', async () => {
+    for (let i = 0; i < 5; i++) expect({ try: i + 1, answer: await uploadBeforeReading(rt.port, '/api/services/default/hello/http/body', 50 * 2 ** 20) }).to.deep.equal({ try: i + 1, answer: 'HTTP/1.1 413 Payload Too Large' });
   });
 
   it('lists a handler as kind http with its routes', async () => {

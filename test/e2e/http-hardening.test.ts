@@ -6,10 +6,10 @@
 // in Node's place (expectations, Host headers, CONNECT), and request ids (§5.7).
 
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { eventually, letTimePass, StopWaiting, within } from '../support/eventually.js';
+import { eventually, letTimePass, StopWaiting } from '../support/eventually.js';
+import { answerJson, Raw, type RawAnswer, uploadBeforeReading } from '../support/raw-connection.js';
 import { BYTES, repository } from '../support/fixtures.js';
 import { call, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream } from '../support/stream-client.js';
@@ -22,75 +22,7 @@ const CUT_WITHIN_MS = (REQUEST_TIMEOUT_SECONDS + 4) * 1000;
 const MAX_CONNECTIONS = 3;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A raw connection: what arrives on it, and when (and whether) the server closed it. */
-class Raw {
-  readonly socket: Socket;
-  data = '';
-  readonly opened = performance.now();
-  readonly closed: Promise<number>;
-
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
-    this.socket.on('data', (d: Buffer) => (this.data += d.toString('latin1')));
-    this.socket.on('error', () => {});
-    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve(performance.now() - this.opened)));
-  }
-
-  static async open(port: number): Promise<Raw> {
-    const raw = new Raw(port);
-    await new Promise((resolve) => raw.socket.once('connect', resolve));
-    return raw;
-  }
-
-  send(text: string | Buffer): this {
-    this.socket.write(text);
-    return this;
-  }
-
-  /** The first whole answer on the connection (its body sized by Content-Length), within `timeoutMs`. */
-  async answer(timeoutMs = CUT_WITHIN_MS): Promise<RawAnswer> {
-    return eventually(
-      () => {
-        const parsed = parseAnswer(this.data);
-        if (parsed) return parsed;
-        const got = `no whole answer; got ${JSON.stringify(this.data.slice(0, 300))}`;
-        throw this.socket.destroyed ? new StopWaiting(got) : new Error(got);
-      },
-      { what: 'an answer on the connection', timeoutMs, intervalMs: 20 },
-    );
-  }
-
-  /** How long after opening the server closed the connection; fails past `timeoutMs`. */
-  async closedWithin(timeoutMs: number): Promise<number> {
-    return within(this.closed, timeoutMs, 'the server closing the connection');
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-function parseAnswer(data: string): RawAnswer | undefined {
-  const end = data.indexOf('\r\n\r\n');
-  if (end === -1) return undefined;
-  const [statusLine, ...lines] = data.slice(0, end).split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  const length = Number(headers['content-length'] ?? 0);
-  if (data.length < end + 4 + length) return undefined;
-  return { status: Number(statusLine.split(' ')[1]), headers, body: data.slice(end + 4, end + 4 + length) };
-}
-
-const json = (answer: RawAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
+const json = answerJson;
 
 describe('HTTP hardening (e2e)', function () {
   this.timeout(120_000);
@@ -263,6 +195,10 @@ describe('HTTP hardening (e2e)', function () {
       expect(unknown.headers.get('accept-encoding')).to.equal('gzip, deflate, br');
     });
 
+    it('413 to a client that sends its whole body over http.max_body_bytes before reading: the connection lingers (RFC 9112 §9.6), so the answer is read, not lost to a reset (5 times)', async () => {
+      for (let i = 0; i < 5; i++) expect({ try: i + 1, answer: await uploadBeforeReading(rt.port, invokePath, 60 * 2 ** 20) }).to.deep.equal({ try: i + 1, answer: 'HTTP/1.1 413 Payload Too Large' });
+    });
+
     it('404 for an unknown service names the service and the method the path names', async () => {
       const res = await call(`${rt.url}/api/services/acme/nothing/invoke/size`);
       expect(res.status).to.equal(404);
@@ -313,7 +249,8 @@ describe('connection cap (e2e)', function () {
   const health = 'GET /api/health HTTP/1.1\r\nHost: rt\r\n\r\n';
 
   before(async () => {
-    rt = await RtProcess.start({ workers: 1, env: { RT__HTTP__MAX_CONNECTIONS: String(MAX_CONNECTIONS) } });
+    // One address opens them all: no share of its own below the cap (fair-shares.test.ts tests the shares).
+    rt = await RtProcess.start({ workers: 1, env: { RT__HTTP__MAX_CONNECTIONS: String(MAX_CONNECTIONS), RT__HTTP__CLIENT_SHARE_PERCENT: '100' } });
     // Not rt.ready(): fetch would keep its connection open, and it would count.
     await eventually(
       () => {

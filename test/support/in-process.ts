@@ -83,14 +83,14 @@ export class InProcessRt {
       workerId: WORKER_ID,
       handleKey: Buffer.alloc(32, 7),
       homes: new HandleHomes([WORKER_ID]),
-      peers: new Peers(peerDir, WORKER_ID, config.http.max_body_bytes, log),
+      peers: new Peers(peerDir, WORKER_ID, log),
       control: (request: ControlRequest) => primary.control!.handle(request),
       placementsChanged: () => {},
     });
     primary.control = new ControlPlane({ config, cwd, log, fleet: fleetOf(worker), persisted: new PersistedConfigs(join(cwd, 'data', 'restart-configs')) });
     await primary.control.start();
     worker.state.clusterReady = true;
-    const server = createServer(config.http, worker.listener);
+    const server = createServer(config.http, worker.listener, worker.shares);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return new InProcessRt(config, worker, server, lines);
   }

@@ -7,13 +7,17 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { ApiError } from '../../lib/errors.js';
-import { bodyLength, mediaType, readBody } from '../../lib/worker/http/body.js';
+import { bodyLength, mediaType, readBody, type BodyLimits } from '../../lib/worker/http/body.js';
+import type { RequestState } from '../../lib/worker/http/request-state.js';
 import { brotliBomb } from '../support/brotli-bomb.js';
 import { letTimePass } from '../support/eventually.js';
 
 const MAX = 1024;
 /** How long the server gives a body; a test of the deadline shortens it. */
 let deadlineMs = 10_000;
+/** http.min_body_bytes_per_second; 0 (none) but in the test of it. */
+let minRate = 0;
+const SLOW_CODE = 'RT_ERR_REQUEST_TIMEOUT';
 
 describe('request bodies', () => {
   let server: Server;
@@ -23,7 +27,9 @@ describe('request bodies', () => {
 
   before(async () => {
     server = createServer((req, res) => {
-      seen = readBody(req, MAX, performance.now() + deadlineMs).then(
+      const limits: BodyLimits = { maxBytes: MAX, minBytesPerSecond: minRate, tooSlow: (state) => new ApiError(SLOW_CODE, `too slow from ${state.client}`) };
+      const state: RequestState = { arrived: performance.now(), deadline: performance.now() + deadlineMs, requestId: 'r', answerHeaders: [], client: 'c' };
+      seen = readBody(req, limits, state).then(
         (bytes) => ({ bytes, req }),
         (error: ApiError) => ({ error, req }),
       );
@@ -52,6 +58,19 @@ describe('request bodies', () => {
 
   const text = Buffer.from(JSON.stringify({ greeting: 'hello'.repeat(20) }));
 
+  /** A body declared 1,000 bytes long of which 10 come: the server's reading of it, and how long that took from the request's arrival. */
+  async function stalledBody(): Promise<{ error?: ApiError; waited: number }> {
+    const arrived = once(server, 'request');
+    const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
+    req.on('error', () => {});
+    req.write(Buffer.alloc(10));
+    await arrived;
+    const started = performance.now();
+    const { error } = await seen;
+    req.destroy();
+    return { ...(error ? { error } : {}), waited: performance.now() - started };
+  }
+
   it('reports a client that hangs up mid-body as a closed request (499), not as a bad request or a server error', async () => {
     const arrived = once(server, 'request');
     const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
@@ -69,19 +88,42 @@ describe('request bodies', () => {
   it("answers 408 for a body that has not arrived by the request's deadline, and closes the connection", async () => {
     deadlineMs = 300;
     try {
-      const arrived = once(server, 'request');
-      const req = request({ port, method: 'POST', headers: { 'content-length': '1000' } });
-      req.on('error', () => {});
-      req.write(Buffer.alloc(10));
-      await arrived;
-      const started = performance.now();
-      const { error } = await seen;
-      req.destroy();
+      const { error, waited } = await stalledBody();
       expect(error?.status).to.equal(408);
       expect(error?.headers).to.deep.equal({ Connection: 'close' });
-      expect(performance.now() - started).to.be.below(5_000);
+      expect(waited).to.be.below(5_000);
     } finally {
       deadlineMs = 10_000;
+    }
+  });
+
+  it('answers a body slower than http.min_body_bytes_per_second with its 408 (after the grace), and takes one that keeps the pace', async function () {
+    this.timeout(20_000);
+    minRate = 100;
+    try {
+      // Behind the rate once the first 2 s have passed.
+      const { error, waited } = await stalledBody();
+      expect(error?.code).to.equal(SLOW_CODE);
+      expect(error?.details).to.equal('too slow from c');
+      expect(waited).to.be.within(1_800, 6_000);
+
+      // 50 bytes every 0.25 s (200 a second) for 2.5 s, past the grace: slow, but above the rate.
+      const paced = Buffer.alloc(500, 'x');
+      const kept = once(server, 'request');
+      const ok = request({ port, method: 'POST', headers: { 'content-length': String(paced.length) } }, (res) => res.resume());
+      ok.on('error', () => {});
+      await new Promise<void>((resolve) => ok.once('socket', () => resolve()));
+      const reading = kept.then(() => seen);
+      for (let i = 0; i < paced.length; i += 50) {
+        ok.write(paced.subarray(i, i + 50));
+        await letTimePass(250, 'the next part of a paced body');
+      }
+      ok.end();
+      const outcome = await reading;
+      expect(outcome.error, outcome.error?.details).to.equal(undefined);
+      expect(outcome.bytes?.length).to.equal(paced.length);
+    } finally {
+      minRate = 0;
     }
   });
 

@@ -34,6 +34,13 @@ describe('client address', () => {
     expect(proxies.client('10.1.2.3', '')).to.equal('10.1.2.3');
   });
 
+  it('tells a trusted proxy among peers (its connections carry many clients), an IPv4 one on a dual-stack socket too', () => {
+    expect(proxies.isProxy('10.1.2.3')).to.equal(true);
+    expect(proxies.isProxy('::ffff:192.168.1.7')).to.equal(true);
+    expect(proxies.isProxy('192.168.1.8')).to.equal(false);
+    expect(new TrustedProxies([]).isProxy('10.1.2.3')).to.equal(false);
+  });
+
   it('takes addresses and CIDR ranges of both families, and nothing else', () => {
     for (const ok of ['10.0.0.0/8', '127.0.0.1', '0.0.0.0/0', '::1', 'fd00::/8', '::/0', '10.0.0.0/32', 'fd00::/128']) expect(isAddressOrRange(ok), ok).to.equal(true);
     for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/1', '10.0.0.0/', '10.0.0.0/x', 'proxy.internal', '10.0.0', '', '10.0.0.0/-1']) expect(isAddressOrRange(bad), bad).to.equal(false);

@@ -19,6 +19,8 @@ const CONTRACT_KEYS = [
   'http.stream_timeout_seconds',
   'http.max_body_bytes',
   'http.max_connections',
+  'http.client_share_percent',
+  'http.min_body_bytes_per_second',
   'http.trusted_proxies',
   'http.cors.enabled',
   'http.cors.allowed_origins',
@@ -50,6 +52,8 @@ const DEFAULTS: Config = {
     stream_timeout_seconds: 300,
     max_body_bytes: 10485760,
     max_connections: 1000,
+    client_share_percent: 50,
+    min_body_bytes_per_second: 1024,
     trusted_proxies: [],
     cors: { enabled: true, allowed_origins: ['*'], allowed_methods: ['GET', 'POST', 'PUT', 'DELETE'] },
     control: { allowed_origins: [] },
@@ -450,6 +454,14 @@ describe('config', () => {
       );
     });
 
+    it('reports a fair share out of 1–100 and a negative body rate (docs/api.md §5.10)', () => {
+      expect(loadError({ env: { RT__HTTP__CLIENT_SHARE_PERCENT: '0' } }).message).to.equal('RT__HTTP__CLIENT_SHARE_PERCENT: http.client_share_percent: expected an integer between 1 and 100, got 0');
+      expect(loadError({ configFile: extra('[http]\nclient_share_percent = 150\n') }).message).to.equal('extra.toml: http.client_share_percent: expected an integer between 1 and 100, got 150');
+      expect(loadError({ env: { RT__HTTP__MIN_BODY_BYTES_PER_SECOND: '-1' } }).message).to.equal(
+        'RT__HTTP__MIN_BODY_BYTES_PER_SECOND: http.min_body_bytes_per_second: expected an integer between 0 and 1073741824, got -1',
+      );
+    });
+
     it('reports a bad log level', () => {
       const expected = 'expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"';
       expect(loadError({ configFile: extra('[log]\nlevel = "verbose"\n') }).message).to.equal(`extra.toml: log.level: ${expected}`);
@@ -549,6 +561,8 @@ describe('config', () => {
         stream_timeout_seconds: 1,
         max_body_bytes: 2 ** 40,
         max_connections: 1_000_000,
+        client_share_percent: 100,
+        min_body_bytes_per_second: 0,
         trusted_proxies: ['10.0.0.0/8', '::1'],
         cors: { enabled: false, allowed_origins: ['https://a.example', 'https://b.example'], allowed_methods: ['GET', 'OPTIONS'] },
         control: { allowed_origins: ['https://admin.example', 'http://localhost:8080'], token: 'tok "en" \\ é' },

@@ -161,6 +161,8 @@ describe('Kubernetes example manifests', () => {
     // Throws a ConfigError naming the variable for an unknown key or a bad value.
     const config = loadConfig({ cwd: DIR, env: data, userConfigFile: join(DIR, 'no-such-config.toml') });
     expect(config.workers).to.equal(Number(data.RT__WORKERS));
+    // Behind the ingress, shares are per client only if rt believes the proxy's X-Forwarded-For.
+    expect(config.http.trusted_proxies).to.deep.equal(['10.0.0.0/8']);
   });
 
   it("runs as non-root on a read-only root filesystem, with the image's cache and data directories on volumes", () => {

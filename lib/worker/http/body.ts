@@ -2,9 +2,10 @@
 // http.max_body_bytes (413, before reading when Content-Length says so),
 // decompressed when the client sent Content-Encoding (the cap applies to the
 // decompressed size, so a compression bomb stops at it), by the request's
-// deadline (408: a stalled body must not hold its connection, docs/api.md
-// §5.1), and a body that cannot be decoded is the client's error (400),
-// never a 500 (docs/api.md §5.5).
+// deadline and at `http.min_body_bytes_per_second` (408: a stalled or
+// trickling body must not hold its connection, docs/api.md §5.1, §5.10:
+// body-pace.ts), and a body that cannot be decoded is the client's error
+// (400), never a 500 (docs/api.md §5.5).
 //
 // This replaces koa-body on the invoke path: co-body, raw-body, inflation and
 // type-is cost more per request than the whole call (measured in
@@ -16,6 +17,25 @@ import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from
 import { ApiError } from '../../errors.js';
 import { connectionError } from './connection-errors.js';
 import { CappedBytes } from '../../capped-bytes.js';
+import type { Config } from '../../config/index.js';
+import { BodyPace, watchBody } from './body-pace.js';
+import type { FairShares } from './fair-shares.js';
+import type { RequestState } from './request-state.js';
+
+/** How much of a body rt takes, and how slowly (docs/api.md §5.10). */
+export interface BodyLimits {
+  maxBytes: number;
+  /** 0: no minimum. */
+  minBytesPerSecond: number;
+  /** The 408 for a body of `state`'s slower than minBytesPerSecond: counted and logged as a fair share's refusal. */
+  tooSlow(state: RequestState): ApiError;
+}
+
+export function bodyLimits(http: Pick<Config['http'], 'max_body_bytes' | 'min_body_bytes_per_second'>, shares: FairShares): BodyLimits {
+  const rate = http.min_body_bytes_per_second;
+  const details = `the body arrived slower than http.min_body_bytes_per_second (${rate} bytes a second)`;
+  return { maxBytes: http.max_body_bytes, minBytesPerSecond: rate, tooSlow: (state) => shares.refusal('body_rate', state.service ?? '', state.client, details) };
+}
 
 /** The rest of a body that is not read cannot be skipped cheaply: these answers close their connection. */
 const CLOSE = { Connection: 'close' };
@@ -59,16 +79,16 @@ const DECODERS: Record<string, () => Gunzip> = {
 const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
 
 /**
- * The whole body as bytes, decompressed, at most `maxBytes` of them, by
- * `deadline` (a `performance.now()` time: the request's arrival plus
+ * The whole body of `state`'s request as bytes, decompressed, within
+ * `limits`, by its deadline (the request's arrival plus
  * http.request_timeout_seconds).
  */
-export function readBody(req: IncomingMessage, maxBytes: number, deadline: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limits: BodyLimits, state: RequestState): Promise<Buffer> {
   const { length } = bodyLength(req);
-  const body = new CappedBytes(maxBytes);
-  if (body.refuses(length)) return Promise.reject(tooLarge(maxBytes));
+  const body = new CappedBytes(limits.maxBytes);
+  if (body.refuses(length)) return Promise.reject(tooLarge(limits.maxBytes));
   const encoding = (req.headers['content-encoding'] || 'identity').trim().toLowerCase();
-  if (encoding === 'identity') return collect(req, req, body, deadline);
+  if (encoding === 'identity') return collect(req, req, body, limits, state);
   const decoder = DECODERS[encoding];
   if (!decoder) {
     // 415, not 400: the body may be fine, in a coding rt does not know (RFC 9110 §15.5.16); Accept-Encoding names those it does.
@@ -77,48 +97,47 @@ export function readBody(req: IncomingMessage, maxBytes: number, deadline: numbe
   }
   const stream = decoder();
   req.pipe(stream);
-  return collect(req, stream, body, deadline);
+  return collect(req, stream, body, limits, state);
 }
 
-/**
- * Body reads in progress, and when each is due. One sweep a few times a
- * second fails those past their deadline: a timer set and cleared for every
- * read cost more than the read of a small body (measured: ~3 µs a request).
- */
-const reads = new Map<() => void, number>();
-const SWEEP_MS = 250;
-setInterval(() => {
-  const now = performance.now();
-  for (const [late, deadline] of reads) if (deadline <= now) late();
-}, SWEEP_MS).unref();
-
-function collect(req: IncomingMessage, source: Readable, body: CappedBytes, deadline: number): Promise<Buffer> {
+function collect(req: IncomingMessage, source: Readable, body: CappedBytes, limits: BodyLimits, state: RequestState): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let done = false;
-    const late = () => fail(tooSlow());
-    reads.set(late, deadline);
-    const fail = (error: ApiError) => {
-      if (done) return;
+    // Bytes as they came over the wire: a compressed body is as slow as its sender.
+    const pace = new BodyPace(limits.minBytesPerSecond);
+    const decoded = source !== req;
+    const onWire = (chunk: Buffer) => pace.received(chunk.length);
+    const unwatch = watchBody((now) => {
+      if (state.deadline <= now) fail(tooSlow());
+      else if (pace.tooSlow(now)) fail(limits.tooSlow(state));
+    });
+    /** Ends the read's watching, once: whether this was the first end. */
+    const settle = () => {
+      if (done) return false;
       done = true;
-      reads.delete(late);
+      unwatch();
+      if (decoded) req.removeListener('data', onWire);
+      return true;
+    };
+    const fail = (error: ApiError) => {
+      if (!settle()) return;
       source.removeListener('data', onData);
       req.unpipe();
       // A decoder left alone goes on inflating what it holds: a few KB of
       // brotli bomb kept a core busy for seconds after its 413.
-      if (source !== req) source.destroy();
+      if (decoded) source.destroy();
       reject(error);
     };
     const onData = (chunk: Buffer) => {
+      if (!decoded) pace.received(chunk.length);
       if (!body.add(chunk)) fail(tooLarge(body.maxBytes));
     };
+    if (decoded) req.on('data', onWire);
     source.on('data', onData);
     source.once('end', () => {
-      if (done) return;
-      done = true;
-      reads.delete(late);
-      resolve(body.bytes());
+      if (settle()) resolve(body.bytes());
     });
-    source.once('error', (e: Error) => fail(source === req ? new ApiError('RT_ERR_INVALID_BODY', e.message) : new ApiError('RT_ERR_INVALID_BODY', `the body does not decode as its Content-Encoding says: ${e.message}`)));
+    source.once('error', (e: Error) => fail(!decoded ? new ApiError('RT_ERR_INVALID_BODY', e.message) : new ApiError('RT_ERR_INVALID_BODY', `the body does not decode as its Content-Encoding says: ${e.message}`)));
     req.once('aborted', () => fail(whyAborted(req)));
   });
 }

@@ -18,6 +18,7 @@ import { noteRequestId, REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 import { json, writeReply } from './api-call.js';
+import { lingerIfUnread } from './lingering-close.js';
 
 /** What a worker's requests share: where lines and counts go, and who answers. */
 export interface ExchangeSettings {
@@ -57,6 +58,7 @@ export async function serveExchange(settings: ExchangeSettings, req: IncomingMes
   } catch (e) {
     const named = transport.named();
     const { error, body } = errorAnswer(settings, state, e, { service: state.service ?? named.service, method: state.method ?? named.method });
+    lingerIfUnread(req);
     status = writeReply(res, json(body, error.status, error.headers), state.answerHeaders);
   } finally {
     finished(settings, state, { method: req.method ?? 'GET', url: req.url ?? '' }, res, status);

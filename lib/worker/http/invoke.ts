@@ -15,7 +15,7 @@ import type { HostedService } from '../execution/hosted-service.js';
 import type { Input, Invocation, InvokeResult } from '../execution/invocation.js';
 import type { Method } from '../execution/method.js';
 import { framingFor } from '../execution/stream-framing.js';
-import { bodyLength, isJson, mediaType, readBody } from './body.js';
+import { bodyLength, isJson, mediaType, readBody, type BodyLimits } from './body.js';
 import { departure, seriesOf } from './exchange.js';
 import { json, WRITTEN, type ApiCall, type Reply } from './api-call.js';
 import { failureError } from './failures.js';
@@ -26,6 +26,7 @@ import type { RequestStats } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 import { cameFromPeer, type Peers } from './peers.js';
 import { answerWithStream } from './stream-response.js';
+import type { FairShares } from './fair-shares.js';
 import type { WorkerState } from './worker-state.js';
 
 export interface InvokeDeps {
@@ -36,6 +37,8 @@ export interface InvokeDeps {
   log: Logger;
   /** The other workers, which answer for the handles they hold. */
   peers: Peers;
+  bodies: BodyLimits;
+  shares: FairShares;
 }
 
 /** What an invoke path names. */
@@ -47,11 +50,7 @@ export interface InvokeNames {
 
 /** Finds the method a path names, noting it on the request's state (for its log line, metrics and error bodies); ApiErrors when there is none. */
 export class Invoker {
-  readonly maxBytes: number;
-
-  constructor(private readonly deps: InvokeDeps) {
-    this.maxBytes = deps.config.http.max_body_bytes;
-  }
+  constructor(private readonly deps: InvokeDeps) {}
 
   /** The method `names` name, noted on the request's state. */
   resolve(names: InvokeNames, request: RequestState): { hosted: HostedService; method: Method } {
@@ -75,7 +74,7 @@ export function invokeOperation(deps: InvokeDeps): (call: ApiCall) => Promise<Re
   return async (call) => {
     const names = call.params as unknown as InvokeNames;
     const first = invoker.resolve(names, call.state);
-    const input = await readInput(call.req, first.method, invoker.maxBytes, call.state);
+    const input = await readInput(call.req, first.method, deps.bodies, call.state);
     const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
     const invocation = invocationFor(call, method, input);
     const stream = method.descriptor.stream;
@@ -83,18 +82,24 @@ export function invokeOperation(deps: InvokeDeps): (call: ApiCall) => Promise<Re
     const where = { service: hosted.name, method: method.descriptor.name };
     const framing = framingFor(stream, call.header('accept'));
     const streamDeadline = call.state.arrived + streamTimeoutMs;
-    await answerWithStream(call, {
-      mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
-      framing,
-      series: seriesOf(deps.requests, call.state),
-      log: log.child({ reqId: call.state.requestId, ...where }),
-      failure: (failure) => failureError(failure, where),
-      open: async (sink, window) => {
-        const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
-        if (opening.kind === 'open') return opening.control;
-        throw failureError(opening, where);
-      },
-    });
+    // A stream holds its thread for as long as its client reads: within the client's share (fair-shares.ts).
+    const release = deps.shares.take(hosted, call.state.client, 'streams');
+    try {
+      await answerWithStream(call, {
+        mediaType: streamMediaType(stream.encoding, method.descriptor.mediaType),
+        framing,
+        series: seriesOf(deps.requests, call.state),
+        log: log.child({ reqId: call.state.requestId, ...where }),
+        failure: (failure) => failureError(failure, where),
+        open: async (sink, window) => {
+          const opening = await hosted.openStream(invocation, { framing, window, streamDeadline, sink });
+          if (opening.kind === 'open') return opening.control;
+          throw failureError(opening, where);
+        },
+      });
+    } finally {
+      release();
+    }
     return WRITTEN;
   };
 }
@@ -153,7 +158,7 @@ export function succeeded(hosted: HostedService, invocation: Invocation, result:
  * 415 for a content type the method does not take; 413, 408, 400 from
  * reading it.
  */
-export async function readInput(req: IncomingMessage, method: Method, maxBytes: number, request: RequestState): Promise<Input> {
+export async function readInput(req: IncomingMessage, method: Method, limits: BodyLimits, request: RequestState): Promise<Input> {
   const type = mediaType(req);
   const { present, length } = bodyLength(req);
   const raw = type === 'application/octet-stream';
@@ -165,13 +170,18 @@ export async function readInput(req: IncomingMessage, method: Method, maxBytes: 
     if (!method.bytesParam) {
       throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', 'application/octet-stream is only for methods whose only parameter is list<u8>; send application/json', where);
     }
-    return { kind: 'bytes', bytes: await readBody(req, maxBytes, request.deadline) };
+    return { kind: 'bytes', bytes: await readBody(req, limits, request) };
   }
   if (!isJson(type)) {
     const accepted = method.bytesParam ? 'application/json or application/octet-stream' : 'application/json';
     throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `send ${accepted} (got ${type || 'no content type'})`, where);
   }
-  return { kind: 'json', bytes: await readBody(req, maxBytes, request.deadline) };
+  return { kind: 'json', bytes: await readBody(req, limits, request) };
+}
+
+/** The request's body as it came, whatever its type (for another worker to read as a call's: peers.ts), or none. */
+export async function readWhole(req: IncomingMessage, limits: BodyLimits, request: RequestState): Promise<Input> {
+  return bodyLength(req).present ? { kind: 'bytes', bytes: await readBody(req, limits, request) } : NO_INPUT;
 }
 
 const NO_INPUT: Input = { kind: 'none' };

@@ -10,16 +10,17 @@ import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import type { ControlOutcome, ControlRequest } from '../../control.js';
 import { openApiDocument } from '../../openapi.js';
-import { bodyLength, mediaType, readBody } from './body.js';
+import { mediaType, type BodyLimits } from './body.js';
 import { CONTROL_ROUTES, controlRefusal, credentialsOf, type ControlPolicy, type ControlRoute } from './control-guard.js';
 import { resourceOperations } from './resource-operations.js';
 import { wasiHttpOperation } from './wasi-http-route.js';
-import { invokeOperation } from './invoke.js';
+import { invokeOperation, readWhole } from './invoke.js';
 import { findService, serviceFor } from './lookup.js';
 import type { WorkerState } from './worker-state.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import type { RequestStats } from './request-stats.js';
 import type { Peers } from './peers.js';
+import type { FairShares } from './fair-shares.js';
 import { description, summary } from './views.js';
 import { json, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
 
@@ -35,6 +36,8 @@ export interface OperationDeps {
   control: (request: ControlRequest) => Promise<ControlOutcome>;
   log: Logger;
   peers: Peers;
+  bodies: BodyLimits;
+  shares: FairShares;
 }
 
 /** The operations, and `perform`, which runs one for a request. */
@@ -46,7 +49,7 @@ export interface Operations {
 }
 
 export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Operations {
-  const { version, config, registry, state, control, log } = deps;
+  const { version, registry, state, control } = deps;
   // Built once per service set: it changes only when the primary sends a new one.
   let openapi: { generation: number; document: Record<string, unknown> } | undefined;
 
@@ -55,9 +58,9 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
     restart: async (call) => {
       const hosted = serviceFor(deps, call);
       // The body is the new configuration, whatever its format: it goes to the component as it is.
-      const bytes = bodyLength(call.req).present ? await readBody(call.req, config.http.max_body_bytes, call.state.deadline) : undefined;
+      const body = await readWhole(call.req, deps.bodies, call.state);
       const request: ControlRequest = { op: 'restart', service: hosted.descriptor.id };
-      if (bytes && bytes.length > 0) request.config = { bytes, contentType: mediaType(call.req) || 'application/octet-stream' };
+      if (body.kind !== 'none' && body.bytes.length > 0) request.config = { bytes: body.bytes, contentType: mediaType(call.req) || 'application/octet-stream' };
       return outcomeReply(await control(request));
     },
     quiesce: async (call) => outcomeReply(await control({ op: 'quiesce', service: serviceFor(deps, call).descriptor.id })),
@@ -90,7 +93,7 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
     },
     invoke,
     ...resourceOperations(deps, policy),
-    wasiHttpOperation({ registry, state, maxBodyBytes: config.http.max_body_bytes, log }),
+    wasiHttpOperation(deps),
     // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
     ...CONTROL_ROUTES.map((route): ApiOperation => ({ name: route.op, method: route.method, path: route.path, control: true, run: controls[route.op] })),
     { name: 'metrics', method: 'GET', path: '/metrics', run: async () => outcomeReply(await control({ op: 'metrics' })) },

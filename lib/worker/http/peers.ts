@@ -20,7 +20,6 @@ import { ApiError } from '../../errors.js';
 import { peerSocketPath } from '../../ipc.js';
 import type { Logger } from '../../log.js';
 import type { Input } from '../execution/invocation.js';
-import { bodyLength, readBody } from './body.js';
 import type { ApiCall, Reply } from './api-call.js';
 
 /** The header a forward carries the client's address in (exchange.ts): believed only on a request that came through a peer socket. */
@@ -53,8 +52,6 @@ export class Peers {
   constructor(
     private readonly dir: string,
     private readonly workerId: number,
-    /** http.max_body_bytes: a body is read here before it goes on, as the owner would read it. */
-    private readonly maxBodyBytes: number,
     private readonly log: Logger,
   ) {}
 
@@ -65,21 +62,20 @@ export class Peers {
   }
 
   /**
-   * The answer worker `owner` gives to `call`'s request. Its body is read
-   * here first (decoded, within http.max_body_bytes and the request's
-   * deadline), unless `input` is that body read already, and sent on whole:
-   * bodies of calls are bounded and small, and a request sent whole either
-   * reaches the owner or fails before the owner has it.
+   * The answer worker `owner` gives to `call`'s request, with `input`: its
+   * body, read here first as the owner would read it (decoded, within the
+   * body limits), and sent on whole: bodies of calls are bounded and small,
+   * and a request sent whole either reaches the owner or fails before the
+   * owner has it.
    */
-  async forward(call: ApiCall, owner: number, input?: Input, purpose: 'handles' | 'home' = 'handles'): Promise<Reply> {
+  async forward(call: ApiCall, owner: number, input: Input, purpose: 'handles' | 'home' = 'handles'): Promise<Reply> {
     const { req, state } = call;
     if (cameFromPeer(req)) {
       // The worker that forwarded it read the id the same way: a run's ids name one worker each.
       throw new ApiError('RT_ERR_INTERNAL', `a request forwarded to worker ${this.workerId} names a handle of worker ${owner}`);
     }
     state.forwardedTo = owner;
-    const read = input ?? (bodyLength(req).present ? { kind: 'bytes' as const, bytes: await readBody(req, this.maxBodyBytes, state.deadline) } : undefined);
-    const body = read === undefined || read.kind === 'none' ? new Uint8Array() : read.bytes;
+    const body = input.kind === 'none' ? new Uint8Array() : input.bytes;
     const headers = passedOn(req.headers);
     headers['x-request-id'] = state.requestId;
     headers[CLIENT_HEADER] = state.client;

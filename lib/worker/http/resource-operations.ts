@@ -15,20 +15,19 @@ import type { ResourceDescriptor } from '../../service.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Method } from '../execution/method.js';
 import { failureError } from './failures.js';
-import { answerOf, callOrForward, invocationFor, readInput, type Called, type InvokeDeps } from './invoke.js';
+import { answerOf, callOrForward, invocationFor, readInput, readWhole, type Called, type InvokeDeps } from './invoke.js';
 import { serviceFor } from './lookup.js';
 import { cameFromPeer } from './peers.js';
 import type { WorkerState } from './worker-state.js';
 import { json, type ApiCall, type ApiOperation } from './api-call.js';
 
 export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): ApiOperation[] {
-  const { peers } = deps;
-  const maxBytes = deps.config.http.max_body_bytes;
+  const { peers, bodies } = deps;
 
   /** Makes the invocation of `method` with the request's body. */
   const invoke = async (call: ApiCall, hosted: HostedService, method: Method, self?: string): Promise<Called> => {
     call.state.method = method.descriptor.name;
-    const input = await readInput(call.req, method, maxBytes, call.state);
+    const input = await readInput(call.req, method, bodies, call.state);
     return callOrForward(call, peers, hosted, invocationFor(call, method, input, self));
   };
 
@@ -63,7 +62,7 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
       const where = { service: hosted.name, method: call.params.method };
       call.state.method = call.params.method;
       const resource = heldHere(hosted, id, where);
-      if ('worker' in resource) return peers.forward(call, resource.worker);
+      if ('worker' in resource) return peers.forward(call, resource.worker, await readWhole(call.req, bodies, call.state));
       const method = hosted.resourceMethod(resource, call.params.method);
       if (!method) {
         const known = resource.methods.map((i) => hosted.descriptor.methods[i].name).join(', ');
@@ -82,7 +81,7 @@ export function resourceOperations(deps: InvokeDeps, policy: ControlPolicy): Api
       const id = call.params.handle;
       const where = { service: hosted.name };
       const resource = heldHere(hosted, id, where);
-      if ('worker' in resource) return peers.forward(call, resource.worker);
+      if ('worker' in resource) return peers.forward(call, resource.worker, await readWhole(call.req, bodies, call.state));
       const dropped = await hosted.dropHandle(id);
       if (dropped.kind !== 'dropped') throw failureError(dropped, where);
       return { kind: 'empty', status: 204 };

@@ -16,7 +16,14 @@
 // Connections. Past `http.max_connections` open connections in a worker, a
 // new connection's request is answered 503 (with Retry-After, through the
 // app: logged and counted) and the connection is closed. Those refusals take
-// sockets too, so past twice the cap Node closes new connections unanswered.
+// sockets too, so past twice the cap new connections are closed unanswered.
+// One client address may hold its share of the cap (`http.client_share_percent`,
+// docs/api.md §5.10; not a trusted proxy, whose connections carry many
+// clients): a connection past it is answered 503 at once, before any
+// request (a client holding idle or slow connections would otherwise keep
+// them until its headers' deadline, and fill the cap and Node's limit for
+// everyone), nothing it sends is read, and it closes; it does not count
+// against the cap (nor twice the cap) meanwhile.
 //
 // Requests Node would answer by itself, or not at all, are answered here
 // with the error body and a request id (docs/api.md §5.5, §5.7), the
@@ -31,8 +38,11 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode, type ErrorContext } from '../../errors.js';
+import { TrustedProxies } from '../../client-address.js';
 import type { Config } from '../../config/index.js';
+import { shareOf, type FairShares } from './fair-shares.js';
 import { connectionError } from './connection-errors.js';
+import { lingerIfUnread } from './lingering-close.js';
 import { pathNames } from './lookup.js';
 import { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id.js';
 
@@ -47,21 +57,23 @@ const KEEP_ALIVE_MS = 5_000;
 const CHECK_INTERVAL_MS = 1_000;
 /** Node's request timer runs this much past the deadline, after body.ts's (which answers with more). */
 const BACKSTOP_MS = 1_000;
+/** How long a connection past its client's share stays open once answered: closed at once, the request it sent meanwhile unread would reset it before the client read the 503. */
+const OVER_SHARE_LINGER_MS = 1_000;
 
-type HttpSettings = Pick<Config['http'], 'request_timeout_seconds' | 'max_connections' | 'max_body_bytes'>;
+type HttpSettings = Pick<Config['http'], 'request_timeout_seconds' | 'max_connections' | 'max_body_bytes' | 'client_share_percent' | 'trusted_proxies'>;
 
-export function createServer(http: HttpSettings, handler: RequestListener): Server {
+export function createServer(http: HttpSettings, handler: RequestListener, shares: FairShares): Server {
   const checked = oneHost(handler);
-  return harden(createHttpServer(options(http), checked), http, checked, 'connection');
+  return harden(createHttpServer(options(http), checked), http, checked, 'connection', shares);
 }
 
-export function createHttpsServer(http: HttpSettings, tls: { cert: Buffer; key: Buffer }, handler: RequestListener): Server {
+export function createHttpsServer(http: HttpSettings, tls: { cert: Buffer; key: Buffer }, handler: RequestListener, shares: FairShares): Server {
   const settings = options(http);
   // A TLS handshake is a slow client's first chance to hold a connection.
   const checked = oneHost(handler);
   const server = createTlsServer({ ...tls, ...settings, handshakeTimeout: settings.headersTimeout }, checked);
   // Requests arrive on the TLS socket the handshake made, so that is the one refused.
-  return harden(server, http, checked, 'secureConnection');
+  return harden(server, http, checked, 'secureConnection', shares);
 }
 
 /** Connections accepted past `http.max_connections`: their requests are refused. */
@@ -113,16 +125,43 @@ function severalHosts(rawHeaders: string[]): boolean {
 }
 
 /** `checked`: the request listener, behind oneHost. */
-function harden(server: Server, http: HttpSettings, checked: RequestListener, readyEvent: 'connection' | 'secureConnection'): Server {
+function harden(server: Server, http: HttpSettings, checked: RequestListener, readyEvent: 'connection' | 'secureConnection', shares: FairShares): Server {
   server.keepAliveTimeout = KEEP_ALIVE_MS;
-  server.maxConnections = 2 * http.max_connections;
+  const share = shareOf(http.max_connections, http.client_share_percent);
+  const proxies = new TrustedProxies(http.trusted_proxies);
+  // Open connections; of them, those past their client's share (not counted against the cap); those within it by peer address.
   let open = 0;
+  let pastShare = 0;
+  const byPeer = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
+    // Node's own `maxConnections` would count those past their share, which close within a second, and let one client's churn of them shut others out.
+    if (open - pastShare >= 2 * http.max_connections) return void socket.destroy();
     open++;
     socket.once('close', () => open--);
   });
-  server.on(readyEvent, (socket: Duplex) => {
-    if (open > http.max_connections) overCap.add(socket);
+  server.on(readyEvent, (socket: Socket) => {
+    // A unix socket's (another worker's forwards: peers.ts) has no peer address.
+    const address = socket.remoteAddress;
+    // A share of the whole (100 %) is the cap's to refuse.
+    if (address !== undefined && share < http.max_connections && !proxies.isProxy(address)) {
+      // As the request's client is written (client-address.ts): `::ffff:10.0.0.1` is 10.0.0.1.
+      const peer = proxies.client(address, undefined);
+      const held = byPeer.get(peer) ?? 0;
+      if (held >= share) {
+        pastShare++;
+        socket.once('close', () => pastShare--);
+        const details = `this client has its share of this worker's connections open: ${share} of http.max_connections (${http.max_connections}; http.client_share_percent: ${http.client_share_percent}); retry later`;
+        refuseConnection(socket, shares.refusal('connections', '', peer, details));
+        return;
+      }
+      byPeer.set(peer, held + 1);
+      socket.once('close', () => {
+        const left = byPeer.get(peer)! - 1;
+        if (left === 0) byPeer.delete(peer);
+        else byPeer.set(peer, left);
+      });
+    }
+    if (open - pastShare > http.max_connections) overCap.add(socket);
   });
   server.on('clientError', answerClientError);
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -152,6 +191,7 @@ function harden(server: Server, http: HttpSettings, checked: RequestListener, re
 function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, details: string): void {
   const error = new ApiError(code, details, namedIn(req.url ?? ''));
   const { headers, body } = outsideAnswer(error, givenId(req));
+  lingerIfUnread(req);
   res.writeHead(error.status, headers);
   res.end(body);
 }
@@ -197,6 +237,14 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   socket.destroy(error);
 }
 
+/** Answers a connection with `error` before it sends anything; what it sends is never read (no request runs), and it closes. */
+function refuseConnection(socket: Socket, error: ApiError): void {
+  socket.pause();
+  socket.on('error', () => {});
+  socket.end(rawAnswer(error, requestId('')));
+  setTimeout(() => socket.destroy(), OVER_SHARE_LINGER_MS).unref();
+}
+
 function rawAnswer(error: ApiError, id: string): string {
   const { headers, body } = outsideAnswer(error, id);
   const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
@@ -206,5 +254,5 @@ function rawAnswer(error: ApiError, id: string): string {
 /** An answer given outside the app (no request log, no Koa): the error body (docs/api.md §5.5), its request id, and the connection closed. */
 function outsideAnswer(error: ApiError, id: string): { headers: Record<string, string | number>; body: string } {
   const body = JSON.stringify(error.body());
-  return { body, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' } };
+  return { body, headers: { ...error.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: id, Connection: 'close' } };
 }

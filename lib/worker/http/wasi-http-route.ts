@@ -7,13 +7,16 @@
 // window as streamed answers: credited-writes.ts), so neither a slow client
 // nor a slow guest makes the worker buffer. The request's deadline bounds
 // the whole exchange: a 504 before the headers, the body cut short after.
+// A request whose body is still arriving holds a thread that waits on it:
+// within its client's share (fair-shares.ts), and at
+// `http.min_body_bytes_per_second` while the guest waits for it (408 if no
+// byte of the answer went out yet: body-pace.ts).
 //
 // What rt answers itself (a failure before the headers) is its error body,
 // as for every other operation (exchange.ts); the request's log line and
 // metrics carry the route that reached the handler. The handler's headers
 // never replace rt's own (its request id, its worker, the CSP: §5.10).
 
-import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
 import { apiHandlerPath, mountFor } from '../../http-mounts.js';
@@ -22,7 +25,9 @@ import type { HostedService } from '../execution/hosted-service.js';
 import type { Failure } from '../execution/invocation.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
-import { tooLarge, bodyLength } from './body.js';
+import { tooLarge, bodyLength, type BodyLimits } from './body.js';
+import { BodyPace, watchBody } from './body-pace.js';
+import type { FairShares } from './fair-shares.js';
 import { departure } from './exchange.js';
 import { COMPONENT_CONTENT_HEADERS, setAnswerHeaders, WRITTEN, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
 import { failureError } from './failures.js';
@@ -34,7 +39,8 @@ import type { WorkerState } from './worker-state.js';
 export interface HandlerDeps {
   registry: ServiceRegistry;
   state: WorkerState;
-  maxBodyBytes: number;
+  bodies: BodyLimits;
+  shares: FairShares;
   log: Logger;
 }
 
@@ -93,13 +99,17 @@ export function wasiHttpMounts(deps: HandlerDeps): (path: string) => ApiOperatio
 async function serveHandler(call: ApiCall, hosted: HostedService, route: string, pathWithQuery: string, deps: HandlerDeps): Promise<Reply> {
   call.state.route = route;
   const { req, res } = call;
-  if ((bodyLength(req).length ?? 0) > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
+  const { maxBytes } = deps.bodies;
+  const { present, length } = bodyLength(req);
+  if ((length ?? 0) > maxBytes) throw tooLarge(maxBytes);
   const head = handlerRequestHead(req, pathWithQuery);
   const request: HandlerRequest = { ...head, headers: head.headers.map(([name, value]): FieldEntry => [name, Buffer.from(value, 'latin1')]) };
+  // A body that has not all arrived holds the thread the request runs on while it does: given back once it has (feedBody).
+  const release = present && !req.complete ? deps.shares.take(hosted, call.state.client, 'request_bodies') : () => {};
   const answer = new HandlerAnswer(call, hosted.name, deps.log);
   const channel = new MainEnd(answer, WINDOW_BYTES);
   answer.channel = channel;
-  const body = feedBody(req, channel, deps.maxBodyBytes, answer);
+  const body = feedBody(call, channel, deps.bodies, answer, release);
   res.once('close', () => {
     if (!res.writableFinished) channel.close();
   });
@@ -117,53 +127,70 @@ async function serveHandler(call: ApiCall, hosted: HostedService, route: string,
 
 /**
  * Feeds the request body to the channel as it arrives: paused while the
- * guest has BODY_WINDOW_BYTES unread, failed when the client goes away or
- * the body passes http.max_body_bytes (413 if nothing was answered yet).
+ * guest has BODY_WINDOW_BYTES unread, failed when the client goes away, the
+ * body passes http.max_body_bytes (413 if nothing was answered yet) or falls
+ * behind http.min_body_bytes_per_second while the guest waits for it (408,
+ * likewise). `done` is told once the body is over, whichever way.
  */
-function feedBody(req: IncomingMessage, channel: MainEnd, maxBytes: number, answer: HandlerAnswer): { stop(): void } {
-  let received = 0;
+function feedBody(call: ApiCall, channel: MainEnd, limits: BodyLimits, answer: HandlerAnswer, done: () => void): { stop(): void } {
+  const { req, res } = call;
+  if (!bodyLength(req).present) {
+    done();
+    channel.end();
+    return { stop: () => {} };
+  }
+  const { maxBytes } = limits;
   let unread = 0;
-  let done = false;
+  let over = false;
+  const pace = new BodyPace(limits.minBytesPerSecond);
   answer.bodyTaken = (bytes) => {
     unread -= bytes;
-    if (!done && unread < BODY_WINDOW_BYTES && req.isPaused()) req.resume();
+    if (!over && unread < BODY_WINDOW_BYTES && req.isPaused()) {
+      pace.resume();
+      req.resume();
+    }
+  };
+  const refuse = (reason: string, error: ApiError) => {
+    stop();
+    // The rest is read and dropped, never left paused in the socket: a connection closed on unread bytes is reset, and the client may lose the answer.
+    req.resume();
+    channel.fail(reason);
+    answer.refuse(error);
   };
   const onData = (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > maxBytes) {
-      stop();
-      // The rest is read and dropped, never left paused in the socket: a connection closed on unread bytes is reset, and the client may lose the 413.
-      req.resume();
-      channel.fail(`the body exceeds http.max_body_bytes (${maxBytes} bytes)`);
-      answer.refuse(tooLarge(maxBytes));
-      return;
-    }
+    pace.received(chunk.length);
+    if (pace.bytes > maxBytes) return refuse(`the body exceeds http.max_body_bytes (${maxBytes} bytes)`, tooLarge(maxBytes));
     unread += chunk.length;
     channel.push(chunk);
-    if (unread >= BODY_WINDOW_BYTES) req.pause();
+    if (unread >= BODY_WINDOW_BYTES) {
+      pace.pause();
+      req.pause();
+    }
   };
+  // Once the answer has begun, a slow body is the exchange's pace, not a refusal: the deadline bounds it.
+  const unwatch = watchBody((now) => {
+    if (!res.headersSent && pace.tooSlow(now)) refuse('the body arrived too slowly (http.min_body_bytes_per_second)', limits.tooSlow(call.state));
+  });
   const onEnd = () => {
-    done = true;
+    stop();
     const trailers = req.rawTrailers;
     const entries: FieldEntry[] = [];
     for (let i = 0; i < trailers.length; i += 2) entries.push([trailers[i].toLowerCase(), Buffer.from(trailers[i + 1], 'latin1')]);
     channel.end(entries.length > 0 ? entries : undefined);
   };
   const onAborted = () => {
-    if (!done) channel.fail('the client closed the connection before its body arrived');
+    if (!over) channel.fail('the client closed the connection before its body arrived');
     stop();
   };
   const stop = () => {
-    done = true;
+    if (over) return;
+    over = true;
+    unwatch();
+    done();
     req.off('data', onData);
     req.off('end', onEnd);
     req.off('aborted', onAborted);
   };
-  if (!bodyLength(req).present) {
-    done = true;
-    channel.end();
-    return { stop: () => {} };
-  }
   req.on('data', onData);
   req.once('end', onEnd);
   req.once('aborted', onAborted);
