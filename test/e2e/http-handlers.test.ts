@@ -7,8 +7,9 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { writeFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
-import { eventually, letTimePass } from '../support/eventually.js';
+import { eventually, letTimePass, within } from '../support/eventually.js';
 import { repository, versioned } from '../support/fixtures.js';
 import { openStream } from '../support/stream-client.js';
 import { FETCH_HANDLER, OUTGOING_FETCH_HANDLER, OUTGOING_TYPES_HANDLER, TYPES_HANDLER } from '../support/http-handler-fixtures.js';
@@ -308,6 +309,39 @@ describe('HTTP handler components (e2e)', function () {
 
   it('answers 413 to a client that sends its whole upload before reading, which reads it (the connection lingers; 5 times)', async () => {
     for (let i = 0; i < 5; i++) expect({ try: i + 1, answer: await uploadBeforeReading(rt.port, '/api/services/default/hello/http/body', 50 * 2 ** 20) }).to.deep.equal({ try: i + 1, answer: 'HTTP/1.1 413 Payload Too Large' });
+  });
+
+  it('answers 413 to a client on a slow link that goes on sending for 4 s after its answer, which reads it: the connection lingers while bytes come', async () => {
+    expect(await uploadBeforeReading(rt.port, '/api/services/default/hello/http/body', 2 * 2 ** 20, { frames: 8, everyMs: 500 })).to.equal('HTTP/1.1 413 Payload Too Large');
+  });
+
+  it('closes a lingering connection once its client has sent nothing for 2 s, well before the request deadline: what it sends later is reset', async () => {
+    // Half-open allowed: this client does not end its side when rt ends its own, as Node's clients do by default.
+    const socket = connect({ port: rt.port, host: '127.0.0.1', allowHalfOpen: true });
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    const failed = new Promise<string>((resolve) => socket.once('error', (e: Error & { code?: string }) => resolve(e.code ?? e.message)));
+    socket.write('POST /api/services/default/hello/http/body HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const frame = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(65536), Buffer.from('\r\n')]);
+    try {
+      for (let i = 0; i < 40; i++) socket.write(frame);
+      await eventually(() => expect(got).to.match(/^HTTP\/1\.1 413 /), { what: 'the 413', timeoutMs: 5_000, intervalMs: 10 });
+      // Past the idle close, before the requestTimeout (6 s after the request began) would end it.
+      await letTimePass(3_000, 'the client sends nothing for longer than the lingering close waits');
+      const probes = setInterval(() => socket.write(frame), 100);
+      try {
+        expect(await within(failed, 2_000, 'a reset of what the client sent late')).to.be.oneOf(['ECONNRESET', 'EPIPE']);
+      } finally {
+        clearInterval(probes);
+      }
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('answers 413 to a client that sends its whole upload and half-closes before the handler has given up on the body (3 times)', async () => {
+    // The guest answers 500 ms after the refusal, long after the last byte and the client's FIN arrived: a server that read on would see the FIN and close unanswered.
+    for (let i = 0; i < 3; i++) expect({ try: i + 1, answer: await uploadBeforeReading(rt.port, '/api/services/default/hello/http/body-slow-to-fail', 20 * 2 ** 20) }).to.deep.equal({ try: i + 1, answer: 'HTTP/1.1 413 Payload Too Large' });
   });
 
   it('lists a handler as kind http with its routes', async () => {

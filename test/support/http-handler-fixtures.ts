@@ -23,6 +23,8 @@ world handler {
  * - `/echo…`: 200, a JSON body {method, path, scheme, authority, headers}.
  * - `/body`: reads the whole request body (blocking reads) and answers
  *   `got <n> bytes: <text>`, with the request's trailers as `x-trailers`.
+ * - `/body-slow-to-fail`: reads the request body; when a read fails (rt
+ *   refused the body), sleeps 500 ms, then throws.
  * - `/stream`: sets the response, then writes `part1;` `part2;` `part3;`
  *   30 ms apart (a monotonic-clock sleep), flushing each.
  * - `/timer`: sleeps 50 ms, then answers the elapsed milliseconds.
@@ -77,6 +79,15 @@ export const incomingHandler = {
       const scheme = req.scheme();
       const info = { method: methodName(req.method()), path, scheme: scheme && (scheme.tag === 'other' ? scheme.val : scheme.tag), authority: req.authority(), headers };
       return respond(out, 200, [['content-type', 'application/json']], [JSON.stringify(info)]);
+    }
+    if (path === '/body-slow-to-fail') {
+      // A guest that takes its time to give up on a body rt refused: its answer comes well after the refusal.
+      const stream = req.consume().stream();
+      try { for (;;) stream.blockingRead(65536n); } catch (e) {
+        if (e.tag === 'closed' || e.payload?.tag === 'closed') return respond(out, 200, [], ['read it all']);
+        subscribeDuration(500000000n).block();
+        throw e;
+      }
     }
     if (path === '/body') {
       const incoming = req.consume();

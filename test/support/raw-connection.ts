@@ -4,7 +4,7 @@
 // any 127.x.y.z reaches a loopback listener).
 
 import { connect, type Socket } from 'node:net';
-import { eventually, StopWaiting, within } from './eventually.js';
+import { eventually, letTimePass, StopWaiting, within } from './eventually.js';
 
 export interface RawAnswer {
   status: number;
@@ -78,13 +78,20 @@ export function parseAnswer(data: string): RawAnswer | undefined {
 
 export const answerJson = (answer: RawAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
 
+/** More of an upload after its first `bytes`: `frames` 64 KiB frames, `everyMs` apart (a client on a slow link). */
+export interface Trickle {
+  frames: number;
+  everyMs: number;
+}
+
 /**
- * A chunked upload of `bytes` (zeros) sent whole before a byte of the answer
- * is read, as many clients do, then the answer's status line; or the error
- * the connection failed with ('EPIPE', 'ECONNRESET') if the server reset it
- * first and the answer was lost.
+ * A chunked upload of `bytes` (zeros), then of `trickle`, sent whole and
+ * ended before a byte of the answer is read, as many clients do; then the
+ * answer's status line, '' for a connection closed with no answer, or the
+ * error the connection failed with ('EPIPE', 'ECONNRESET') if the server
+ * reset it first and the answer was lost.
  */
-export async function uploadBeforeReading(port: number, path: string, bytes: number): Promise<string> {
+export async function uploadBeforeReading(port: number, path: string, bytes: number, trickle: Trickle = { frames: 0, everyMs: 0 }): Promise<string> {
   const socket = connect({ port, host: '127.0.0.1' });
   // Paused: what the server answers waits in the kernel until the body is out.
   socket.pause();
@@ -94,11 +101,19 @@ export async function uploadBeforeReading(port: number, path: string, bytes: num
     const size = 65536;
     const frame = Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.alloc(size), Buffer.from('\r\n')]);
     for (let sent = 0; sent < bytes; sent += size) socket.write(frame);
-    socket.end('0\r\n\r\n', () => {
-      let got = '';
-      socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
-      socket.on('end', () => resolve(got.slice(0, got.indexOf('\r\n'))));
-      socket.resume();
-    });
+    const finish = () =>
+      socket.end('0\r\n\r\n', () => {
+        let got = '';
+        socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+        socket.on('end', () => resolve(got.slice(0, got.indexOf('\r\n'))));
+        socket.resume();
+      });
+    void (async () => {
+      for (let i = 0; i < trickle.frames && !socket.destroyed; i++) {
+        socket.write(frame);
+        await letTimePass(trickle.everyMs, 'a slow link: the next frame comes later');
+      }
+      if (!socket.destroyed) finish();
+    })();
   });
 }

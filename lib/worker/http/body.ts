@@ -19,6 +19,7 @@ import { connectionError } from './connection-errors.js';
 import { CappedBytes } from '../../capped-bytes.js';
 import type { Config } from '../../config/index.js';
 import { BodyPace, watchBody } from './body-pace.js';
+import { holdUnread } from './lingering-close.js';
 import type { FairShares } from './fair-shares.js';
 import type { RequestState } from './request-state.js';
 
@@ -123,6 +124,7 @@ function collect(req: IncomingMessage, source: Readable, body: CappedBytes, limi
       if (!settle()) return;
       source.removeListener('data', onData);
       req.unpipe();
+      holdUnread(req);
       // A decoder left alone goes on inflating what it holds: a few KB of
       // brotli bomb kept a core busy for seconds after its 413.
       if (decoded) source.destroy();

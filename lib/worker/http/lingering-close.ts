@@ -9,13 +9,30 @@
 // pipes and no 413 read) loses the answer waiting in its buffer. So this
 // connection, once answered, half-closes, reads and drops what still comes,
 // and closes when its client does (Node's socket closes once both ends have
-// ended) or LINGER_MS after the answer, whichever is first.
+// ended), or once its client has sent nothing for LINGER_IDLE_MS (nginx's
+// lingering_timeout): a client on a slow link still gets to the end of its
+// upload and reads the answer. A client that keeps sending is cut off by
+// Node's requestTimeout (server.ts), which bounds the time to receive a
+// request, body and all (nginx's lingering_time).
+//
+// Before the answer is written, the rest of a refused body stays in the
+// socket (holdUnread). Read on, a client that sent its whole body and
+// half-closed would have its FIN read, and Node ends the connection of a
+// client that has ended before its answer (its server is not
+// `httpAllowHalfOpen`): the client reads an empty close. A handler's refusal
+// is answered once its guest has given up, which may be long after the last
+// byte arrived.
 
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Long enough for a client to read an answer it has received; short enough that a client that keeps sending does not hold its connection. */
-const LINGER_MS = 2_000;
+/** How long a lingering connection waits for more of the body: a client that has stopped sending has had time to read its answer. */
+const LINGER_IDLE_MS = 2_000;
+
+/** Leaves what is still to come of a refused body unread until its answer is written (lingerIfUnread reads it then). */
+export function holdUnread(req: IncomingMessage): void {
+  req.pause();
+}
 
 /** When `req`'s body has not all arrived: its connection lingers if its answer closes it, and the rest of the body is read and dropped. */
 export function lingerIfUnread(req: IncomingMessage): void {
@@ -27,6 +44,6 @@ export function lingerIfUnread(req: IncomingMessage): void {
 
 function lingeringClose(this: Socket): void {
   this.end();
-  const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
-  this.once('close', () => clearTimeout(timer));
+  // Reads (and the answer's writes) reset it; its timeout ends the connection, whoever else listens for it.
+  this.setTimeout(LINGER_IDLE_MS, () => this.destroy());
 }

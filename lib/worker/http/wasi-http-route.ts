@@ -26,6 +26,7 @@ import type { Failure } from '../execution/invocation.js';
 import type { ServiceRegistry } from '../execution/registry.js';
 import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
 import { tooLarge, bodyLength, type BodyLimits } from './body.js';
+import { holdUnread } from './lingering-close.js';
 import { BodyPace, watchBody } from './body-pace.js';
 import type { FairShares } from './fair-shares.js';
 import { departure } from './exchange.js';
@@ -152,8 +153,7 @@ function feedBody(call: ApiCall, channel: MainEnd, limits: BodyLimits, answer: H
   };
   const refuse = (reason: string, error: ApiError) => {
     stop();
-    // The rest is read and dropped, never left paused in the socket: a connection closed on unread bytes is reset, and the client may lose the answer.
-    req.resume();
+    holdUnread(req);
     channel.fail(reason);
     answer.refuse(error);
   };
