@@ -24,7 +24,10 @@
 //    SCHED_NONE; the baseline is started with NODE_CLUSTER_SCHED_POLICY=none
 //    to match), so a round may split them 4/4 or 8/0: a table shows how;
 // 4. time to first byte: a stream of one item vs a JSON invoke of the same
-//    service, on one kept-alive connection, alternating.
+//    service, on one kept-alive connection, alternating;
+// 5. on a Node with JSPI, a WASI 0.3 stream<u8> result (async-components.ts
+//    `bytes(count)`, WAT writing 16 KiB at a time, read through jco's glue as
+//    rt changes it: glue-async-rewrite.ts) against the baseline's 16 KiB row.
 //
 // SOAK_PASSES passes of every variant soak the servers first (not counted). A round
 // is BENCH_STREAM_PASSES passes; every variant (the concurrent ones too) runs
@@ -54,6 +57,8 @@ import { writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { examples } from '../examples/index.js';
 import { repository } from '../test/support/fixtures.js';
+import { asyncStreams } from '../test/support/async-components.js';
+import { hasJspi } from '../lib/platform.js';
 import type { RtProcess } from '../test/support/rt-process.js';
 import { CHUNKS, DROPS, STREAMS } from '../test/support/streaming-fixtures.js';
 import { cpuProbeMs } from './probe.js';
@@ -169,6 +174,10 @@ const together = (samples: readonly Sample[]): Sample => ({
 /** Passes of every variant before the measured rounds: with 32 MiB streams, 4 make the ~200 MiB componentize-js's engine takes to warm up (below). */
 const SOAK_PASSES = 4;
 
+/** The WASI 0.3 stream<u8> variant (section 5 above) and where it is served. */
+const P3_KEY = 'bytes 16k rt p3';
+const P3_SERVICE = 'default/p3-streams';
+
 const mibPerSec = (s: Sample) => s.bytes / MiB / (s.ms / 1000);
 const itemsPerSec = (s: Sample) => s.items / (s.ms / 1000);
 
@@ -190,8 +199,10 @@ export async function streams(): Promise<void> {
       drops: DROPS,
       'digits.wasm': await digits.source(),
       'digits.toml': { raw: '[media_types]\ne = "text/plain; charset=utf-8"\n' },
+      ...(hasJspi ? { 'p3-streams.wasm': { raw: await asyncStreams() } } : {}),
     });
-    const configToml = `repo_urls = ["file://${repo}"]\n[log]\nlevel = "warn"\n`;
+    // One client address (the bench's) opens every stream, 8 at once: its fair share of a service's threads (docs/api.md §5.10) is the whole.
+    const configToml = `repo_urls = ["file://${repo}"]\n[log]\nlevel = "warn"\n[http]\nclient_share_percent = 100\n`;
     // Its workers accept connections themselves, as rt's do (SCHED_NONE: lib/primary/supervisor.ts).
     const asRt = { NODE_CLUSTER_SCHED_POLICY: 'none' };
     const [rt, base, rt2, base2] = await startAll(cleanup, [
@@ -212,6 +223,7 @@ export async function streams(): Promise<void> {
     await check('rt count', rtUrl(rt, 'acme/streams', 'count'), { n: 1000, 'delay-ms': 0 }, countText(1000));
     await check('rt ticks', rtUrl(rt, 'acme/drops', 'start'), { n: 1000, 'delay-ms': 0 }, ticksText(1000));
     await check('rt digits', rtUrl(rt, 'example/digits', 'e'), { count: 20 }, '2.71828182845904523536');
+    if (hasJspi) await check('rt bytes, stream<u8> (WASI 0.3)', rtUrl(rt, P3_SERVICE, 'bytes'), { count: 100_000 }, Buffer.from(Array.from({ length: 100_000 }, (_, i) => i & 255)));
     await check('rt (2 workers) bytes, CHUNKS', rtUrl(rt2, 'acme/chunks', 'bytes'), small, pattern(100_000));
     await check('rt (2 workers) ticks', rtUrl(rt2, 'acme/drops', 'start'), { n: 1000, 'delay-ms': 0 }, ticksText(1000));
     for (const [side, b] of [
@@ -259,7 +271,8 @@ export async function streams(): Promise<void> {
       { key: `${concurrent}x ticks rt`, url: rtUrl(rt2, 'acme/drops', 'start'), ...ticks },
       { key: `${concurrent}x ticks baseline`, url: `${base2.url}/ticks`, ...ticks },
     ];
-    const variants = [...byteVariants, ...itemVariants, digitsVariant, ...concurrentVariants];
+    const p3Variants: Variant[] = hasJspi ? [{ key: P3_KEY, url: rtUrl(rt, P3_SERVICE, 'bytes'), json: { count: total }, bytes: total, items: Math.ceil(total / (16 * KiB)), streams: 1 }] : [];
+    const variants = [...byteVariants, ...itemVariants, digitsVariant, ...concurrentVariants, ...p3Variants];
 
     // First byte: a stream of one item and a JSON invoke of the same service, alternating on one connection.
     const firstByte = [
@@ -359,6 +372,14 @@ export async function streams(): Promise<void> {
     // What componentize-js's next adds per item: the same bytes, the same rt, only the guest differs.
     const usPerItem = (chunk: number, guest: string) => 1e6 / ((mib(`bytes ${k(chunk)} rt ${guest}`) * MiB) / chunk);
     console.log(`  STREAMS - CHUNKS, µs per item (the componentize-js guest's cost): ${chunks.map((c) => `${fixed(usPerItem(c, 'js') - usPerItem(c, 'wat'), 2)} at ${c / KiB} KiB`).join(', ')}`);
+    if (hasJspi) {
+      const r = mib(P3_KEY);
+      const b = mib(`bytes ${k(16 * KiB)} baseline`);
+      console.log(
+        `  stream<u8> (WASI 0.3, WAT, 16 KiB writes): ${fixed(r, 1)} MiB/s, rt / baseline at 16 KiB ${ratio(r, b)}, ` +
+          `spread ${spreadCell(P3_KEY)}, ratio spread ${fixed(ratioSpreadOf(P3_KEY, `bytes ${k(16 * KiB)} baseline`))}, per round ${perRoundOf(P3_KEY, mibPerSec)}`,
+      );
+    } else console.log(`  stream<u8> (WASI 0.3): not measured, Node.js ${process.versions.node} has no JSPI`);
     const d = runs.get(digitsVariant.key)!.flat();
     console.log(
       `  digits e(${DIGITS}) (WAT, 4 KiB chunks, a spigot: compute-bound): ${fixed(median(d.map((r) => r.ms)), 0)} ms, ` +
@@ -477,6 +498,7 @@ export async function streams(): Promise<void> {
       ...chunks.flatMap((c) => GUESTS.map(({ guest }) => ({ rk: `bytes ${k(c)} rt ${guest}`, bk: `bytes ${k(c)} baseline` }))),
       ...itemRows.map(([key]) => ({ rk: `${key} rt`, bk: `${key} baseline` })),
       ...concurrentRows.map(({ rk, bk }) => ({ rk, bk })),
+      ...p3Variants.map(({ key }) => ({ rk: key, bk: `bytes ${k(16 * KiB)} baseline` })),
     ].map((p) => ({ ...p, spread: ratioSpreadOf(p.rk, p.bk) }));
     const worstPair = pairs.reduce((a, b) => (b.spread > a.spread ? b : a));
     // Three decimals: a 0.596 shown as 0.60 next to "≥ 0.6" and MISS would read as a contradiction.
@@ -501,6 +523,7 @@ export async function streams(): Promise<void> {
         ),
       ),
       'NDJSON ticks rt / baseline items/s, DROPS (WAT)': target(itemsRatio('ticks'), '≥ 0.5', itemsRatio('ticks') >= 0.5),
+      ...(hasJspi ? { 'stream<u8> (WASI 0.3) rt / baseline, 16 KiB': target(mib(P3_KEY) / mib(`bytes ${k(16 * KiB)} baseline`), '≥ 0.6', mib(P3_KEY) / mib(`bytes ${k(16 * KiB)} baseline`) >= 0.6) } : {}),
       [`spread max / min, every variant (${variants.length}; worst: ${worst.key})`]: target(worst.spread, '≤ 1.5', worst.spread <= 1.5),
       [`spread of rt / baseline per round, every pair (${pairs.length}; worst: ${worstPair.rk})`]: target(worstPair.spread, '≤ 1.5', worstPair.spread <= 1.5),
     });
