@@ -1,5 +1,6 @@
 // Builds components from source, for the bundled examples and the test suite:
-// hand-written WAT (through jco's embedded wasm-tools), JavaScript (through
+// hand-written WAT (core modules with a WIT world, or whole components, through
+// jco's embedded wasm-tools), JavaScript (through
 // componentize-js, a development dependency) and C (clang for wasm32-wasi with
 // wasi-libc, adapted to WASI 0.2 with jco's preview1 reactor adapter, the way
 // Rust, C and Go toolchains build components). Builds are cached by the hash
@@ -29,6 +30,16 @@ export interface WatSource {
   wat: string;
 }
 
+/**
+ * A whole component in the component model's text format, as jco's `parse`
+ * takes it: for what no bindings generator writes yet from a world, such as
+ * a WASI 0.3 component's async ABI written by hand.
+ */
+export interface ComponentWatSource {
+  kind: 'component-wat';
+  wat: string;
+}
+
 export type ComponentizeFeature = 'stdio' | 'random' | 'clocks' | 'http' | 'fetch-event';
 
 export interface JsSource {
@@ -55,7 +66,7 @@ export interface CSource {
   c: string;
 }
 
-export type ComponentSource = WatSource | JsSource | CSource;
+export type ComponentSource = WatSource | ComponentWatSource | JsSource | CSource;
 
 export type Progress = (message: string) => void;
 
@@ -83,7 +94,7 @@ async function sourceHash(source: ComponentSource): Promise<string> {
 function toolVersions(kind: ComponentSource['kind']): Record<string, string> {
   const jco = packageVersion('@bytecodealliance/jco-transpile');
   if (kind === 'c') return { jco, clang: '14' };
-  if (kind === 'wat') return { jco };
+  if (kind === 'wat' || kind === 'component-wat') return { jco };
   try {
     return { jco, componentizeJs: packageVersion('@bytecodealliance/componentize-js'), preinitialize: PREINITIALIZE_VERSION };
   } catch {
@@ -111,11 +122,24 @@ export async function buildComponent(source: ComponentSource, progress?: Progres
   }
   const started = Date.now();
   if (source.kind === 'js') progress?.(`building ${label} with componentize-js (about 10 s)...`);
-  const bytes = source.kind === 'wat' ? await buildWat(source) : source.kind === 'js' ? await (builder ? builder.build(source) : componentizeSource(source)) : await buildC(source);
+  const bytes = await build(source, builder);
   progress?.(`built ${label} (${formatSize(bytes.length)}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // Concurrent builders (parallel test runs) never see half a file.
   await writeAtomically(cached, bytes);
   return bytes;
+}
+
+function build(source: ComponentSource, builder: ComponentizeProcess | undefined): Promise<Uint8Array> {
+  switch (source.kind) {
+    case 'wat':
+      return buildWat(source);
+    case 'component-wat':
+      return parse(source.wat);
+    case 'js':
+      return builder ? builder.build(source) : componentizeSource(source);
+    case 'c':
+      return buildC(source);
+  }
 }
 
 async function buildWat(source: WatSource): Promise<Uint8Array> {

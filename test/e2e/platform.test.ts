@@ -8,8 +8,10 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { hasJspi } from '../../lib/platform.js';
+import { buildComponent } from '../../examples/builder.js';
+import { examples } from '../../examples/index.js';
 import { asyncCalls, asyncStreams } from '../support/async-components.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream, sseEvents } from '../support/stream-client.js';
@@ -25,7 +27,8 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   let repo: string;
 
   before(async () => {
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() } });
+    const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes } });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\n` });
     await rt.ready();
   });
@@ -143,6 +146,28 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         expect(await rt!.logged((l) => l.msg === 'request' && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed')).to.equal(true);
         const next = await stream('numbers', { count: 2 });
         expect(ndjson(next.text() || (await next.ended, next.text()))).to.deep.equal([0, 1]);
+      });
+
+      it('serves the primes example (component WAT by hand): is-prime awaited; the first 20,000 primes in order, each once, to a reader that takes them at once and to one that pauses', async () => {
+        const answers = await Promise.all([4_294_967_291, 4_294_967_295, 1, 104_729].map((n) => invoke(rt!, 'example/primes/invoke/is-prime', { n })));
+        expect(answers.map((a) => a.body.result)).to.deep.equal([true, false, false, true]);
+        const sieve = new Uint8Array(230_000);
+        const expected: number[] = [];
+        for (let i = 2; expected.length < 20_000; i++) {
+          if (sieve[i]) continue;
+          expected.push(i);
+          for (let j = i * i; j < sieve.length; j += i) sieve[j] = 1;
+        }
+        const url = `${rt!.url}/api/services/example/primes/invoke/primes`;
+        const eager = await openStream(url, { count: 20_000 });
+        const paused = await openStream(url, { count: 20_000 }, {}, { paused: true });
+        // The paused reader takes nothing for a while: the guest's writes wait, then go on where they stopped.
+        await letTimePass(300, 'the paused reader takes nothing for a while');
+        paused.res.on('data', (bytes: Buffer) => paused.pieces.push({ at: 0, bytes }));
+        for (const answer of [eager, paused]) {
+          expect((await answer.ended).complete).to.equal(true);
+          expect(ndjson(answer.text())).to.deep.equal(expected);
+        }
       });
 
       it('lists a stream<T> method as streaming, with its WIT signature, media types and item schema', async () => {

@@ -5,11 +5,15 @@
 // answer starts with. A README that drifts from what rt does fails here.
 // A line `NAME=$(curl ... | filter)` keeps what the shell would: its answer
 // goes through the filter (run by sh), and later lines' `$NAME` is that.
+// On a Node without JSPI (22) the WASI 0.3 example is listed as failed,
+// naming the line it needs: its lines answer 404 naming the service.
 
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { hasJspi } from '../../lib/platform.js';
 import { examplesRepository } from '../support/fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 
@@ -27,7 +31,7 @@ interface CurlLine {
   streamed?: boolean;
   /** The `# {...}` line after the command: the answer's JSON (an NDJSON stream's first item), or a part of it when it ends in `...}`. */
   expected?: string;
-  /** The `# > text` line after the command: what the (text) answer starts with. */
+  /** The `# > text` line after the command: what the (text or NDJSON) answer starts with. */
   startsWith?: string;
   /** `NAME=$(curl ... | filter)`: the variable that keeps the answer, put through the shell command `filter`. */
   capture?: { name: string; filter: string };
@@ -118,6 +122,12 @@ describe('README examples (e2e)', function () {
     const readmeLines = await curlLines();
     expect(readmeLines.length).to.be.at.least(20);
     const variables: Variables = new Map();
+    const listing = (await (await fetch(`${rt.url}/api/services`)).json()) as { failed: { source: string; error: string }[] };
+    // The services that did not load for want of JSPI, as their paths name them (the examples' domain is `example`).
+    const unloadable = new Set(listing.failed.filter((f) => f.error.includes('needs JSPI')).map((f) => `example/${basename(f.source, '.wasm')}`));
+    expect(listing.failed.length, JSON.stringify(listing.failed)).to.equal(unloadable.size);
+    expect(unloadable.size > 0, 'WASI 0.3 examples listed as failed').to.equal(!hasJspi);
+    let refused = 0;
     for (const readme of readmeLines) {
       const line = parseCurl(readme, variables);
       const started = performance.now();
@@ -126,6 +136,13 @@ describe('README examples (e2e)', function () {
       // Node's web streams are async iterable (its DOM typings do not say so).
       for await (const piece of (res.body ?? []) as unknown as AsyncIterable<Uint8Array>) pieces.push({ at: performance.now() - started, bytes: piece });
       const bytes = Buffer.concat(pieces.map((p) => p.bytes));
+      const service = /^\/api\/services\/([^/]+\/[^/]+)\//.exec(line.url)?.[1];
+      if (service && unloadable.has(service)) {
+        expect(res.status, line.command).to.equal(404);
+        expect(JSON.parse(bytes.toString()), line.command).to.include({ code: 'RT_ERR_UNKNOWN_SERVICE', service: service.replace('/', '.') });
+        refused++;
+        continue;
+      }
       if (line.streamed) {
         expect(res.headers.get('transfer-encoding'), line.command).to.equal('chunked');
         expect(pieces.length, `${line.command}: pieces`).to.be.at.least(2);
@@ -146,7 +163,7 @@ describe('README examples (e2e)', function () {
         continue;
       }
       if (line.startsWith !== undefined) {
-        expect(res.headers.get('content-type'), line.command).to.match(/^text\/plain/);
+        expect(res.headers.get('content-type'), line.command).to.match(/^(?:text\/plain|application\/x-ndjson)/);
         expect(bytes.toString().slice(0, line.startsWith.length), line.command).to.equal(line.startsWith);
         continue;
       }
@@ -163,5 +180,6 @@ describe('README examples (e2e)', function () {
       }
       expect(res.status >= 400, line.command).to.equal('error' in answer);
     }
+    expect(refused > 0, 'lines of a service this Node cannot load').to.equal(!hasJspi);
   });
 });

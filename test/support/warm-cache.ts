@@ -20,8 +20,8 @@ async function fixtureSources(): Promise<[string, ComponentSource][]> {
 }
 
 function isSource(value: unknown): value is ComponentSource {
-  if (typeof value !== 'object' || value === null || !('kind' in value) || !('world' in value)) return false;
-  return value.kind === 'wat' || value.kind === 'js' || value.kind === 'c';
+  if (typeof value !== 'object' || value === null || !('kind' in value)) return false;
+  return value.kind === 'component-wat' || ('world' in value && (value.kind === 'wat' || value.kind === 'js' || value.kind === 'c'));
 }
 
 async function main(): Promise<void> {
