@@ -24,10 +24,9 @@ import type { ServiceId } from '../../service.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Failure } from '../execution/invocation.js';
 import type { ServiceRegistry } from '../execution/registry.js';
-import { BODY_WINDOW_BYTES, MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
+import { MainEnd, type FieldEntry, type HandlerRequest, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
 import { tooLarge, bodyLength, type BodyLimits } from './body.js';
-import { holdUnread } from './lingering-close.js';
-import { BodyPace, watchBody } from './body-pace.js';
+import { feedBody } from './body-feed.js';
 import type { FairShares } from './fair-shares.js';
 import { departure } from './exchange.js';
 import { COMPONENT_CONTENT_HEADERS, setAnswerHeaders, WRITTEN, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
@@ -110,7 +109,8 @@ async function serveHandler(call: ApiCall, hosted: HostedService, route: string,
   const answer = new HandlerAnswer(call, hosted.name, deps.log);
   const channel = new MainEnd(answer, WINDOW_BYTES);
   answer.channel = channel;
-  const body = feedBody(call, channel, deps.bodies, answer, release);
+  const body = feedBody(call, channel, deps.bodies, (error) => answer.refuse(error), release);
+  answer.bodyTaken = body.taken;
   res.once('close', () => {
     if (!res.writableFinished) channel.close();
   });
@@ -127,84 +127,13 @@ async function serveHandler(call: ApiCall, hosted: HostedService, route: string,
 }
 
 /**
- * Feeds the request body to the channel as it arrives: paused while the
- * guest has BODY_WINDOW_BYTES unread, failed when the client goes away, the
- * body passes http.max_body_bytes (413 if nothing was answered yet) or falls
- * behind http.min_body_bytes_per_second while the guest waits for it (408,
- * likewise). `done` is told once the body is over, whichever way.
- */
-function feedBody(call: ApiCall, channel: MainEnd, limits: BodyLimits, answer: HandlerAnswer, done: () => void): { stop(): void } {
-  const { req, res } = call;
-  if (!bodyLength(req).present) {
-    done();
-    channel.end();
-    return { stop: () => {} };
-  }
-  const { maxBytes } = limits;
-  let unread = 0;
-  let over = false;
-  const pace = new BodyPace(limits.minBytesPerSecond);
-  answer.bodyTaken = (bytes) => {
-    unread -= bytes;
-    if (!over && unread < BODY_WINDOW_BYTES && req.isPaused()) {
-      pace.resume();
-      req.resume();
-    }
-  };
-  const refuse = (reason: string, error: ApiError) => {
-    stop();
-    holdUnread(req);
-    channel.fail(reason);
-    answer.refuse(error);
-  };
-  const onData = (chunk: Buffer) => {
-    pace.received(chunk.length);
-    if (pace.bytes > maxBytes) return refuse(`the body exceeds http.max_body_bytes (${maxBytes} bytes)`, tooLarge(maxBytes));
-    unread += chunk.length;
-    channel.push(chunk);
-    if (unread >= BODY_WINDOW_BYTES) {
-      pace.pause();
-      req.pause();
-    }
-  };
-  // Once the answer has begun, a slow body is the exchange's pace, not a refusal: the deadline bounds it.
-  const unwatch = watchBody((now) => {
-    if (!res.headersSent && pace.tooSlow(now)) refuse('the body arrived too slowly (http.min_body_bytes_per_second)', limits.tooSlow(call.state));
-  });
-  const onEnd = () => {
-    stop();
-    const trailers = req.rawTrailers;
-    const entries: FieldEntry[] = [];
-    for (let i = 0; i < trailers.length; i += 2) entries.push([trailers[i].toLowerCase(), Buffer.from(trailers[i + 1], 'latin1')]);
-    channel.end(entries.length > 0 ? entries : undefined);
-  };
-  const onAborted = () => {
-    if (!over) channel.fail('the client closed the connection before its body arrived');
-    stop();
-  };
-  const stop = () => {
-    if (over) return;
-    over = true;
-    unwatch();
-    done();
-    req.off('data', onData);
-    req.off('end', onEnd);
-    req.off('aborted', onAborted);
-  };
-  req.on('data', onData);
-  req.once('end', onEnd);
-  req.once('aborted', onAborted);
-  return { stop };
-}
-
-/**
  * The answer to one handler request, as the guest's response arrives on the
  * channel: its head and body written as they come; or rt's error answer when
  * the guest gave none (thrown from `conclude`, for the exchange to answer).
  */
 class HandlerAnswer implements ResponseListener {
   channel!: MainEnd;
-  /** The guest read request body bytes (feedBody sets it). */
+  /** The guest read request body bytes (the route sets it: body-feed.ts). */
   bodyTaken: (bytes: number) => void = () => {};
   /** Resolves once what `handle` left behind is known, or the channel closed without saying. */
   readonly settledOrClosed: Promise<void>;
