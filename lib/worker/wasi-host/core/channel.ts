@@ -141,6 +141,26 @@ export class PortBodySource implements RequestBodySource {
   trailers(): FieldEntry[] | undefined {
     return this.#trailers;
   }
+
+  /**
+   * The body's bytes as they arrive, for a guest that reads them through
+   * JSPI (a stream<u8> parameter: jco's glue reads an async iterable), which
+   * leaves the thread's event loop free meanwhile: `waker` moves when the
+   * main thread posts. Ends with the body; a failed body ends it too (the
+   * main thread answers the failure: body-feed.ts).
+   */
+  async *chunks(waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+    for (;;) {
+      const seen = waker.epoch();
+      const available = this.available();
+      if (available > 0) {
+        yield this.read(available);
+        continue;
+      }
+      if (this.status().kind !== 'open') return;
+      await waker.moved(seen);
+    }
+  }
 }
 
 // ---- the response ----
@@ -227,25 +247,83 @@ export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refuse
 };
 
 /**
- * The main thread's end of one request's channel. It exists from the moment
- * the request arrives, before any thread takes it: body bytes posted before
- * then wait in the port, and response bytes wait in its ring. Once the
- * request's thread is done with it (`unbind`), it no longer wakes that
- * thread, whose cells belong to the thread's next request.
+ * The main thread's end of a request body on its way to an instance thread
+ * (read there by a PortBodySource on `threadPort`). It exists from the
+ * moment the request arrives, before any thread takes it: what is posted
+ * before then waits in the port. Once the thread is done with the request
+ * (`unbind`), it no longer wakes that thread, whose cells belong to the
+ * thread's next request.
  */
-export class MainEnd implements RequestBodyFeeder {
-  /** The main thread's port of the request's channel. */
+abstract class BodyPoster implements RequestBodyFeeder {
+  /** The main thread's port. */
   readonly port: MessagePort;
   /** The other port: goes to the thread with the request. */
   readonly threadPort: MessagePort;
+  /** The cells of the thread that has the request, while it has it. */
+  protected shared: SharedArrayBuffer | undefined;
+
+  constructor() {
+    ({ port1: this.port, port2: this.threadPort } = new MessageChannel());
+  }
+
+  /** The thread whose cells are `shared` takes the request now. */
+  bind(shared: SharedArrayBuffer): void {
+    this.shared = shared;
+    Waker.wake(shared, WAKE);
+  }
+
+  /** The thread is done with the request. */
+  unbind(): void {
+    this.shared = undefined;
+  }
+
+  push(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#send({ kind: 'chunk', bytes });
+  }
+
+  end(trailers?: FieldEntry[]): void {
+    this.#send(trailers ? { kind: 'end', trailers } : { kind: 'end' });
+  }
+
+  fail(reason: string): void {
+    this.#send({ kind: 'fail', reason });
+  }
+
+  #send(message: BodyMessage): void {
+    this.port.postMessage(message);
+    // After the post: the woken thread finds the message when it drains the port.
+    if (this.shared) Waker.wake(this.shared, WAKE);
+  }
+}
+
+/**
+ * A body alone, for a call that reads it as it arrives (a stream<u8>
+ * parameter: docs/api.md §5.9); `taken` hears what the guest has read.
+ */
+export class BodyChannel extends BodyPoster {
+  constructor(taken: (bytes: number) => void) {
+    super();
+    this.port.on('message', (message: ResponseMessage) => {
+      if (message.kind === 'taken') taken(message.bytes);
+    });
+  }
+
+  /** Nothing more is heard from the thread. */
+  dispose(): void {
+    this.shared = undefined;
+    this.port.close();
+  }
+}
+
+/** The main thread's end of one HTTP handler request's channel: its body (BodyPoster), and its response, whose bytes wait in the ring until the main thread takes them. */
+export class MainEnd extends BodyPoster {
   /** The response body's ring: goes to the thread with the request. */
   readonly #ring: RingReader;
-  #shared: SharedArrayBuffer | undefined;
 
   /** `window`: the bytes of response the guest may write before the client has taken any (its ring's size). */
   constructor(listener: ResponseListener, window: number) {
-    ({ port1: this.port, port2: this.threadPort } = new MessageChannel());
-    this.#ring = new RingReader(window, (bytes) => listener.chunk(bytes), () => this.#shared && Waker.wake(this.#shared, WAKE));
+    super();
+    this.#ring = new RingReader(window, (bytes) => listener.chunk(bytes), () => this.shared && Waker.wake(this.shared, WAKE));
     this.port.on('message', (message: ResponseMessage) => {
       switch (message.kind) {
         case 'head':
@@ -277,29 +355,6 @@ export class MainEnd implements RequestBodyFeeder {
     return this.#ring.shared;
   }
 
-  /** The thread whose cells are `shared` takes the request now. */
-  bind(shared: SharedArrayBuffer): void {
-    this.#shared = shared;
-    Waker.wake(shared, WAKE);
-  }
-
-  /** The thread is done with the request. */
-  unbind(): void {
-    this.#shared = undefined;
-  }
-
-  push(bytes: Uint8Array): void {
-    if (bytes.length > 0) this.#send({ kind: 'chunk', bytes });
-  }
-
-  end(trailers?: FieldEntry[]): void {
-    this.#send(trailers ? { kind: 'end', trailers } : { kind: 'end' });
-  }
-
-  fail(reason: string): void {
-    this.#send({ kind: 'fail', reason });
-  }
-
   /** The client took `bytes` more of what the listener was given: the guest may write that much again. */
   grant(bytes: number): void {
     this.#ring.release(bytes);
@@ -313,13 +368,7 @@ export class MainEnd implements RequestBodyFeeder {
   /** Nothing more is heard from the thread (it may still be running, if it was cut off: its ring is not reused). */
   dispose(): void {
     this.#ring.abandon();
-    this.#shared = undefined;
+    this.shared = undefined;
     this.port.close();
-  }
-
-  #send(message: BodyMessage): void {
-    this.port.postMessage(message);
-    // After the post: the woken thread finds the message when it drains the port.
-    if (this.#shared) Waker.wake(this.#shared, WAKE);
   }
 }

@@ -23,6 +23,12 @@ export class Waker {
     Atomics.wait(this.#cell, 0, seen, ms);
   }
 
+  /** Resolves once the counter is no longer `seen`, without blocking the thread: for a thread whose guest is suspended (JSPI) while its event loop runs. */
+  async moved(seen: number): Promise<void> {
+    const waiting = Atomics.waitAsync(this.#cell, 0, seen);
+    if (waiting.async) await waiting.value;
+  }
+
   /** From any thread: wakes whoever sleeps on `shared[index]`. */
   static wake(shared: SharedArrayBuffer, index = 0): void {
     const cell = new Int32Array(shared, index * 4, 1);
