@@ -5,7 +5,9 @@
 
 import { handlerRoutes } from './http-mounts.js';
 import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
-import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
+import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
+import { asInvoked, bodyStreamParam } from './wit/async-abi.js';
+import type { WitFunction } from './wit/types.js';
 import { printMemberSignature, printSignature } from './wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
 
@@ -254,6 +256,21 @@ function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>
   }
 }
 
+/** What an invoke of `fn` sends: a JSON body of its arguments; or, for one that takes a stream<u8>, that stream as the body and the others in the query string, each a JSON value or a string's text (docs/api.md §5.9). */
+function invokeRequest(fn: WitFunction): Record<string, unknown> {
+  const streamed = bodyStreamParam(fn);
+  if (streamed === undefined) return { requestBody: { required: fn.params.length > 0, content: { 'application/json': { schema: requestSchema(fn) } } } };
+  const query = namedArgumentsSchema(fn) as { properties: Record<string, JsonSchema> };
+  return {
+    parameters: asInvoked(fn).params.map((p) => {
+      const schema = query.properties[p.name];
+      const text = p.type.kind === 'primitive' && p.type.name === 'string';
+      return { name: p.name, in: 'query', required: true, ...(text ? { schema } : { content: { 'application/json': { schema } } }) };
+    }),
+    requestBody: { required: false, description: `The stream<u8> parameter "${fn.params[streamed].name}", read as it arrives`, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+  };
+}
+
 export function openApiDocument(services: ServiceDescriptor[], version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const service of services) {
@@ -268,10 +285,7 @@ export function openApiDocument(services: ServiceDescriptor[], version: string):
           tags: [serviceName(service.id)],
           summary: `${method.name}: ${printSignature(fn)}`,
           ...(method.stream ? { 'x-rt-streaming': true } : {}),
-          requestBody: {
-            required: fn.params.length > 0,
-            content: { 'application/json': { schema: requestSchema(fn) } },
-          },
+          ...invokeRequest(fn),
           responses: {
             '200': method.stream ? streamedAnswer(method) : { description: 'The result', content: { 'application/json': { schema: responseSchema(fn) } } },
             ...callAnswers(errValue, 'Unknown service or method'),

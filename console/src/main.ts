@@ -257,6 +257,11 @@ function methodView(service: ServiceDescription, method: MethodDescription): HTM
     details.append(h('p', { class: 'muted' }, method.reason ?? 'not invocable'));
     return details;
   }
+  if (method.request_body) {
+    // A body that streams in as the guest reads it is a client's to send, not a form's.
+    details.append(h('p', { class: 'muted' }, `Reads parameter "${method.request_body.parameter}" from the request body (${method.request_body.media_type}) as it arrives, and the others from the query string: call it with curl or any HTTP client (docs/api.md §5.9).`));
+    return details;
+  }
   let built = false;
   details.addEventListener('toggle', () => {
     if (!details.open || built) return;

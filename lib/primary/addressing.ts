@@ -2,10 +2,11 @@
 // and method names.
 
 import type { MethodDescriptor, ResourceDescriptor, ServiceId } from '../service.js';
-import { asInvoked } from '../wit/async-abi.js';
+import { asInvoked, bodyStreamParam } from '../wit/async-abi.js';
 import { resourceKey, type HandleType } from '../wit/handles.js';
 import { httpHandlerExport, type HttpHandlerExport } from '../wit/http-handler.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
+import { printType } from '../wit/print.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type TypeOrigin, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
 
@@ -158,10 +159,26 @@ function firstOf<T>(items: T[], f: (item: T) => string | undefined): string | un
   return undefined;
 }
 
+/** Whether a call of `fn` takes or makes handles; a stream it reads or answers with aside (they are the request's body and the answer). */
+function holdsHandles(fn: WitFunction): boolean {
+  const { params, result } = asInvoked(fn);
+  return params.some((p) => containsResource(p.type)) || (result !== null && result.kind !== 'stream' && containsResource(result));
+}
+
 /** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
 function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: ExportedResources): string | undefined {
-  if (fn.async && /^\[(?:async )?(?:constructor|method|static)\]/.test(fn.name)) return 'an async function of a resource: rt does not call those yet';
+  const ofResource = /^\[(?:async )?(?:constructor|method|static)\]/.test(fn.name);
+  if (fn.async && ofResource) return 'an async function of a resource: rt does not call those yet';
+  // One stream<u8> parameter is the request body (docs/api.md §5.9).
+  const streams = fn.params.filter((p) => p.type.kind === 'stream');
+  if (streams.length > 1) return `it takes ${streams.length} stream parameters (${streams.map((p) => `"${p.name}"`).join(', ')}): rt reads one, from the request body`;
+  if (streams.length === 1 && ofResource) return `parameter "${streams[0].name}" is a stream, which rt does not give a resource's function yet`;
   for (const p of fn.params) {
+    if (p.type.kind === 'stream') {
+      const bytes = p.type.element?.kind === 'primitive' && p.type.element.name === 'u8';
+      if (bytes) continue;
+      return `parameter "${p.name}" is a ${printType(p.type)}: rt reads a stream<u8> parameter from the request body (its raw bytes), not yet a stream of other items`;
+    }
     // A future<T> parameter is written as T (docs/api.md §5.9).
     if (p.type.kind === 'future' && p.type.element === null) return `parameter "${p.name}" is a future without a value, which rt cannot write yet`;
     const what = uncarried(p.type.kind === 'future' ? p.type.element! : p.type, exported);
@@ -233,6 +250,8 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
         ? `it belongs to ${member.resource}, a resource the component does not export`
         : typeof stream === 'object' && asInvoked(fn).params.some((p) => containsResource(p.type))
           ? 'a streaming method that takes handles is not supported yet (a stream runs on an instance of its own, and handles live in the instance that made them)'
+          : bodyStreamParam(fn) !== undefined && holdsHandles(fn)
+            ? 'a method that reads a stream parameter and takes or makes handles is not supported yet (the body it reads cannot follow a call to the worker that holds them)'
           : // A stream<T> that cannot be one says why; a resource without a streaming next is a handle like any other.
             typeof stream === 'string' && fn.result?.kind === 'stream'
             ? stream

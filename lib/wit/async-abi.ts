@@ -10,21 +10,29 @@ export function exportedFunctions(iface: ComponentInterface): [string, WitFuncti
   return [...iface.functions.map((fn): [string, WitFunction] => [fn.name, fn]), ...iface.interfaces.flatMap((i) => i.functions.map((fn): [string, WitFunction] => [`${i.name}#${fn.name}`, fn]))];
 }
 
-/** Whether a call of `fn` answers later than it returns: an async function, or one that takes or returns a future<T> (docs/api.md §5.9). */
+/** Whether a call of `fn` answers later than it returns: an async function, or one that takes or returns a future<T>, or takes a stream<T> (docs/api.md §5.9). */
 export function answersLater(fn: WitFunction): boolean {
-  return fn.async === true || fn.result?.kind === 'future' || fn.params.some((p) => p.type.kind === 'future');
+  return fn.async === true || fn.result?.kind === 'future' || fn.params.some((p) => p.type.kind === 'future' || p.type.kind === 'stream');
 }
 
 /**
  * `fn` as invoke takes and answers it: a future<T> parameter is written as
  * T (the function gets a future resolved with it: futureParams), a
- * future<T> result is answered as T once the future resolves (future
- * without a payload: null).
+ * stream<T> parameter is not among the arguments (it is the request body:
+ * bodyStreamParam), a future<T> result is answered as T once the future
+ * resolves (future without a payload: null).
  */
 export function asInvoked(fn: WitFunction): WitFunction {
-  const params = futureParams(fn).length === 0 ? fn.params : fn.params.map((p) => (p.type.kind === 'future' && p.type.element ? { ...p, type: p.type.element } : p));
+  const written = bodyStreamParam(fn) === undefined ? fn.params : fn.params.filter((p) => p.type.kind !== 'stream');
+  const params = futureParams(fn).length === 0 ? written : written.map((p) => (p.type.kind === 'future' && p.type.element ? { ...p, type: p.type.element } : p));
   const result = fn.result?.kind === 'future' ? fn.result.element : fn.result;
   return params === fn.params && result === fn.result ? fn : { ...fn, params, result };
+}
+
+/** The position of `fn`'s stream<T> parameter, which invoke reads from the request body as it arrives (docs/api.md §5.9); undefined when it has none. */
+export function bodyStreamParam(fn: WitFunction): number | undefined {
+  const at = fn.params.findIndex((p) => p.type.kind === 'stream');
+  return at === -1 ? undefined : at;
 }
 
 /** The positions of `fn`'s future<T> parameters: what invoke decodes as T, the call gets as a future resolved with it. */

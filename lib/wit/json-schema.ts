@@ -128,12 +128,7 @@ function wrapper(key: string, value: JsonSchema): JsonSchema {
 /** The request body of an invoke: an object keyed by parameter name, or the arguments in order. */
 export function requestSchema(fn: WitFunction): JsonSchema {
   const params = asInvoked(fn).params.map((p) => [p.name, typeSchema(p.type, 'request')] as const);
-  const byName = {
-    type: 'object',
-    properties: Object.fromEntries(params),
-    required: params.map(([name]) => name),
-    additionalProperties: false,
-  };
+  const byName = namedArgumentsSchema(fn);
   // Draft 2020-12 wants a prefixItems of one item at least: no parameters, no prefixItems.
   const inOrder = {
     type: 'array',
@@ -143,6 +138,16 @@ export function requestSchema(fn: WitFunction): JsonSchema {
     maxItems: params.length,
   };
   return { oneOf: [byName, inOrder] };
+}
+
+/**
+ * The arguments keyed by parameter name: an invoke's body, or the query
+ * string of a method whose stream<u8> parameter is the body (docs/api.md
+ * §5.9; that parameter is not among them).
+ */
+export function namedArgumentsSchema(fn: WitFunction): JsonSchema {
+  const params = asInvoked(fn).params.map((p) => [p.name, typeSchema(p.type, 'request')] as const);
+  return { type: 'object', properties: Object.fromEntries(params), required: params.map(([name]) => name), additionalProperties: false };
 }
 
 /** The 200 body of an invoke: `{"result": ...}` (for result<T, E>, T; E comes as an error). */

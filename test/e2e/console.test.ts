@@ -12,6 +12,8 @@ import { launchChromium } from '../support/chromium.js';
 import { examplesRepository, repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
+import { asyncBodies } from '../support/async-components.js';
+import { hasJspi } from '../../lib/platform.js';
 
 describe('console (e2e, Chromium)', function () {
   let rt: RtProcess;
@@ -23,7 +25,8 @@ describe('console (e2e, Chromium)', function () {
   before(async function () {
     this.timeout(300_000);
     browser = await launchChromium();
-    const counters = await repository({ counters: COUNTERS });
+    // A WASI 0.3 service whose methods read the request body as a stream, where this Node runs it (JSPI).
+    const counters = await repository({ counters: COUNTERS, ...(hasJspi ? { 'p3-body.wasm': { raw: await asyncBodies() } } : {}) });
     rt = await RtProcess.start({ configToml: `repo_urls = ["file://${await examplesRepository()}", "file://${counters}"]`, workers: 2 });
     await rt.ready();
     page = await browser.newPage();
@@ -57,9 +60,21 @@ describe('console (e2e, Chromium)', function () {
     expect(new URL(page.url()).pathname).to.equal('/console/');
     await service('example/greeter').waitFor();
     const names = await page.locator('section.service').evaluateAll((sections) => sections.map((s) => s.getAttribute('data-service')));
-    expect(names).to.have.members(['acme/counters', 'example/calculator', 'example/cart', 'example/digits', 'example/fetch-handler', 'example/greeter', 'example/hello-http', 'example/library', 'example/mandelbrot', 'example/primes', 'example/tally', 'example/ticker']);
+    expect(names).to.have.members(['acme/counters', 'example/calculator', 'example/cart', 'example/digits', 'example/fetch-handler', 'example/greeter', 'example/hello-http', 'example/library', 'example/mandelbrot', 'example/primes', 'example/tally', 'example/ticker', ...(hasJspi ? ['default/p3-body'] : [])]);
     expect(await service('example/greeter').locator('summary').first().innerText()).to.match(/example\/greeter@1\.0\.0\s*active/);
   });
+
+  if (hasJspi) {
+    it('shows a method that reads the request body as a stream with a note naming its parameter, and no form', async function () {
+      this.timeout(30_000);
+      const s = service('default/p3-body');
+      await s.locator('summary').first().click();
+      const digest = s.locator('details.method[data-method="digest"]');
+      await digest.locator('summary').click();
+      expect(await digest.locator('p.muted').innerText()).to.equal('Reads parameter "data" from the request body (application/octet-stream) as it arrives, and the others from the query string: call it with curl or any HTTP client (docs/api.md §5.9).');
+      expect(await digest.locator('.invoke-panel').count()).to.equal(0);
+    });
+  }
 
   it('invokes the greeter through its form and shows the answer', async function () {
     this.timeout(30_000);

@@ -6,15 +6,48 @@
 // loads either way. CI runs this file on Node 26 and on Node 22.
 
 import { expect } from 'chai';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { hasJspi } from '../../lib/platform.js';
 import { buildComponent } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
-import { asyncCalls, asyncStreams } from '../support/async-components.js';
+import { asyncBodies, asyncCalls, asyncStreams } from '../support/async-components.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream, sseEvents } from '../support/stream-client.js';
+
+/** http.max_body_bytes here: a stream<u8> parameter's body is held to it as any body. */
+const MAX_BODY_BYTES = 8 * 2 ** 20;
+
+/** 32-bit FNV-1a of `bytes`, from `seed`: what p3-body's digest answers. */
+function fnv1a(bytes: Uint8Array, seed: number): number {
+  let h = seed >>> 0;
+  for (const byte of bytes) h = Math.imul(h ^ byte, 16777619) >>> 0;
+  return h;
+}
+
+/** POSTs `pieces` to `url` as a chunked body, `pauseMs` apart; the answer's status and JSON body. */
+function postPieces(url: string, pieces: Uint8Array[], options: { pauseMs?: number; headers?: Record<string, string>; agent?: Agent } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...options.headers }, ...(options.agent ? { agent: options.agent } : {}) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    void (async () => {
+      for (const piece of pieces) {
+        req.write(piece);
+        if (options.pauseMs) await letTimePass(options.pauseMs, 'the body arrives in pieces, as from a slow client');
+      }
+      req.end();
+    })();
+  });
+}
 
 interface Listing {
   services: { domain: string; service: string }[];
@@ -28,8 +61,8 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
 
   before(async () => {
     const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes } });
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\n` });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() } });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\nmax_body_bytes = ${MAX_BODY_BYTES}\n` });
     await rt.ready();
   });
 
@@ -176,6 +209,104 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         expect(byName.get('numbers')).to.deep.include({ signature: 'async func(count: u32) -> stream<u32>', invocable: true, streaming: true, media_types: ['application/x-ndjson', 'text/event-stream'] });
         expect(byName.get('bytes')).to.deep.include({ signature: 'async func(count: u32) -> stream<u8>', streaming: true, media_types: ['application/octet-stream', 'text/event-stream'] });
         expect(byName.get('numbers')!.item_schema).to.deep.include({ type: 'integer', minimum: 0, maximum: 4294967295 });
+      });
+    });
+  }
+
+  if (hasJspi) {
+    describe('stream<u8> parameters (WASI 0.3)', () => {
+      const url = (method: string, query = '') => `${rt!.url}/api/services/default/p3-body/invoke/${method}${query}`;
+
+      it('gives the guest the request body as its stream, read as it arrives, and the other parameters from the query string', async () => {
+        const body = randomBytes(3 * 2 ** 20 + 5);
+        const pieces = Array.from({ length: 49 }, (_, i) => body.subarray(i * 65536, (i + 1) * 65536));
+        const answer = await postPieces(url('digest', '?seed=2166136261'), pieces);
+        expect(answer).to.deep.equal({ status: 200, body: { result: fnv1a(body, 2166136261) } });
+        // A slow client: the guest waits for each piece, and nothing of it is lost.
+        const slow = await postPieces(url('digest', '?seed=7'), [body.subarray(0, 1000), body.subarray(1000, 1001), body.subarray(1001, 70_000)], { pauseMs: 150 });
+        expect(slow).to.deep.equal({ status: 200, body: { result: fnv1a(body.subarray(0, 70_000), 7) } });
+      });
+
+      it('reads a string parameter as its text, and gives an empty stream for a request without a body', async () => {
+        const labelled = await call(url('echo-label', `?label=${encodeURIComponent('héllo, "wörld"')}`), { body: Buffer.from('abc'), contentType: 'application/octet-stream' });
+        expect(labelled.body).to.deep.equal({ result: 'héllo, "wörld"' });
+        const empty = await call(url('echo-label', '?label=x'));
+        expect(empty.body).to.deep.equal({ result: 'x' });
+        expect((await call(url('digest', '?seed=5'))).body).to.deep.equal({ result: 5 });
+      });
+
+      it('answers a guest that returns before it has read the whole body, and reads the next request on the same connection', async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        try {
+          const first = await postPieces(url('first-bytes'), [randomBytes(2 ** 20)], { agent });
+          expect(first.status).to.equal(200);
+          expect(first.body.result).to.be.within(1, 16_384);
+          const bytes = randomBytes(1000);
+          expect(await postPieces(url('digest', '?seed=1'), [bytes], { agent })).to.deep.equal({ status: 200, body: { result: fnv1a(bytes, 1) } });
+        } finally {
+          agent.destroy();
+        }
+      });
+
+      it('answers while the body is still arriving (full duplex): what the guest wrote back comes before the rest of the body is sent', async () => {
+        const req = request(url('upper'), { method: 'POST', headers: { 'content-type': 'application/octet-stream' } });
+        const answered = new Promise<IncomingMessage>((resolve, reject) => {
+          req.on('response', resolve);
+          req.on('error', reject);
+        });
+        req.write('hello, ');
+        const res = await answered;
+        expect(res.headers['content-type']).to.equal('application/octet-stream');
+        const pieces: Buffer[] = [];
+        res.on('data', (d: Buffer) => pieces.push(d));
+        await eventually(() => expect(Buffer.concat(pieces).toString()).to.equal('HELLO, '), { what: 'the first piece back, before the body has ended', timeoutMs: 5_000, intervalMs: 10 });
+        const ended = new Promise((resolve) => res.on('end', resolve));
+        req.end('wörld!');
+        await ended;
+        expect(Buffer.concat(pieces).toString()).to.equal('HELLO, WöRLD!');
+      });
+
+      it('refuses what it cannot read: 415 for a body of another type or encoded, 400 naming a query value that is not JSON, a parameter it does not take or one missing; 413 past http.max_body_bytes', async () => {
+        const json = await call(url('digest', '?seed=1'), { body: '[1]', contentType: 'application/json' });
+        expect(json.status).to.equal(415);
+        expect(json.body).to.include({ code: 'RT_ERR_UNSUPPORTED_CONTENT_TYPE', service: 'default.p3-body', method: 'digest' });
+        expect(json.body.details).to.include('the body is the stream<u8> parameter "data": send application/octet-stream');
+        const encoded = await call(url('digest', '?seed=1'), { body: Buffer.from('abc'), contentType: 'application/octet-stream', headers: { 'content-encoding': 'gzip' } });
+        expect(encoded.status).to.equal(415);
+        expect(encoded.body).to.include({ code: 'RT_ERR_UNSUPPORTED_CONTENT_ENCODING' });
+        const notJson = await call(url('digest', '?seed=abc'), { body: Buffer.from('abc'), contentType: 'application/octet-stream' });
+        expect(notJson.status).to.equal(400);
+        expect(notJson.body).to.include({ code: 'RT_ERR_INVALID_ARGUMENTS' });
+        expect(notJson.body.details).to.match(/^query parameter "seed" is not a JSON value/);
+        for (const query of ['?seed=1&extra=2', '', '?seed=-1']) {
+          const wrong = await call(url('digest', query), { body: Buffer.from('abc'), contentType: 'application/octet-stream' });
+          expect(wrong.status, `${query}: ${wrong.text}`).to.equal(400);
+        }
+        const large = await postPieces(url('digest', '?seed=1'), Array.from({ length: 9 }, () => randomBytes(2 ** 20)));
+        expect(large.status).to.equal(413);
+        expect(large.body).to.include({ code: 'RT_ERR_BODY_TOO_LARGE' });
+        // The service serves on.
+        expect((await call(url('digest', '?seed=3'))).body).to.deep.equal({ result: 3 });
+      });
+
+      it('lists such a method with its query schema and its body, and a function of two streams or a stream of other items as not invocable; the OpenAPI document says the same, and validates', async () => {
+        const described = (await call(`${rt!.url}/api/services/default/p3-body`, { method: 'GET' })).body as unknown as { methods: Record<string, unknown>[] };
+        const byName = new Map(described.methods.map((m) => [m.name, m]));
+        expect(byName.get('digest')).to.deep.include({
+          signature: 'async func(data: stream<u8>, seed: u32) -> u32',
+          invocable: true,
+          request_body: { parameter: 'data', media_type: 'application/octet-stream' },
+        });
+        expect(byName.get('digest')!.query_schema).to.deep.include({ required: ['seed'], additionalProperties: false });
+        expect(byName.get('pair')).to.deep.include({ invocable: false, reason: 'it takes 2 stream parameters ("a", "b"): rt reads one, from the request body' });
+        expect(byName.get('numbers')).to.deep.include({ invocable: false });
+        expect(byName.get('numbers')!.reason).to.match(/^parameter "n" is a stream<u32>: rt reads a stream<u8> parameter/);
+        const openapi = (await call(`${rt!.url}/api/openapi.json`, { method: 'GET' })).body;
+        const validated = await new Validator().validate(openapi);
+        expect(validated.valid, JSON.stringify(validated.errors)).to.equal(true);
+        const operation = (openapi.paths as Record<string, { post: Record<string, unknown> }>)['/api/services/default/p3-body/invoke/digest'].post;
+        expect(operation.parameters).to.deep.equal([{ name: 'seed', in: 'query', required: true, content: { 'application/json': { schema: { type: 'integer', minimum: 0, maximum: 4294967295 } } } }]);
+        expect(operation.requestBody).to.have.nested.property('content.application/octet-stream');
       });
     });
   }

@@ -269,3 +269,198 @@ export function asyncStreams(): Promise<Uint8Array> {
     (export "broken" (func $broken))
     (export "drops" (func $drops)))`);
 }
+
+/**
+ * World-level async functions that take a `stream<u8>`: the request body
+ * (docs/api.md §5.9), read 16 KiB at a time as it arrives (one call at a
+ * time per instance: the state of the one running is in globals):
+ * - `digest: async func(data: stream<u8>, seed: u32) -> u32`, the 32-bit
+ *   FNV-1a of the bytes, started from `seed` instead of the offset basis;
+ * - `echo-label: async func(label: string, data: stream<u8>) -> string`,
+ *   `label`, once the stream has ended;
+ * - `first-bytes: async func(data: stream<u8>) -> u32`, how many bytes its
+ *   first read that brought any took (16,384 at most), leaving the rest
+ *   unread;
+ * - `upper: async func(data: stream<u8>) -> stream<u8>`, the bytes with
+ *   ASCII letters upper-cased, each read written before the next read (full
+ *   duplex: what has come goes back while the rest is on its way);
+ * and, listed but never called, `pair: async func(a: stream<u8>, b:
+ * stream<u8>) -> u32` and `numbers: async func(n: stream<u32>) -> u32`.
+ */
+export function asyncBodies(): Promise<Uint8Array> {
+  return parse(`(component
+    (core module $Memory (memory (export "memory") 2))
+    (core instance $memory (instantiate $Memory))
+    (alias core export $memory "memory" (core memory $mem))
+    (type $bytes (stream u8))
+    (type $nums (stream u32))
+    (core func $read (canon stream.read $bytes async (memory $mem)))
+    (core func $drop (canon stream.drop-readable $bytes))
+    (core func $return-u32 (canon task.return (result u32)))
+    (core func $return-string (canon task.return (result string) (memory $mem)))
+    (core func $set-new (canon waitable-set.new))
+    (core func $join (canon waitable.join))
+    (core func $new (canon stream.new $bytes))
+    (core func $write (canon stream.write $bytes async (memory $mem)))
+    (core func $drop-writable (canon stream.drop-writable $bytes))
+    (core func $return-bytes (canon task.return (result $bytes)))
+    (core module $M
+      (import "" "memory" (memory 2))
+      (import "" "new" (func $new (result i64)))
+      (import "" "write" (func $write (param i32 i32 i32) (result i32)))
+      (import "" "drop-writable" (func $drop-writable (param i32)))
+      (import "" "return-bytes" (func $return-bytes (param i32)))
+      (import "" "read" (func $read (param i32 i32 i32) (result i32)))
+      (import "" "drop" (func $drop (param i32)))
+      (import "" "return-u32" (func $return-u32 (param i32)))
+      (import "" "return-string" (func $return-string (param i32 i32)))
+      (import "" "set-new" (func $set-new (result i32)))
+      (import "" "join" (func $join (param i32 i32)))
+      ;; The running call: its stream, its waitable set, what it has found, which function it is (0 digest, 1 echo-label, 2 first-bytes).
+      (global $s (mut i32) (i32.const 0))
+      (global $set (mut i32) (i32.const 0))
+      (global $acc (mut i32) (i32.const 0))
+      (global $mode (mut i32) (i32.const 0))
+      (global $label-ptr (mut i32) (i32.const 0))
+      (global $label-len (mut i32) (i32.const 0))
+      (global $heap (mut i32) (i32.const 1024))
+      (func (export "realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+        (local.set $p (global.get $heap))
+        (global.set $heap (i32.add (global.get $heap) (local.get 3)))
+        (local.get $p))
+      ;; FNV-1a over the n bytes the last read put at 65536.
+      (func $fold (param $n i32) (local $i i32) (local $h i32)
+        (local.set $h (global.get $acc))
+        (block $done (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (local.set $h (i32.mul (i32.xor (local.get $h) (i32.load8_u (i32.add (i32.const 65536) (local.get $i)))) (i32.const 16777619)))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l)))
+        (global.set $acc (local.get $h)))
+      ;; Drops the stream and returns: EXIT (0).
+      (func $finish (result i32)
+        (call $drop (global.get $s))
+        (if (i32.eq (global.get $mode) (i32.const 1))
+          (then (call $return-string (global.get $label-ptr) (global.get $label-len)) (global.set $heap (i32.const 1024)))
+          (else (call $return-u32 (global.get $acc))))
+        (i32.const 0))
+      ;; A read came back (count << 4 | status): 1 to read on, 0 to finish (the writer ended the stream, or first-bytes has its bytes).
+      (func $got (param $r i32) (result i32) (local $n i32)
+        (local.set $n (i32.shr_u (local.get $r) (i32.const 4)))
+        (if (i32.eq (global.get $mode) (i32.const 2)) (then
+          (if (local.get $n) (then (global.set $acc (local.get $n)) (return (i32.const 0))))))
+        (if (i32.eqz (global.get $mode)) (then (call $fold (local.get $n))))
+        (i32.eqz (i32.and (local.get $r) (i32.const 15))))
+      ;; Reads until a read waits for the writer (then WAIT (2) on the call's set) or the call is done.
+      (func $pump (result i32) (local $r i32)
+        (loop $l
+          (local.set $r (call $read (global.get $s) (i32.const 65536) (i32.const 16384)))
+          (if (i32.eq (local.get $r) (i32.const -1)) (then (return (i32.or (i32.shl (global.get $set) (i32.const 4)) (i32.const 2)))))
+          (if (call $got (local.get $r)) (then (br $l))))
+        (call $finish))
+      (func $start (param $s i32) (param $mode i32) (result i32)
+        (global.set $s (local.get $s))
+        (global.set $mode (local.get $mode))
+        (global.set $set (call $set-new))
+        (call $join (local.get $s) (global.get $set))
+        (call $pump))
+      (func (export "digest") (param $s i32) (param $seed i32) (result i32)
+        (global.set $acc (local.get $seed))
+        (call $start (local.get $s) (i32.const 0)))
+      (func (export "echo-label") (param $ptr i32) (param $len i32) (param $s i32) (result i32)
+        (global.set $label-ptr (local.get $ptr))
+        (global.set $label-len (local.get $len))
+        (call $start (local.get $s) (i32.const 1)))
+      (func (export "first-bytes") (param $s i32) (result i32)
+        (global.set $acc (i32.const 0))
+        (call $start (local.get $s) (i32.const 2)))
+      ;; STREAM_READ (2): the read that waited came back.
+      (func (export "callback") (param $event i32) (param $w i32) (param $r i32) (result i32)
+        (if (i32.eq (local.get $event) (i32.const 2)) (then
+          (if (i32.eqz (call $got (local.get $r))) (then (return (call $finish))))))
+        (call $pump))
+      ;; upper: its stream's writable end, the bytes of the last read still to write (from 65536 + $off), whether the body has ended.
+      (global $out (mut i32) (i32.const 0))
+      (global $pending (mut i32) (i32.const 0))
+      (global $off (mut i32) (i32.const 0))
+      (global $in-done (mut i32) (i32.const 0))
+      (func (export "upper") (param $s i32) (result i32) (local $ends i64)
+        (global.set $s (local.get $s))
+        (local.set $ends (call $new))
+        (global.set $out (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+        (global.set $pending (i32.const 0))
+        (global.set $in-done (i32.const 0))
+        (global.set $set (call $set-new))
+        (call $join (local.get $s) (global.get $set))
+        (call $join (global.get $out) (global.get $set))
+        (call $return-bytes (i32.wrap_i64 (local.get $ends)))
+        (call $duplex))
+      ;; A read came back: its bytes upper-cased, to be written; the body ended unless it completed.
+      (func $read-back (param $r i32) (local $n i32) (local $i i32) (local $b i32)
+        (local.set $n (i32.shr_u (local.get $r) (i32.const 4)))
+        (block $done (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (local.set $b (i32.load8_u (i32.add (i32.const 65536) (local.get $i))))
+          (if (i32.and (i32.ge_u (local.get $b) (i32.const 97)) (i32.le_u (local.get $b) (i32.const 122)))
+            (then (i32.store8 (i32.add (i32.const 65536) (local.get $i)) (i32.sub (local.get $b) (i32.const 32)))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l)))
+        (global.set $pending (local.get $n))
+        (global.set $off (i32.const 0))
+        (if (i32.and (local.get $r) (i32.const 15)) (then (global.set $in-done (i32.const 1)))))
+      ;; A write came back: 1 to go on, 0 when the reader has gone.
+      (func $write-back (param $r i32) (result i32) (local $c i32)
+        (local.set $c (i32.shr_u (local.get $r) (i32.const 4)))
+        (global.set $pending (i32.sub (global.get $pending) (local.get $c)))
+        (global.set $off (i32.add (global.get $off) (local.get $c)))
+        (i32.eqz (i32.and (local.get $r) (i32.const 15))))
+      (func $upper-end (result i32)
+        (call $drop-writable (global.get $out))
+        (call $drop (global.get $s))
+        (i32.const 0))
+      ;; Writes what is pending, reads when nothing is; WAITs when either waits for the other side.
+      (func $duplex (result i32) (local $r i32)
+        (loop $l
+          (if (global.get $pending) (then
+            (local.set $r (call $write (global.get $out) (i32.add (i32.const 65536) (global.get $off)) (global.get $pending)))
+            (if (i32.eq (local.get $r) (i32.const -1)) (then (return (i32.or (i32.shl (global.get $set) (i32.const 4)) (i32.const 2)))))
+            (if (i32.eqz (call $write-back (local.get $r))) (then (return (call $upper-end))))
+            (br $l)))
+          (if (global.get $in-done) (then (return (call $upper-end))))
+          (local.set $r (call $read (global.get $s) (i32.const 65536) (i32.const 16384)))
+          (if (i32.eq (local.get $r) (i32.const -1)) (then (return (i32.or (i32.shl (global.get $set) (i32.const 4)) (i32.const 2)))))
+          (call $read-back (local.get $r))
+          (br $l))
+        (unreachable))
+      ;; STREAM_READ (2) or STREAM_WRITE (3): what waited came back.
+      (func (export "upper-callback") (param $event i32) (param $w i32) (param $r i32) (result i32)
+        (if (i32.eq (local.get $event) (i32.const 2)) (then (call $read-back (local.get $r))))
+        (if (i32.eq (local.get $event) (i32.const 3)) (then
+          (if (i32.eqz (call $write-back (local.get $r))) (then (return (call $upper-end))))))
+        (call $duplex)))
+    (core instance $host
+      (export "memory" (memory $mem))
+      (export "read" (func $read)) (export "drop" (func $drop))
+      (export "return-u32" (func $return-u32)) (export "return-string" (func $return-string))
+      (export "set-new" (func $set-new)) (export "join" (func $join))
+      (export "new" (func $new)) (export "write" (func $write)) (export "drop-writable" (func $drop-writable)) (export "return-bytes" (func $return-bytes)))
+    (core instance $i (instantiate $M (with "" (instance $host))))
+    (type $upper-t (func async (param "data" $bytes) (result $bytes)))
+    (func $upper (type $upper-t) (canon lift (core func $i "upper") async (callback (core func $i "upper-callback"))))
+    (export "upper" (func $upper))
+    (type $digest-t (func async (param "data" $bytes) (param "seed" u32) (result u32)))
+    (type $label-t (func async (param "label" string) (param "data" $bytes) (result string)))
+    (type $first-t (func async (param "data" $bytes) (result u32)))
+    (type $pair-t (func async (param "a" $bytes) (param "b" $bytes) (result u32)))
+    (type $numbers-t (func async (param "n" $nums) (result u32)))
+    (func $digest (type $digest-t) (canon lift (core func $i "digest") async (callback (core func $i "callback"))))
+    (func $echo-label (type $label-t) (canon lift (core func $i "echo-label") async (callback (core func $i "callback")) (memory $mem) (realloc (core func $i "realloc"))))
+    (func $first-bytes (type $first-t) (canon lift (core func $i "first-bytes") async (callback (core func $i "callback"))))
+    (func $pair (type $pair-t) (canon lift (core func $i "digest") async (callback (core func $i "callback"))))
+    (func $numbers (type $numbers-t) (canon lift (core func $i "first-bytes") async (callback (core func $i "callback"))))
+    (export "digest" (func $digest))
+    (export "echo-label" (func $echo-label))
+    (export "first-bytes" (func $first-bytes))
+    (export "pair" (func $pair))
+    (export "numbers" (func $numbers)))`);
+}

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { hasJspi, platformNote, requireJspi } from '../../lib/platform.js';
 import { serviceExports } from '../../lib/primary/addressing.js';
-import { answersLater, asInvoked, asyncAbiUse, futureParams } from '../../lib/wit/async-abi.js';
+import { answersLater, asInvoked, asyncAbiUse, bodyStreamParam, futureParams } from '../../lib/wit/async-abi.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';
 import { asyncCalls } from '../support/async-components.js';
 import { prim } from '../support/wit-types.js';
@@ -74,6 +74,37 @@ world plain { export api; }`,
     expect(answersLater({ ...take.function, async: false })).to.equal(true);
     expect(methods.find((m) => m.name === 'none')).to.include({ invocable: false, reason: 'parameter "v" is a future without a value, which rt cannot write yet' });
     expect(methods.find((m) => m.name === 'deep')).to.include({ invocable: false, reason: 'parameter "v" holds a future, which JSON cannot carry' });
+  });
+
+  it('reads a stream<u8> parameter from the request body, leaving it out of the JSON arguments; two streams, a stream of other items, one inside another type, or one beside handles stay not invocable, saying why', async () => {
+    const bytes = await dummy(
+      `package acme:s@1.0.0;
+interface api {
+  resource r { constructor(); }
+  put: func(key: string, data: stream<u8>, at: future<u32>) -> u32;
+  two: async func(a: stream<u8>, b: stream<u8>);
+  nums: async func(n: stream<u32>);
+  deep: async func(n: list<stream<u8>>);
+  owned: async func(data: stream<u8>, x: borrow<r>);
+  upper: async func(data: stream<u8>) -> stream<u8>;
+}
+world s { export api; }`,
+      's',
+    );
+    const methods = serviceExports(readComponentInterface(bytes)).methods;
+    const put = methods.find((m) => m.name === 'put')!;
+    expect(put).to.include({ invocable: true });
+    expect(bodyStreamParam(put.function)).to.equal(1);
+    expect(asInvoked(put.function).params.map((p) => [p.name, p.type])).to.deep.equal([['key', prim('string')], ['at', prim('u32')]]);
+    expect(futureParams(put.function), 'positions in the whole list, where the stream goes back').to.deep.equal([2]);
+    expect(answersLater(put.function), 'a plain func that takes a stream').to.equal(true);
+    const upper = methods.find((m) => m.name === 'upper')!;
+    expect(upper, 'full duplex: a stream in, a stream out').to.include({ invocable: true });
+    expect(upper.stream).to.include({ source: 'stream', encoding: 'bytes' });
+    expect(methods.find((m) => m.name === 'two')).to.include({ invocable: false, reason: 'it takes 2 stream parameters ("a", "b"): rt reads one, from the request body' });
+    expect(methods.find((m) => m.name === 'nums')).to.include({ invocable: false, reason: 'parameter "n" is a stream<u32>: rt reads a stream<u8> parameter from the request body (its raw bytes), not yet a stream of other items' });
+    expect(methods.find((m) => m.name === 'deep')).to.include({ invocable: false, reason: 'parameter "n" holds a stream, which JSON cannot carry' });
+    expect(methods.find((m) => m.name === 'owned')).to.include({ invocable: false, reason: 'a method that reads a stream parameter and takes or makes handles is not supported yet (the body it reads cannot follow a call to the worker that holds them)' });
   });
 
   it(`on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'present' : 'absent'}) refuses such a component only without JSPI, naming the line it needs`, async () => {

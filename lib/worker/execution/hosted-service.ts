@@ -221,10 +221,10 @@ export class HostedService {
     if (route) return this.#invokeRouted(invocation, route);
     // Its handles would go unresolved: rt's own mistake, never the client's.
     if (this.involvesHandles(invocation)) throw new Error(`${this.name}: ${invocation.method.descriptor.name} involves handles, and was not routed (routeHandleCall) first`);
-    const { method, input, deadline, answer, signal } = invocation;
+    const { method, input, deadline, answer, signal, body } = invocation;
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
-    const result = await ready.execution.run({ kind: 'call', method: method.index, args: ready.args }, deadline, signal);
+    const result = await ready.execution.run({ kind: 'call', method: method.index, args: ready.args, ...(body ? { body } : {}) }, deadline, signal);
     if (result.kind !== 'ok') return encodedFailure(ready.codec, result);
     return returned(method, answer, result.value, ready.codec.encodeResult);
   }
@@ -234,12 +234,12 @@ export class HostedService {
    * once it has returned its resource, after which the items go to
    * `stream.sink`; or why it did not open.
    */
-  async openStream({ method, input, deadline, signal }: Invocation, stream: StreamOptions): Promise<StreamOpening> {
+  async openStream({ method, input, deadline, signal, body }: Invocation, stream: StreamOptions): Promise<StreamOpening> {
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
     const { sink } = stream;
     const encoded = { chunk: (bytes: Uint8Array, items: number) => sink.chunk(bytes, items), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
-    const opening = await ready.execution.run({ kind: 'stream', method: method.index, args: ready.args, options: { ...stream, sink: encoded } }, deadline, signal);
+    const opening = await ready.execution.run({ kind: 'stream', method: method.index, args: ready.args, options: { ...stream, sink: encoded }, ...(body ? { body } : {}) }, deadline, signal);
     return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
   }
 

@@ -41,12 +41,13 @@ export class InlinePlace implements Place {
   ) {}
 
   takes(work: Work): boolean {
-    return (work.kind === 'call' && work.args.kind === 'arguments') || (work.kind === 'handles' && !work.holder);
+    // A body read as it arrives is read on a thread, whose event loop stays free while the guest waits for it.
+    return (work.kind === 'call' && work.args.kind === 'arguments' && !work.body) || (work.kind === 'handles' && !work.holder);
   }
 
   run<W extends Work>(work: W, deadline: number, options: RunOptions = {}): Promise<Ran<W>> {
     // Each case's outcome is Ran<W> for its kind, which TypeScript cannot narrow W to.
-    if (work.kind === 'call' && work.args.kind === 'arguments') return this.#call(work.method, work.args.args, deadline, options.signal) as Promise<Ran<W>>;
+    if (work.kind === 'call' && work.args.kind === 'arguments' && !work.body) return this.#call(work.method, work.args.args, deadline, options.signal) as Promise<Ran<W>>;
     if (work.kind === 'handles') return this.#callHandles(work.call, deadline, options.signal) as Promise<Ran<W>>;
     return Promise.reject(new Error(`${work.kind} work of this form never runs inline (takes() says what does)`));
   }

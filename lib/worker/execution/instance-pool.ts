@@ -22,13 +22,13 @@
 // and response cross on a channel of their own (wasi-host/core/channel.ts), bound
 // to the thread's shared cells while the thread has the request.
 
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type Transferable } from 'node:worker_threads';
 import { RingReader } from '../../byte-ring.js';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
-import { OutgoingClient, threadCells, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
-import type { CallResult, Failure, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
+import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
+import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
@@ -61,8 +61,8 @@ interface CallBase {
   pinned?: PoolThread;
   /** Told which instance ran it, as it answers (a handle call: its new handles live there). */
   ranOn?: (holder: HandleHolder) => void;
-  /** An HTTP request's channel: bound to the thread's cells while the thread has the request. */
-  channel?: MainEnd;
+  /** An HTTP request's channel, or a call's stream<u8> parameter's body: bound to the thread's cells while the thread has the call. */
+  channel?: MainEnd | BodyChannel;
 }
 
 /** A call waiting or running: one that returns a value, or one that opens a stream. */
@@ -103,6 +103,13 @@ const TIMEOUT: Ending = { kind: 'timeout', what: 'call' };
 const NOTHING = () => {};
 
 let nextId = 0;
+
+/** A call's request to its thread: with its stream's framing (a call that answers a stream), and the port of the body it reads (a stream<u8> parameter), if any. */
+function callRequest(method: number, args: Arguments, framing: Framing | undefined, body: BodyChannel | undefined): CallRequest {
+  const id = ++nextId;
+  if (body) return [id, method, forThread(args), framing, undefined, body.threadPort];
+  return framing === undefined ? [id, method, forThread(args)] : [id, method, forThread(args), framing, undefined];
+}
 
 /** One thread of the pool, as the worker's main thread drives it (the code running inside it is instance-thread.ts). */
 class PoolThread {
@@ -188,8 +195,10 @@ class PoolThread {
     const args = call.request[2];
     call.channel?.bind(this.cells);
     if (call.stream) call.request[4] = this.#ring(call.stream).shared;
-    // A large JSON body moves to the thread rather than being copied; an HTTP request's port goes there.
-    this.worker.postMessage(call.request, args instanceof Uint8Array ? [args.buffer] : isWork(args) && args.kind === 'http-request' ? [args.port] : undefined);
+    // A large JSON body moves to the thread rather than being copied; an HTTP request's port goes there, and a body's.
+    const moved: Transferable[] = args instanceof Uint8Array ? [args.buffer] : isWork(args) && args.kind === 'http-request' ? [args.port] : [];
+    if (call.request.length === 6 && call.request[5]) moved.push(call.request[5]);
+    this.worker.postMessage(call.request, moved);
   }
 
   /** Whether its running call has run so long that nothing should wait behind it. */
@@ -358,9 +367,9 @@ export class InstancePool implements Place {
     // Each case's outcome is Outcome<W> for its kind, which TypeScript cannot narrow W to.
     switch (work.kind) {
       case 'call':
-        return this.#call(work.method, work.args, deadline, options) as Promise<Outcome<W>>;
+        return this.#call(work.method, work.args, deadline, options, work.body) as Promise<Outcome<W>>;
       case 'stream':
-        return this.#openStream(work.method, work.args, deadline, work.options, options.signal) as Promise<Outcome<W>>;
+        return this.#openStream(work.method, work.args, deadline, work.options, options.signal, work.body) as Promise<Outcome<W>>;
       case 'handles':
         // One that names handles runs on their holder (execution.ts), which comes back here by `work` below.
         return this.#callHandles(work.call, deadline, options) as Promise<Outcome<W>>;
@@ -369,10 +378,10 @@ export class InstancePool implements Place {
     }
   }
 
-  #call(method: number, args: Arguments, deadline: number, options: RunOptions): Promise<CallResult> {
+  #call(method: number, args: Arguments, deadline: number, options: RunOptions, body: BodyChannel | undefined): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
-      this.#enqueue({ request: [++nextId, method, forThread(args)], deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+      this.#enqueue({ request: callRequest(method, args, undefined, body), deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}), ...(body ? { channel: body } : {}) }, options.signal);
     });
   }
 
@@ -404,11 +413,11 @@ export class InstancePool implements Place {
    * method has returned its resource, and from then on its items go to
    * `options.sink` until it ends. The thread stays with the stream until then.
    */
-  #openStream(method: number, args: Arguments, deadline: number, options: StreamOptions, signal: AbortSignal | undefined): Promise<StreamOpening> {
+  #openStream(method: number, args: Arguments, deadline: number, options: StreamOptions, signal: AbortSignal | undefined, body: BodyChannel | undefined): Promise<StreamOpening> {
     const stream: StreamState = { ...options, open: false, cancelled: false, items: 0, nextDeadline: deadline };
     return new Promise((resolve) => {
       const opened = (control: StreamControl) => resolve({ kind: 'open', control });
-      this.#enqueue({ request: [++nextId, method, forThread(args), options.framing, undefined], deadline, failed: resolve, stream, opened, finish: NOTHING }, signal);
+      this.#enqueue({ request: callRequest(method, args, options.framing, body), deadline, failed: resolve, stream, opened, finish: NOTHING, ...(body ? { channel: body } : {}) }, signal);
     });
   }
 

@@ -29,10 +29,10 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
-import { answersLater, futureParams } from '../../wit/async-abi.js';
+import { answersLater, bodyStreamParam, futureParams } from '../../wit/async-abi.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
-import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker } from '../wasi-host/index.js';
+import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type Waker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
@@ -160,8 +160,10 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   return true;
 }
 
-/** Per method: whether a call answers later (async-abi.ts), and which of its arguments are futures. */
-const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function) }));
+/** Per method: whether a call answers later (async-abi.ts), which of its arguments are futures, and which is the request body (a stream<u8>). */
+const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamParam(m.function) }));
+/** What a request body's bytes wait on: the main thread moves it when it posts some (channel.ts). */
+let bodyWaker: Waker | undefined;
 /** A call awaiting its answer: it holds the instance until then (one call at a time, as every call here). */
 let awaiting = false;
 
@@ -198,7 +200,7 @@ function openStream(id: number, source: Stream['source'], frame: Framer, ring: S
 
 function drain(): void {
   while (instance && !stream && !awaiting && queue.length > 0) {
-    const [id, method, body, framing, ring] = queue.shift()!;
+    const [id, method, body, framing, ring, bodyPort] = queue.shift()!;
     if (isWork(body)) {
       if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
       continue;
@@ -208,6 +210,9 @@ function drain(): void {
       post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
       continue;
     }
+    const at = later[method].body;
+    // The stream<u8> parameter is the request body, read as it arrives (docs/api.md §5.9).
+    if (at !== undefined && bodyPort) decoded.args.splice(at, 0, new PortBodySource(bodyPort).chunks((bodyWaker ??= threadWaker(cells))));
     if (later[method].answers) {
       void asyncCall(id, method, decoded.args, framing, ring);
       return;

@@ -6,6 +6,7 @@
 
 import type { TrapCode } from './component-instance.js';
 import type { Method } from './method.js';
+import type { BodyChannel } from '../wasi-host/index.js';
 
 /**
  * A request's arguments as they arrived: a JSON body's bytes (decoded where
@@ -25,6 +26,8 @@ export interface Invocation {
   signal?: AbortSignal;
   /** The handle a resource's method is called on (docs/api.md §5.1.2). */
   self?: string;
+  /** The request body as it arrives, for a method's stream<u8> parameter (docs/api.md §5.9): the thread that makes the call reads it. */
+  body?: BodyChannel;
   /** Another worker sent it here (http/peers.ts): it is made here, whatever this worker would say of where it belongs. */
   forwarded?: boolean;
   /** The handle scope its request named (`RT-Handle-Scope`, docs/api.md §5.1.2), for a call that makes handles from none. */

@@ -3,7 +3,7 @@
 // request and the answer (raw bytes in, raw bytes out).
 
 import type { MethodDescriptor } from '../../service.js';
-import { asInvoked } from '../../wit/async-abi.js';
+import { asInvoked, bodyStreamParam } from '../../wit/async-abi.js';
 import { functionCodec, typeCodec, type FunctionCodec } from '../../wit/codec.js';
 import type { StreamSignature } from '../../wit/streaming.js';
 import { bytesResult, isBytes, type WitFunction } from '../../wit/types.js';
@@ -18,6 +18,8 @@ export interface Method {
   bytesParam: boolean;
   /** The result (or its ok case) is list<u8>: answered as raw bytes unless JSON is asked for. */
   bytesResult: boolean;
+  /** It takes a stream<u8>: the request body, read as it arrives; the other arguments come from the query string (docs/api.md §5.9). */
+  bodyStream: boolean;
 }
 
 /** The service's methods, in descriptor order (a resource's constructor and methods too: they answer to no name). */
@@ -25,7 +27,7 @@ export function methodList(methods: MethodDescriptor[]): Method[] {
   return methods.map((descriptor, index) => {
     const fn = descriptor.function;
     const params = callParams(descriptor);
-    const method: Method = { descriptor, index, bytesParam: params.length === 1 && isBytes(params[0].type), bytesResult: bytesResult(fn) };
+    const method: Method = { descriptor, index, bytesParam: params.length === 1 && isBytes(params[0].type), bytesResult: bytesResult(fn), bodyStream: bodyStreamParam(fn) !== undefined };
     if (descriptor.invocable) method.codec = callCodec(descriptor);
     return method;
   });

@@ -36,8 +36,12 @@ export interface ThreadSpec {
  */
 export type CallRequest =
   | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer> | Work]
-  /** `ring`: the stream's, made by the pool when a thread takes the call. */
-  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing, ring: SharedArrayBuffer | undefined];
+  /**
+   * `ring`: a stream's, made by the pool when a thread takes the call (a
+   * call without `framing` answers no stream); `body`: the port its
+   * stream<u8> parameter's bytes come on (a PortBodySource's).
+   */
+  | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing | undefined, ring: SharedArrayBuffer | undefined, body?: MessagePort];
 
 /**
  * Main → thread: work on the instance's handles (handle-table.ts), answered

@@ -11,13 +11,13 @@ import type { Arguments } from './arguments.js';
 import type { HandleHolder, HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
 import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
-import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
+import type { BodyChannel, HandlerRequest, MainEnd } from '../wasi-host/index.js';
 
 export type Work =
-  /** A call of exported function `method` (its index in the service's methods). */
-  | { kind: 'call'; method: number; args: Arguments }
+  /** A call of exported function `method` (its index in the service's methods); `body`: its stream<u8> parameter, the request body as it arrives (threads only). */
+  | { kind: 'call'; method: number; args: Arguments; body?: BodyChannel }
   /** A call of streaming method `method`: once it has returned its resource, its items go to `options.sink` until it ends. */
-  | { kind: 'stream'; method: number; args: Arguments; options: StreamOptions }
+  | { kind: 'stream'; method: number; args: Arguments; options: StreamOptions; body?: BodyChannel }
   /** A call that involves handles (handle-table.ts): on `holder`'s instance when it names handles, else where the service runs. */
   | { kind: 'handles'; call: HandleCall; holder?: HandleHolder }
   /** One request to an HTTP handler: its body and response cross on `channel`. */

@@ -26,6 +26,7 @@ import type { RequestStats } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 import { cameFromPeer, type Peers } from './peers.js';
 import { answerWithStream } from './stream-response.js';
+import { queryInput, readingBody } from './body-stream-call.js';
 import type { FairShares } from './fair-shares.js';
 import type { WorkerState } from './worker-state.js';
 
@@ -67,16 +68,31 @@ export class Invoker {
 }
 
 export function invokeOperation(deps: InvokeDeps): (call: ApiCall) => Promise<Reply> {
-  const { config, log, registry } = deps;
+  const { registry } = deps;
   const invoker = new Invoker(deps);
-  const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
+  const answer = answerer(deps);
 
   return async (call) => {
     const names = call.params as unknown as InvokeNames;
     const first = invoker.resolve(names, call.state);
+    if (first.method.bodyStream) {
+      const { hosted, method } = first;
+      const input = queryInput(call, method);
+      return readingBody(call, hosted, deps, (body) => answer(call, hosted, method, { ...invocationFor(call, method, input), body }));
+    }
     const input = await readInput(call.req, first.method, deps.bodies, call.state);
     const { hosted, method } = registry.get(names.domain, names.service) === first.hosted ? first : invoker.current(names);
-    const invocation = invocationFor(call, method, input);
+    return answer(call, hosted, method, invocationFor(call, method, input));
+  };
+}
+
+/** Makes an invocation and answers with what it came to: its result, or its stream (docs/api.md §5.1.1). */
+type Answerer = (call: ApiCall, hosted: HostedService, method: Method, invocation: Invocation) => Promise<Reply>;
+
+function answerer(deps: InvokeDeps): Answerer {
+  const { config, log } = deps;
+  const streamTimeoutMs = config.http.stream_timeout_seconds * 1000;
+  return async (call, hosted, method, invocation) => {
     const stream = method.descriptor.stream;
     if (!stream) return answerOf(await callOrForward(call, deps.peers, hosted, invocation));
     const where = { service: hosted.name, method: method.descriptor.name };

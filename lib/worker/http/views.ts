@@ -4,7 +4,9 @@
 
 import { handlerRoutes } from '../../http-mounts.js';
 import { serviceKey, type MethodDescriptor, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
-import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, handleSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
+import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, handleSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
+import { bodyStreamParam } from '../../wit/async-abi.js';
+import type { WitFunction } from '../../wit/types.js';
 import { printComponentWit, printMemberSignature, printSignature } from '../../wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from '../../wit/streaming.js';
 import type { HostedService } from '../execution/hosted-service.js';
@@ -14,6 +16,13 @@ import type { WorkerState } from './worker-state.js';
 function streaming(m: MethodDescriptor): { streaming: true; media_types: string[] } | Record<string, never> {
   if (!m.stream) return {};
   return { streaming: true, media_types: [streamMediaType(m.stream.encoding, m.mediaType), SSE_MEDIA_TYPE] };
+}
+
+/** What an invoke of `fn` sends: a JSON body of its arguments; or, for one that takes a stream<u8>, that stream as the body and the others in the query string (docs/api.md §5.9). */
+function requested(fn: WitFunction) {
+  const streamed = bodyStreamParam(fn);
+  if (streamed === undefined) return { request_schema: requestSchema(fn) };
+  return { query_schema: namedArgumentsSchema(fn), request_body: { parameter: fn.params[streamed].name, media_type: 'application/octet-stream' } };
 }
 
 /** What the invoke path reaches: functions and statics; a resource's constructor and methods answer to no method name (docs/api.md §5.1.2). */
@@ -124,8 +133,8 @@ export function description(hosted: HostedService, state: WorkerState) {
       const schemas = !m.invocable
         ? {}
         : m.stream
-          ? { request_schema: requestSchema(fn), item_schema: typeSchema(m.stream.item, 'response'), ...(m.stream.fallible ? { error_schema: m.stream.error ? typeSchema(m.stream.error, 'response') : { type: 'null' } } : {}) }
-          : { request_schema: requestSchema(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) };
+          ? { ...requested(fn), item_schema: typeSchema(m.stream.item, 'response'), ...(m.stream.fallible ? { error_schema: m.stream.error ? typeSchema(m.stream.error, 'response') : { type: 'null' } } : {}) }
+          : { ...requested(fn), response_schema: responseSchema(fn), ...(errorValueSchema(fn) ? { error_schema: errorValueSchema(fn) } : {}) };
       return { name: m.name, aliases: m.aliases, interface: m.interface, signature: printSignature(fn), invocable: m.invocable, ...(m.reason ? { reason: m.reason } : {}), ...streaming(m), ...schemas };
     }),
     resources: d.resources.map((r) => resourceDescription(d, r)),
