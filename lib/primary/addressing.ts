@@ -159,10 +159,14 @@ function firstOf<T>(items: T[], f: (item: T) => string | undefined): string | un
   return undefined;
 }
 
-/** Whether a call of `fn` takes or makes handles; a stream it reads or answers with aside (they are the request's body and the answer). */
-function holdsHandles(fn: WitFunction): boolean {
+/**
+ * Whether a call of `fn` takes handles, and whether its result holds any, as
+ * invoke writes them (asInvoked: a future<T> is T, a stream it reads is the
+ * body); a stream<T> it answers with is the answer, not a result.
+ */
+function handleUse(fn: WitFunction): { params: boolean; result: boolean } {
   const { params, result } = asInvoked(fn);
-  return params.some((p) => containsResource(p.type)) || (result !== null && result.kind !== 'stream' && containsResource(result));
+  return { params: params.some((p) => containsResource(p.type)), result: result !== null && result.kind !== 'stream' && containsResource(result) };
 }
 
 /** Why a function cannot be called over HTTP, or undefined when it can (`stream`: what it streams, if it does). */
@@ -245,12 +249,13 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
     const aliases = member && member.kind !== 'static' ? [] : unique && qualified !== name ? [name, qualified] : [qualified];
     // A constructor or method that returns a stream's resource makes a handle to it; functions and statics stream (§5.1.1).
     const stream = member?.kind === 'constructor' || member?.kind === 'method' ? undefined : streamSignature(iface, fn);
+    const handles = handleUse(fn);
     const reason =
       member && !resource
         ? `it belongs to ${member.resource}, a resource the component does not export`
-        : typeof stream === 'object' && asInvoked(fn).params.some((p) => containsResource(p.type))
+        : typeof stream === 'object' && handles.params
           ? 'a streaming method that takes handles is not supported yet (a stream runs on an instance of its own, and handles live in the instance that made them)'
-          : bodyStreamParam(fn) !== undefined && holdsHandles(fn)
+          : bodyStreamParam(fn) !== undefined && (handles.params || handles.result)
             ? 'a method that reads a stream parameter and takes or makes handles is not supported yet (the body it reads cannot follow a call to the worker that holds them)'
           : // A stream<T> that cannot be one says why; a resource without a streaming next is a handle like any other.
             typeof stream === 'string' && fn.result?.kind === 'stream'
@@ -271,11 +276,9 @@ export function serviceExports(iface: ComponentInterface, isHook: (fn: WitFuncti
       return method;
     }
     if (typeof stream === 'object') method.stream = stream;
-    // A future<T> parameter is written as T: no handle, unless T holds one.
-    const params = asInvoked(fn).params.some((p) => containsResource(p.type));
-    const answered = asInvoked(fn).result;
-    const result = !method.stream && answered !== null && containsResource(answered);
-    if (params || result) method.handles = { params, result };
+    // A streaming method's resource (its `next`) stays in its instance: no handle.
+    const result = !method.stream && handles.result;
+    if (handles.params || result) method.handles = { params: handles.params, result };
     return method;
   };
   const methods = callable.map(describe);
