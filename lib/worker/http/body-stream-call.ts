@@ -47,8 +47,10 @@ export function queryInput(call: ApiCall, method: Method): Input {
   }
   const params = new Map(asInvoked(fn).params.map((p) => [p.name, p.type]));
   const args: Record<string, unknown> = {};
-  const query = call.req.url?.split('?', 2)[1] ?? '';
-  for (const [name, text] of new URLSearchParams(query)) {
+  // Everything after the first `?`: a value may hold another, unescaped.
+  const url = call.req.url ?? '';
+  const mark = url.indexOf('?');
+  for (const [name, text] of new URLSearchParams(mark === -1 ? '' : url.slice(mark + 1))) {
     if (name in args) throw new ApiError('RT_ERR_INVALID_ARGUMENTS', `the query string gives parameter "${name}" more than once`, where);
     const type = params.get(name);
     args[name] = type?.kind === 'primitive' && type.name === 'string' ? text : queryJson(name, text, where);
