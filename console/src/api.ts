@@ -83,8 +83,8 @@ export interface MethodDescription extends MethodSummary {
   aliases: string[];
   interface: string | null;
   request_schema?: Record<string, unknown>;
-  /** A method that reads a stream<u8> parameter from the request body (docs/api.md §5.9); its other parameters go in the query string. */
-  request_body?: { parameter: string; media_type: string };
+  /** A method that reads a stream<T> parameter from the request body (docs/api.md §5.9): its bytes, or NDJSON items of `item_schema`; its other parameters go in the query string. */
+  request_body?: { parameter: string; media_type: string; item_schema?: Record<string, unknown> };
 }
 
 export interface ServiceDescription extends ServiceSummary {

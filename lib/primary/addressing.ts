@@ -6,7 +6,6 @@ import { asInvoked, bodyStreamParam } from '../wit/async-abi.js';
 import { resourceKey, type HandleType } from '../wit/handles.js';
 import { httpHandlerExport, type HttpHandlerExport } from '../wit/http-handler.js';
 import { jsClassName, jsIdentifier } from '../wit/js-names.js';
-import { printType } from '../wit/print.js';
 import { streamSignature, type StreamSignature } from '../wit/streaming.js';
 import { containsResource, resourceFunctionName, type ComponentInterface, type TypeDefinition, type TypeOrigin, type WitFunction, type WitInterface, type WitType } from '../wit/types.js';
 
@@ -178,10 +177,13 @@ function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | 
   if (streams.length > 1) return `it takes ${streams.length} stream parameters (${streams.map((p) => `"${p.name}"`).join(', ')}): rt reads one, from the request body`;
   if (streams.length === 1 && ofResource) return `parameter "${streams[0].name}" is a stream, which rt does not give a resource's function yet`;
   for (const p of fn.params) {
+    // A stream<u8> is the body's raw bytes; a stream<T> its NDJSON lines, each a T (docs/api.md §5.9).
     if (p.type.kind === 'stream') {
-      const bytes = p.type.element?.kind === 'primitive' && p.type.element.name === 'u8';
-      if (bytes) continue;
-      return `parameter "${p.name}" is a ${printType(p.type)}: rt reads a stream<u8> parameter from the request body (its raw bytes), not yet a stream of other items`;
+      if (p.type.element === null) return `parameter "${p.name}" is a stream without items, which rt cannot read from a request body`;
+      const what = uncarried(p.type.element, exported);
+      if (what) return `parameter "${p.name}" is a stream whose items hold ${what}`;
+      if (containsResource(p.type.element)) return `parameter "${p.name}" is a stream whose items hold handles, which rt does not read from a request body yet`;
+      continue;
     }
     // A future<T> parameter is written as T (docs/api.md §5.9).
     if (p.type.kind === 'future' && p.type.element === null) return `parameter "${p.name}" is a future without a value, which rt cannot write yet`;

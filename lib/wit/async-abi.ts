@@ -35,6 +35,23 @@ export function bodyStreamParam(fn: WitFunction): number | undefined {
   return at === -1 ? undefined : at;
 }
 
+/** NDJSON's media type: a stream<T> parameter of items other than bytes is read as one JSON value per line. */
+export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
+
+/**
+ * How the request body carries `fn`'s stream parameter (bodyStreamParam):
+ * a stream<u8>'s raw bytes (`bytes`), or a stream<T>'s items as NDJSON
+ * (`items`, of type `element`); undefined when it takes none.
+ */
+export function bodyStreamItems(fn: WitFunction): { kind: 'bytes'; mediaType: string } | { kind: 'items'; mediaType: string; element: WitType } | undefined {
+  const at = bodyStreamParam(fn);
+  if (at === undefined) return undefined;
+  const { type } = fn.params[at];
+  const element = type.kind === 'stream' ? type.element : null;
+  if (element?.kind === 'primitive' && element.name === 'u8') return { kind: 'bytes', mediaType: 'application/octet-stream' };
+  return element ? { kind: 'items', mediaType: NDJSON_MEDIA_TYPE, element } : undefined;
+}
+
 /** The positions of `fn`'s future<T> parameters: what invoke decodes as T, the call gets as a future resolved with it. */
 export function futureParams(fn: WitFunction): number[] {
   const found: number[] = [];

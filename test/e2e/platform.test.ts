@@ -214,7 +214,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   }
 
   if (hasJspi) {
-    describe('stream<u8> parameters (WASI 0.3)', () => {
+    describe('stream<T> parameters (WASI 0.3)', () => {
       const url = (method: string, query = '') => `${rt!.url}/api/services/default/p3-body/invoke/${method}${query}`;
 
       it('gives the guest the request body as its stream, read as it arrives, and the other parameters from the query string', async () => {
@@ -292,7 +292,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         expect((await call(url('digest', '?seed=3'))).body).to.deep.equal({ result: 3 });
       });
 
-      it('lists such a method with its query schema and its body, and a function of two streams or a stream of other items as not invocable; the OpenAPI document says the same, and validates', async () => {
+      it('lists such a method with its query schema and its body (NDJSON with its item schema), and a function of two streams as not invocable; the OpenAPI document says the same, and validates', async () => {
         const described = (await call(`${rt!.url}/api/services/default/p3-body`, { method: 'GET' })).body as unknown as { methods: Record<string, unknown>[] };
         const byName = new Map(described.methods.map((m) => [m.name, m]));
         expect(byName.get('digest')).to.deep.include({
@@ -302,14 +302,80 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         });
         expect(byName.get('digest')!.query_schema).to.deep.include({ required: ['seed'], additionalProperties: false });
         expect(byName.get('pair')).to.deep.include({ invocable: false, reason: 'it takes 2 stream parameters ("a", "b"): rt reads one, from the request body' });
-        expect(byName.get('numbers')).to.deep.include({ invocable: false });
-        expect(byName.get('numbers')!.reason).to.match(/^parameter "n" is a stream<u32>: rt reads a stream<u8> parameter/);
+        expect(byName.get('numbers')).to.deep.include({
+          signature: 'async func(n: stream<u32>) -> u32',
+          invocable: true,
+          request_body: { parameter: 'n', media_type: 'application/x-ndjson', item_schema: { type: 'integer', minimum: 0, maximum: 4294967295 } },
+        });
         const openapi = (await call(`${rt!.url}/api/openapi.json`, { method: 'GET' })).body;
         const validated = await new Validator().validate(openapi);
         expect(validated.valid, JSON.stringify(validated.errors)).to.equal(true);
         const operation = (openapi.paths as Record<string, { post: Record<string, unknown> }>)['/api/services/default/p3-body/invoke/digest'].post;
         expect(operation.parameters).to.deep.equal([{ name: 'seed', in: 'query', required: true, content: { 'application/json': { schema: { type: 'integer', minimum: 0, maximum: 4294967295 } } } }]);
         expect(operation.requestBody).to.have.nested.property('content.application/octet-stream');
+        const ndjson = (openapi.paths as Record<string, { post: { requestBody: { content: Record<string, unknown> } } }>)['/api/services/default/p3-body/invoke/products'].post;
+        expect(ndjson.requestBody.content['application/x-ndjson']).to.have.nested.property('schema.type', 'array');
+      });
+
+      it('reads a stream<T> of other items as NDJSON, a line per item as the lines arrive, whatever the pieces they come in', async () => {
+        const ndjson = { 'content-type': 'application/x-ndjson' };
+        // Lines split across pieces, a CRLF, a blank line, and a last line without its newline.
+        const split = await postPieces(url('numbers'), ['1\n2', '\r\n\n 3', '0\n', '4'].map((p) => Buffer.from(p)), { headers: ndjson, pauseMs: 50 });
+        expect(split).to.deep.equal({ status: 200, body: { result: 1 + 2 + 30 + 4 } });
+        const many = Array.from({ length: 50_000 }, (_, i) => i * 7919);
+        const text = Buffer.from(many.map((n) => `${n}\n`).join(''));
+        const pieces = Array.from({ length: Math.ceil(text.length / 65536) }, (_, i) => text.subarray(i * 65536, (i + 1) * 65536));
+        const sum = many.reduce((a, n) => (a + n) % 2 ** 32, 0);
+        expect(await postPieces(url('numbers'), pieces, { headers: ndjson })).to.deep.equal({ status: 200, body: { result: sum } });
+        // Items that are not numbers go to the guest one at a time.
+        const pairs = await call(url('products'), { body: '[2, 3]\n[4, 5]\n[1000, 1000]\n', contentType: 'application/x-ndjson' });
+        expect(pairs.body).to.deep.equal({ result: 6 + 20 + 1_000_000 });
+        expect((await call(url('numbers'))).body, 'no body: an empty stream').to.deep.equal({ result: 0 });
+      });
+
+      it('answers while the NDJSON is still arriving (full duplex), and cuts the answer short at a line that does not fit', async () => {
+        const req = request(url('running'), { method: 'POST', headers: { 'content-type': 'application/x-ndjson' } });
+        const answered = new Promise<IncomingMessage>((resolve, reject) => {
+          req.on('response', resolve);
+          req.on('error', reject);
+        });
+        req.write('1\n2\n');
+        const res = await answered;
+        expect(res.headers['content-type']).to.equal('application/x-ndjson');
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        await eventually(() => expect(text).to.equal('1\n3\n'), { what: 'the running sums of the first lines, before the body has ended', timeoutMs: 5_000, intervalMs: 10 });
+        const cut = new Promise<string>((resolve) => {
+          res.on('end', () => resolve('ended whole'));
+          res.on('error', () => resolve('cut short'));
+          res.on('aborted', () => resolve('cut short'));
+        });
+        req.end('3\nfour\n5\n');
+        expect(await cut).to.equal('cut short');
+        expect(text).to.equal('1\n3\n6\n');
+        const logged = (l: Record<string, unknown>) => l.msg === 'stream failed after its headers were sent' && l.method === 'running' && String(l.details).startsWith('n[3] is not JSON');
+        await eventually(() => expect(rt!.logLines().filter(logged)).to.have.length(1), { what: 'the cut logged, naming the line', timeoutMs: 5_000 });
+        // A body that fits streams whole.
+        const whole = await call(url('running'), { body: '1\n2\n3\n', contentType: 'application/x-ndjson' });
+        expect(whole.text).to.equal('1\n3\n6\n');
+      });
+
+      it('answers 400 naming the first line that is not JSON or not an item, and 415 for a body that is not NDJSON; the service serves on', async () => {
+        const notJson = await call(url('numbers'), { body: '1\n2\nthree\n4\n', contentType: 'application/x-ndjson' });
+        expect(notJson.status).to.equal(400);
+        expect(notJson.body).to.include({ code: 'RT_ERR_INVALID_JSON', service: 'default.p3-body', method: 'numbers' });
+        expect(notJson.body.details).to.match(/^n\[2\] is not JSON \(.+\): "three"$/);
+        const negative = await call(url('numbers'), { body: '1\n-1\n', contentType: 'application/x-ndjson' });
+        expect(negative.status).to.equal(400);
+        expect(negative.body).to.include({ code: 'RT_ERR_INVALID_ARGUMENTS' });
+        expect(negative.body.details).to.match(/^n\[1\]: expected u32/);
+        const pair = await call(url('products'), { body: '[1, 2]\n[1, "x"]\n', contentType: 'application/x-ndjson' });
+        expect(pair.status).to.equal(400);
+        expect(pair.body.details).to.match(/^pairs\[1\]\[1\]: expected u32/);
+        const bytes = await call(url('numbers'), { body: Buffer.from('1\n'), contentType: 'application/octet-stream' });
+        expect(bytes.status).to.equal(415);
+        expect(bytes.body.details).to.include('the body is the stream<u32> parameter "n": send application/x-ndjson, one JSON value per line (got application/octet-stream)');
+        expect((await call(url('numbers'), { body: '5\n6\n', contentType: 'application/x-ndjson' })).body).to.deep.equal({ result: 11 });
       });
     });
   }

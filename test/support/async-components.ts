@@ -284,8 +284,14 @@ export function asyncStreams(): Promise<Uint8Array> {
  * - `upper: async func(data: stream<u8>) -> stream<u8>`, the bytes with
  *   ASCII letters upper-cased, each read written before the next read (full
  *   duplex: what has come goes back while the rest is on its way);
+ * - `numbers: async func(n: stream<u32>) -> u32`, the sum of the items
+ *   (mod 2^32), read 4,096 at a time: NDJSON in the request body;
+ * - `products: async func(pairs: stream<tuple<u32, u32>>) -> u32`, the sum
+ *   of each pair's product (mod 2^32);
+ * - `running: async func(n: stream<u32>) -> stream<u32>`, the running sums,
+ *   each read's written back before the next read, as `upper` does;
  * and, listed but never called, `pair: async func(a: stream<u8>, b:
- * stream<u8>) -> u32` and `numbers: async func(n: stream<u32>) -> u32`.
+ * stream<u8>) -> u32`.
  */
 export function asyncBodies(): Promise<Uint8Array> {
   return parse(`(component
@@ -294,6 +300,15 @@ export function asyncBodies(): Promise<Uint8Array> {
     (alias core export $memory "memory" (core memory $mem))
     (type $bytes (stream u8))
     (type $nums (stream u32))
+    (type $pairs (stream (tuple u32 u32)))
+    (core func $read-nums (canon stream.read $nums async (memory $mem)))
+    (core func $drop-nums (canon stream.drop-readable $nums))
+    (core func $new-nums (canon stream.new $nums))
+    (core func $write-nums (canon stream.write $nums async (memory $mem)))
+    (core func $drop-writable-nums (canon stream.drop-writable $nums))
+    (core func $return-nums (canon task.return (result $nums)))
+    (core func $read-pairs (canon stream.read $pairs async (memory $mem)))
+    (core func $drop-pairs (canon stream.drop-readable $pairs))
     (core func $read (canon stream.read $bytes async (memory $mem)))
     (core func $drop (canon stream.drop-readable $bytes))
     (core func $return-u32 (canon task.return (result u32)))
@@ -310,13 +325,21 @@ export function asyncBodies(): Promise<Uint8Array> {
       (import "" "write" (func $write (param i32 i32 i32) (result i32)))
       (import "" "drop-writable" (func $drop-writable (param i32)))
       (import "" "return-bytes" (func $return-bytes (param i32)))
-      (import "" "read" (func $read (param i32 i32 i32) (result i32)))
-      (import "" "drop" (func $drop (param i32)))
+      (import "" "read-bytes" (func $read-bytes (param i32 i32 i32) (result i32)))
+      (import "" "drop-bytes" (func $drop-bytes (param i32)))
+      (import "" "read-nums" (func $read-nums (param i32 i32 i32) (result i32)))
+      (import "" "drop-nums" (func $drop-nums (param i32)))
+      (import "" "new-nums" (func $new-nums (result i64)))
+      (import "" "write-nums" (func $write-nums (param i32 i32 i32) (result i32)))
+      (import "" "drop-writable-nums" (func $drop-writable-nums (param i32)))
+      (import "" "return-nums" (func $return-nums (param i32)))
+      (import "" "read-pairs" (func $read-pairs (param i32 i32 i32) (result i32)))
+      (import "" "drop-pairs" (func $drop-pairs (param i32)))
       (import "" "return-u32" (func $return-u32 (param i32)))
       (import "" "return-string" (func $return-string (param i32 i32)))
       (import "" "set-new" (func $set-new (result i32)))
       (import "" "join" (func $join (param i32 i32)))
-      ;; The running call: its stream, its waitable set, what it has found, which function it is (0 digest, 1 echo-label, 2 first-bytes).
+      ;; The running call: its stream, its waitable set, what it has found, which function it is (0 digest, 1 echo-label, 2 first-bytes, 3 numbers, 4 products, 5 upper, 6 running).
       (global $s (mut i32) (i32.const 0))
       (global $set (mut i32) (i32.const 0))
       (global $acc (mut i32) (i32.const 0))
@@ -337,6 +360,28 @@ export function asyncBodies(): Promise<Uint8Array> {
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br $l)))
         (global.set $acc (local.get $h)))
+      ;; Reads up to n items of the call's stream to 65536 (the stream's type is the function's).
+      (func $read (param $s i32) (param $at i32) (param $n i32) (result i32)
+        (if (i32.eq (global.get $mode) (i32.const 3)) (then (return (call $read-nums (local.get $s) (local.get $at) (i32.const 4096)))))
+        (if (i32.eq (global.get $mode) (i32.const 6)) (then (return (call $read-nums (local.get $s) (local.get $at) (i32.const 4096)))))
+        (if (i32.eq (global.get $mode) (i32.const 4)) (then (return (call $read-pairs (local.get $s) (local.get $at) (i32.const 2048)))))
+        (call $read-bytes (local.get $s) (local.get $at) (local.get $n)))
+      (func $drop (param $s i32)
+        (if (i32.eq (global.get $mode) (i32.const 3)) (then (return (call $drop-nums (local.get $s)))))
+        (if (i32.eq (global.get $mode) (i32.const 6)) (then (return (call $drop-nums (local.get $s)))))
+        (if (i32.eq (global.get $mode) (i32.const 4)) (then (return (call $drop-pairs (local.get $s)))))
+        (call $drop-bytes (local.get $s)))
+      ;; Adds up the n items the last read put at 65536: u32s, or the products of u32 pairs.
+      (func $sum (param $n i32) (local $i i32) (local $at i32)
+        (block $done (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (if (i32.eq (global.get $mode) (i32.const 3))
+            (then (global.set $acc (i32.add (global.get $acc) (i32.load (i32.add (i32.const 65536) (i32.shl (local.get $i) (i32.const 2)))))))
+            (else
+              (local.set $at (i32.add (i32.const 65536) (i32.shl (local.get $i) (i32.const 3))))
+              (global.set $acc (i32.add (global.get $acc) (i32.mul (i32.load (local.get $at)) (i32.load offset=4 (local.get $at)))))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l))))
       ;; Drops the stream and returns: EXIT (0).
       (func $finish (result i32)
         (call $drop (global.get $s))
@@ -350,6 +395,7 @@ export function asyncBodies(): Promise<Uint8Array> {
         (if (i32.eq (global.get $mode) (i32.const 2)) (then
           (if (local.get $n) (then (global.set $acc (local.get $n)) (return (i32.const 0))))))
         (if (i32.eqz (global.get $mode)) (then (call $fold (local.get $n))))
+        (if (i32.ge_u (global.get $mode) (i32.const 3)) (then (call $sum (local.get $n))))
         (i32.eqz (i32.and (local.get $r) (i32.const 15))))
       ;; Reads until a read waits for the writer (then WAIT (2) on the call's set) or the call is done.
       (func $pump (result i32) (local $r i32)
@@ -374,6 +420,12 @@ export function asyncBodies(): Promise<Uint8Array> {
       (func (export "first-bytes") (param $s i32) (result i32)
         (global.set $acc (i32.const 0))
         (call $start (local.get $s) (i32.const 2)))
+      (func (export "numbers") (param $s i32) (result i32)
+        (global.set $acc (i32.const 0))
+        (call $start (local.get $s) (i32.const 3)))
+      (func (export "products") (param $s i32) (result i32)
+        (global.set $acc (i32.const 0))
+        (call $start (local.get $s) (i32.const 4)))
       ;; STREAM_READ (2): the read that waited came back.
       (func (export "callback") (param $event i32) (param $w i32) (param $r i32) (result i32)
         (if (i32.eq (local.get $event) (i32.const 2)) (then
@@ -384,20 +436,40 @@ export function asyncBodies(): Promise<Uint8Array> {
       (global $pending (mut i32) (i32.const 0))
       (global $off (mut i32) (i32.const 0))
       (global $in-done (mut i32) (i32.const 0))
-      (func (export "upper") (param $s i32) (result i32) (local $ends i64)
+      (func (export "upper") (param $s i32) (result i32)
+        (global.set $mode (i32.const 5))
+        (call $open-duplex (local.get $s) (call $new)))
+      (func (export "running") (param $s i32) (result i32)
+        (global.set $mode (i32.const 6))
+        (global.set $acc (i32.const 0))
+        (call $open-duplex (local.get $s) (call $new-nums)))
+      (func $open-duplex (param $s i32) (param $ends i64) (result i32)
         (global.set $s (local.get $s))
-        (local.set $ends (call $new))
         (global.set $out (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
         (global.set $pending (i32.const 0))
         (global.set $in-done (i32.const 0))
         (global.set $set (call $set-new))
         (call $join (local.get $s) (global.get $set))
         (call $join (global.get $out) (global.get $set))
-        (call $return-bytes (i32.wrap_i64 (local.get $ends)))
+        (if (i32.eq (global.get $mode) (i32.const 6))
+          (then (call $return-nums (i32.wrap_i64 (local.get $ends))))
+          (else (call $return-bytes (i32.wrap_i64 (local.get $ends)))))
         (call $duplex))
       ;; A read came back: its bytes upper-cased, to be written; the body ended unless it completed.
-      (func $read-back (param $r i32) (local $n i32) (local $i i32) (local $b i32)
+      (func $read-back (param $r i32) (local $n i32) (local $i i32) (local $b i32) (local $at i32)
         (local.set $n (i32.shr_u (local.get $r) (i32.const 4)))
+        ;; running: each number becomes the sum of those so far.
+        (if (i32.eq (global.get $mode) (i32.const 6)) (then
+          (block $sums (loop $next
+            (br_if $sums (i32.ge_u (local.get $i) (local.get $n)))
+            (local.set $at (i32.add (i32.const 65536) (i32.shl (local.get $i) (i32.const 2))))
+            (global.set $acc (i32.add (global.get $acc) (i32.load (local.get $at))))
+            (i32.store (local.get $at) (global.get $acc))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $next)))
+          ;; Its pending count is in bytes, none of them to upper-case.
+          (local.set $n (i32.mul (local.get $n) (i32.const 4)))
+          (local.set $i (local.get $n))))
         (block $done (loop $l
           (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
           (local.set $b (i32.load8_u (i32.add (i32.const 65536) (local.get $i))))
@@ -415,14 +487,22 @@ export function asyncBodies(): Promise<Uint8Array> {
         (global.set $off (i32.add (global.get $off) (local.get $c)))
         (i32.eqz (i32.and (local.get $r) (i32.const 15))))
       (func $upper-end (result i32)
-        (call $drop-writable (global.get $out))
+        (if (i32.eq (global.get $mode) (i32.const 6))
+          (then (call $drop-writable-nums (global.get $out)))
+          (else (call $drop-writable (global.get $out))))
         (call $drop (global.get $s))
         (i32.const 0))
+      ;; Writes n bytes, or (running) n / 4 numbers: what went, in bytes (count << 4 | status), or -1 (BLOCKED).
+      (func $write-out (param $at i32) (param $n i32) (result i32) (local $r i32)
+        (if (i32.ne (global.get $mode) (i32.const 6)) (then (return (call $write (global.get $out) (local.get $at) (local.get $n)))))
+        (local.set $r (call $write-nums (global.get $out) (local.get $at) (i32.shr_u (local.get $n) (i32.const 2))))
+        (if (i32.eq (local.get $r) (i32.const -1)) (then (return (i32.const -1))))
+        (i32.or (i32.shl (i32.shr_u (local.get $r) (i32.const 4)) (i32.const 6)) (i32.and (local.get $r) (i32.const 15))))
       ;; Writes what is pending, reads when nothing is; WAITs when either waits for the other side.
       (func $duplex (result i32) (local $r i32)
         (loop $l
           (if (global.get $pending) (then
-            (local.set $r (call $write (global.get $out) (i32.add (i32.const 65536) (global.get $off)) (global.get $pending)))
+            (local.set $r (call $write-out (i32.add (i32.const 65536) (global.get $off)) (global.get $pending)))
             (if (i32.eq (local.get $r) (i32.const -1)) (then (return (i32.or (i32.shl (global.get $set) (i32.const 4)) (i32.const 2)))))
             (if (i32.eqz (call $write-back (local.get $r))) (then (return (call $upper-end))))
             (br $l)))
@@ -436,11 +516,18 @@ export function asyncBodies(): Promise<Uint8Array> {
       (func (export "upper-callback") (param $event i32) (param $w i32) (param $r i32) (result i32)
         (if (i32.eq (local.get $event) (i32.const 2)) (then (call $read-back (local.get $r))))
         (if (i32.eq (local.get $event) (i32.const 3)) (then
-          (if (i32.eqz (call $write-back (local.get $r))) (then (return (call $upper-end))))))
-        (call $duplex)))
+          (if (i32.eqz (call $write-back (call $in-bytes (local.get $r)))) (then (return (call $upper-end))))))
+        (call $duplex))
+      ;; A write's result in bytes: running's counts numbers.
+      (func $in-bytes (param $r i32) (result i32)
+        (if (i32.ne (global.get $mode) (i32.const 6)) (then (return (local.get $r))))
+        (i32.or (i32.shl (i32.shr_u (local.get $r) (i32.const 4)) (i32.const 6)) (i32.and (local.get $r) (i32.const 15)))))
     (core instance $host
       (export "memory" (memory $mem))
-      (export "read" (func $read)) (export "drop" (func $drop))
+      (export "read-bytes" (func $read)) (export "drop-bytes" (func $drop))
+      (export "read-nums" (func $read-nums)) (export "drop-nums" (func $drop-nums))
+      (export "new-nums" (func $new-nums)) (export "write-nums" (func $write-nums)) (export "drop-writable-nums" (func $drop-writable-nums)) (export "return-nums" (func $return-nums))
+      (export "read-pairs" (func $read-pairs)) (export "drop-pairs" (func $drop-pairs))
       (export "return-u32" (func $return-u32)) (export "return-string" (func $return-string))
       (export "set-new" (func $set-new)) (export "join" (func $join))
       (export "new" (func $new)) (export "write" (func $write)) (export "drop-writable" (func $drop-writable)) (export "return-bytes" (func $return-bytes)))
@@ -448,19 +535,25 @@ export function asyncBodies(): Promise<Uint8Array> {
     (type $upper-t (func async (param "data" $bytes) (result $bytes)))
     (func $upper (type $upper-t) (canon lift (core func $i "upper") async (callback (core func $i "upper-callback"))))
     (export "upper" (func $upper))
+    (type $running-t (func async (param "n" $nums) (result $nums)))
+    (func $running (type $running-t) (canon lift (core func $i "running") async (callback (core func $i "upper-callback"))))
+    (export "running" (func $running))
     (type $digest-t (func async (param "data" $bytes) (param "seed" u32) (result u32)))
     (type $label-t (func async (param "label" string) (param "data" $bytes) (result string)))
     (type $first-t (func async (param "data" $bytes) (result u32)))
     (type $pair-t (func async (param "a" $bytes) (param "b" $bytes) (result u32)))
     (type $numbers-t (func async (param "n" $nums) (result u32)))
+    (type $products-t (func async (param "pairs" $pairs) (result u32)))
     (func $digest (type $digest-t) (canon lift (core func $i "digest") async (callback (core func $i "callback"))))
     (func $echo-label (type $label-t) (canon lift (core func $i "echo-label") async (callback (core func $i "callback")) (memory $mem) (realloc (core func $i "realloc"))))
     (func $first-bytes (type $first-t) (canon lift (core func $i "first-bytes") async (callback (core func $i "callback"))))
     (func $pair (type $pair-t) (canon lift (core func $i "digest") async (callback (core func $i "callback"))))
-    (func $numbers (type $numbers-t) (canon lift (core func $i "first-bytes") async (callback (core func $i "callback"))))
+    (func $numbers (type $numbers-t) (canon lift (core func $i "numbers") async (callback (core func $i "callback"))))
+    (func $products (type $products-t) (canon lift (core func $i "products") async (callback (core func $i "callback"))))
     (export "digest" (func $digest))
     (export "echo-label" (func $echo-label))
     (export "first-bytes" (func $first-bytes))
     (export "pair" (func $pair))
-    (export "numbers" (func $numbers)))`);
+    (export "numbers" (func $numbers))
+    (export "products" (func $products)))`);
 }

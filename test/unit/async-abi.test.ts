@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { hasJspi, platformNote, requireJspi } from '../../lib/platform.js';
 import { serviceExports } from '../../lib/primary/addressing.js';
-import { answersLater, asInvoked, asyncAbiUse, bodyStreamParam, futureParams } from '../../lib/wit/async-abi.js';
+import { answersLater, asInvoked, asyncAbiUse, bodyStreamItems, bodyStreamParam, futureParams } from '../../lib/wit/async-abi.js';
 import { readComponentInterface } from '../../lib/wit/component-reader.js';
 import { asyncCalls } from '../support/async-components.js';
 import { prim } from '../support/wit-types.js';
@@ -76,7 +76,7 @@ world plain { export api; }`,
     expect(methods.find((m) => m.name === 'deep')).to.include({ invocable: false, reason: 'parameter "v" holds a future, which JSON cannot carry' });
   });
 
-  it('reads a stream<u8> parameter from the request body, leaving it out of the JSON arguments; two streams, a stream of other items, one inside another type, or one beside handles stay not invocable, saying why', async () => {
+  it('reads a stream<T> parameter from the request body (a stream<u8> raw, other items as NDJSON), leaving it out of the JSON arguments; two streams, one inside another type, one of handles or without items, or one beside handles stay not invocable, saying why', async () => {
     const bytes = await dummy(
       `package acme:s@1.0.0;
 interface api {
@@ -84,6 +84,9 @@ interface api {
   put: func(key: string, data: stream<u8>, at: future<u32>) -> u32;
   two: async func(a: stream<u8>, b: stream<u8>);
   nums: async func(n: stream<u32>);
+  points: async func(p: stream<tuple<u32, string>>) -> u32;
+  handles: async func(h: stream<own<r>>);
+  bare: async func(s: stream);
   deep: async func(n: list<stream<u8>>);
   owned: async func(data: stream<u8>, x: borrow<r>);
   upper: async func(data: stream<u8>) -> stream<u8>;
@@ -102,7 +105,15 @@ world s { export api; }`,
     expect(upper, 'full duplex: a stream in, a stream out').to.include({ invocable: true });
     expect(upper.stream).to.include({ source: 'stream', encoding: 'bytes' });
     expect(methods.find((m) => m.name === 'two')).to.include({ invocable: false, reason: 'it takes 2 stream parameters ("a", "b"): rt reads one, from the request body' });
-    expect(methods.find((m) => m.name === 'nums')).to.include({ invocable: false, reason: 'parameter "n" is a stream<u32>: rt reads a stream<u8> parameter from the request body (its raw bytes), not yet a stream of other items' });
+    expect(bodyStreamItems(put.function)).to.deep.equal({ kind: 'bytes', mediaType: 'application/octet-stream' });
+    for (const name of ['nums', 'points']) {
+      const method = methods.find((m) => m.name === name)!;
+      expect(method, name).to.include({ invocable: true });
+      expect(bodyStreamItems(method.function), name).to.deep.include({ kind: 'items', mediaType: 'application/x-ndjson' });
+    }
+    expect(bodyStreamItems(methods.find((m) => m.name === 'points')!.function)).to.have.nested.property('element.kind', 'tuple');
+    expect(methods.find((m) => m.name === 'handles')).to.include({ invocable: false, reason: 'parameter "h" is a stream whose items hold handles, which rt does not read from a request body yet' });
+    expect(methods.find((m) => m.name === 'bare')).to.include({ invocable: false, reason: 'parameter "s" is a stream without items, which rt cannot read from a request body' });
     expect(methods.find((m) => m.name === 'deep')).to.include({ invocable: false, reason: 'parameter "n" holds a stream, which JSON cannot carry' });
     expect(methods.find((m) => m.name === 'owned')).to.include({ invocable: false, reason: 'a method that reads a stream parameter and takes or makes handles is not supported yet (the body it reads cannot follow a call to the worker that holds them)' });
   });

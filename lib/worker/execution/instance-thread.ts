@@ -29,13 +29,14 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
-import { answersLater, bodyStreamParam, futureParams } from '../../wit/async-abi.js';
+import { answersLater, bodyStreamItems, bodyStreamParam, futureParams } from '../../wit/async-abi.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type Waker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
+import { NdjsonItems } from './ndjson-items.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
 import { framer, type Framer } from './stream-framing.js';
 import type { Framing } from './invocation.js';
@@ -73,7 +74,7 @@ interface Stream {
   frame: Framer;
   ring: RingProducer;
   /** Where its items come from: a resource's `next`, one at a time, or what the guest writes to a stream<T> it returned, as it writes it. */
-  source: { kind: 'next'; resource: unknown; items: StreamItems } | { kind: 'written'; items: WrittenItems };
+  source: { kind: 'next'; resource: unknown; items: StreamItems } | { kind: 'written'; items: WrittenItems; body?: NdjsonItems | undefined };
 }
 let stream: Stream | undefined;
 let pumping = false;
@@ -160,8 +161,8 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   return true;
 }
 
-/** Per method: whether a call answers later (async-abi.ts), which of its arguments are futures, and which is the request body (a stream<u8>). */
-const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamParam(m.function) }));
+/** Per method: whether a call answers later (async-abi.ts), which of its arguments are futures, and which is the request body (a stream<T>) and how it comes. */
+const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamParam(m.function), items: bodyStreamItems(m.function) }));
 /** What a request body's bytes wait on: the main thread moves it when it posts some (channel.ts). */
 let bodyWaker: Waker | undefined;
 /** A call awaiting its answer: it holds the instance until then (one call at a time, as every call here). */
@@ -172,7 +173,7 @@ let awaiting = false;
  * is there; then the queue goes on. A stream<T> it answers with (a call
  * with `framing`) is produced into `ring` as the guest writes it.
  */
-async function asyncCall(id: number, method: number, args: unknown[], framing: Framing | undefined, ring: SharedArrayBuffer | undefined): Promise<void> {
+async function asyncCall(id: number, method: number, args: unknown[], framing: Framing | undefined, ring: SharedArrayBuffer | undefined, body: NdjsonItems | undefined): Promise<void> {
   awaiting = true;
   const began = performance.now();
   // A future<T> parameter came as T: the function gets a future resolved with it.
@@ -180,10 +181,17 @@ async function asyncCall(id: number, method: number, args: unknown[], framing: F
   const outcome = await instance!.callAsync(method, args);
   awaiting = false;
   flushOutput();
+  // A body line that did not fit is the answer, whatever the guest made of the stream cut short before it.
+  const unfit = outcome.kind === 'trap' ? undefined : body?.failure;
+  if (unfit) {
+    if (outcome.kind === 'ok' && framing !== undefined) new WrittenItems(instance!, outcome.value, false).done();
+    post([id, BAD_ARGUMENTS, unfit.kind, unfit.details]);
+    return drain();
+  }
   if (outcome.kind === 'ok' && framing !== undefined) {
     const signature = descriptor.methods[method].stream!;
     const items = new WrittenItems(instance!, outcome.value, signature.encoding === 'bytes');
-    return openStream(id, { kind: 'written', items }, framer(signature, framing), ring!);
+    return openStream(id, { kind: 'written', items, body }, framer(signature, framing), ring!);
   }
   post(answer(id, outcome, performance.now() - began));
   if (!afterCall(outcome)) drain();
@@ -195,7 +203,7 @@ function openStream(id: number, source: Stream['source'], frame: Framer, ring: S
   const opened: Stream = { id, source, frame, ring: new RingProducer(ring) };
   stream = opened;
   if (source.kind === 'next') pump();
-  else void pumpWritten(opened, source.items);
+  else void pumpWritten(opened, source.items, source.body);
 }
 
 function drain(): void {
@@ -210,11 +218,16 @@ function drain(): void {
       post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
       continue;
     }
-    const at = later[method].body;
-    // The stream<u8> parameter is the request body, read as it arrives (docs/api.md §5.9).
-    if (at !== undefined && bodyPort) decoded.args.splice(at, 0, new PortBodySource(bodyPort).chunks((bodyWaker ??= threadWaker(cells))));
+    const { body: at, items } = later[method];
+    // The stream parameter is the request body, read as it arrives (docs/api.md §5.9): a stream<u8>'s bytes, or NDJSON items.
+    let lines: NdjsonItems | undefined;
+    if (at !== undefined && bodyPort) {
+      const chunks = new PortBodySource(bodyPort).chunks((bodyWaker ??= threadWaker(cells)));
+      if (items?.kind === 'items') lines = new NdjsonItems(items.element, descriptor.methods[method].function.params[at].name);
+      decoded.args.splice(at, 0, lines ? lines.items(chunks) : chunks);
+    }
     if (later[method].answers) {
-      void asyncCall(id, method, decoded.args, framing, ring);
+      void asyncCall(id, method, decoded.args, framing, ring, lines);
       return;
     }
     const began = performance.now();
@@ -290,7 +303,7 @@ function pump(): void {
  * while the ring has room: the guest's writes wait meanwhile (its own
  * backpressure). Ends with the stream, a failure, or a cancel.
  */
-async function pumpWritten(current: Stream, written: WrittenItems): Promise<void> {
+async function pumpWritten(current: Stream, written: WrittenItems, body: NdjsonItems | undefined): Promise<void> {
   const { ring } = current;
   let items: unknown[] = [];
   let taken = 0;
@@ -310,8 +323,10 @@ async function pumpWritten(current: Stream, written: WrittenItems): Promise<void
     if (stream !== current) return;
     flushOutput();
     if (outcome.kind !== 'ok' || outcome.value === undefined) {
+      // The guest's answer to a body that ended early at a line that did not fit is cut short, once it has ended it.
+      const unfit = outcome.kind === 'ok' ? body?.failure : undefined;
       ring.publish();
-      post(outcome.kind === 'ok' ? [current.id, END] : [current.id, STREAM_FAILED, outcome]);
+      post(unfit ? [current.id, STREAM_FAILED, unfit] : outcome.kind === 'ok' ? [current.id, END] : [current.id, STREAM_FAILED, outcome]);
       return endStream(outcome);
     }
     items = outcome.value as unknown[];

@@ -67,7 +67,8 @@ export type Failure =
   | { kind: 'abandoned' };
 
 /** How a stream that was open ended badly. */
-export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' | 'timeout' }>;
+/** How a stream that began ends early: the guest failed, or ran out of time, or (a stream<T> parameter's) the request body had a line that did not fit. */
+export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' | 'timeout' | 'invalid-json' | 'invalid-arguments' }>;
 
 /** What an invocation came to: the result's JSON value, its raw bytes (a list<u8> result answered as bytes), or a failure. */
 export type InvokeResult =

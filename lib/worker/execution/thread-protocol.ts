@@ -89,7 +89,7 @@ export const TRAP = 2;
 export const END = 4;
 /** The JSON body the thread was given does not decode: the call was not made. */
 export const BAD_ARGUMENTS = 5;
-/** A stream's `next` returned its err case or trapped; its resource is dropped (unless a trap took the instance). */
+/** A stream's `next` returned its err case or trapped, or its call's request body had a line that did not fit; its resource is dropped (unless a trap took the instance). */
 export const STREAM_FAILED = 6;
 
 /**
@@ -108,7 +108,7 @@ export type CallAnswer =
 /** Thread → main, once a stream's call has answered OK (its bytes come through its ring): its end, after its last bytes. */
 export type StreamAnswer =
   | [id: number, tag: typeof END]
-  | [id: number, tag: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' }>];
+  | [id: number, tag: typeof STREAM_FAILED, failure: Extract<StreamFailure, { kind: 'component-error' | 'trap' | 'invalid-json' | 'invalid-arguments' }>];
 
 /** Thread → main, besides answers. */
 export type ThreadEvent =

@@ -1,13 +1,16 @@
-// A call of a method that takes a stream<u8> (docs/api.md §5.9): the request
-// body is that stream, fed to the guest as it arrives (body-feed.ts: at most
-// a window ahead of what the guest has read, within http.max_body_bytes and
-// the body pace), and the answer may begin before the body has ended (a
-// stream<T> result). Its other arguments come from the query string by
-// name, each a JSON value, or the text itself for a `string`.
+// A call of a method that takes a stream<T> (docs/api.md §5.9): the request
+// body is that stream (a stream<u8>'s raw bytes, other items as NDJSON that
+// the instance thread decodes), fed to the guest as it arrives
+// (body-feed.ts: at most a window ahead of what the guest has read, within
+// http.max_body_bytes and the body pace), and the answer may begin before
+// the body has ended (a stream<T> result). Its other arguments come from
+// the query string by name, each a JSON value, or the text itself for a
+// `string`.
 
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
-import { asInvoked, bodyStreamParam } from '../../wit/async-abi.js';
+import { asInvoked, bodyStreamItems, bodyStreamParam } from '../../wit/async-abi.js';
+import { printType } from '../../wit/print.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Input } from '../execution/invocation.js';
 import type { Method } from '../execution/method.js';
@@ -26,24 +29,28 @@ export interface BodyStreamDeps {
 
 /**
  * The arguments of `method` but its stream, from the query string: 415
- * unless the body (if it has any bytes) is application/octet-stream and not
- * encoded (its bytes go to the guest as they come); 400 for a value that
+ * unless the body (if it has any bytes) is application/octet-stream (a
+ * stream<u8>) or application/x-ndjson (other items) and not encoded (its
+ * bytes go to the thread as they come); 400 for a value that
  * is not JSON (the codec says what else is wrong: an unknown name, a
  * missing parameter, a value of the wrong type).
  */
 export function queryInput(call: ApiCall, method: Method): Input {
   const fn = method.descriptor.function;
-  const streamed = fn.params[bodyStreamParam(fn)!].name;
+  const param = fn.params[bodyStreamParam(fn)!];
+  const streamed = `the ${printType(param.type)} parameter "${param.name}"`;
+  const { mediaType: expected, kind } = bodyStreamItems(fn)!;
   const where = { service: call.state.service, method: method.descriptor.name };
   const type = mediaType(call.req);
   const { present, length } = bodyLength(call.req);
   // No body, or an empty one whatever its declared type: an empty stream.
-  if (present && length !== 0 && type !== 'application/octet-stream') {
-    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `the body is the stream<u8> parameter "${streamed}": send application/octet-stream (got ${type || 'no content type'}), and the other parameters in the query string`, where);
+  if (present && length !== 0 && type !== expected) {
+    const what = kind === 'bytes' ? expected : `${expected}, one JSON value per line`;
+    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_TYPE', `the body is ${streamed}: send ${what} (got ${type || 'no content type'}), and the other parameters in the query string`, where);
   }
   const encoding = call.req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_ENCODING', `the body is the stream<u8> parameter "${streamed}", given to the component as it arrives: send it without a Content-Encoding (got ${encoding})`, where);
+    throw new ApiError('RT_ERR_UNSUPPORTED_CONTENT_ENCODING', `the body is ${streamed}, given to the component as it arrives: send it without a Content-Encoding (got ${encoding})`, where);
   }
   const params = new Map(asInvoked(fn).params.map((p) => [p.name, p.type]));
   const args: Record<string, unknown> = {};
