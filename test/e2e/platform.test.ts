@@ -13,7 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { hasJspi } from '../../lib/platform.js';
 import { buildComponent } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
-import { asyncBodies, asyncCalls, asyncStreams } from '../support/async-components.js';
+import { asyncBodies, P3_HOST, P3_SLEEPER, asyncCalls, asyncStreams } from '../support/async-components.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
@@ -61,7 +61,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
 
   before(async () => {
     const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() } });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER } : {}) });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\nmax_body_bytes = ${MAX_BODY_BYTES}\n` });
     await rt.ready();
   });
@@ -377,6 +377,52 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         expect(bytes.body.details).to.include('the body is the stream<u32> parameter "n": send application/x-ndjson, one JSON value per line (got application/octet-stream)');
         expect((await call(url('numbers'), { body: '5\n6\n', contentType: 'application/x-ndjson' })).body).to.deep.equal({ result: 11 });
       });
+    });
+  }
+
+  it("serves the host's WASI 0.3 interfaces a guest calls like any function, on every Node line: random, the clocks, the granted environment, exit", async () => {
+    const url = (method: string) => `${rt!.url}/api/services/default/p3-host/invoke/${method}`;
+    const entropy = await call(url('entropy'), { body: '{"n": 32}', contentType: 'application/json', headers: { accept: 'application/json' } });
+    expect(entropy.status, entropy.text).to.equal(200);
+    const first = Buffer.from(entropy.body.result as string, 'base64');
+    expect(first).to.have.length(32);
+    const again = Buffer.from((await call(url('entropy'), { body: '{"n": 32}', contentType: 'application/json', headers: { accept: 'application/json' } })).body.result as string, 'base64');
+    expect(again.equals(first), 'two draws of 256 bits').to.equal(false);
+    // A guest's u64 asks for more than any worker should allocate: it gets the host's most.
+    const capped = await call(url('entropy'), { body: '{"n": "18446744073709551615"}', contentType: 'application/json' });
+    expect(capped.status).to.equal(200);
+    expect(Buffer.from(await (await fetch(url('entropy'), { method: 'POST', body: '{"n": "18446744073709551615"}', headers: { 'content-type': 'application/json' } })).arrayBuffer())).to.have.length(65_536);
+    const numbers = await Promise.all([call(url('number')), call(url('number')), call(url('seed'))]);
+    expect(numbers[0].body.result).to.not.deep.equal(numbers[1].body.result);
+    expect(numbers[2].body.result).to.be.an('array').with.length(2);
+    const before = BigInt((await call(url('monotonic'))).body.result as string | number);
+    const after = BigInt((await call(url('monotonic'))).body.result as string | number);
+    expect(after > before, 'the monotonic clock goes forward').to.equal(true);
+    const [seconds, nanoseconds] = (await call(url('wall'))).body.result as [number, number];
+    expect(Math.abs(seconds - Date.now() / 1000)).to.be.below(5);
+    expect(nanoseconds).to.be.within(0, 999_999_999);
+    // Only what the sidecar grants.
+    expect((await call(url('environment'))).body).to.deep.equal({ result: [['GREETING', 'hello']] });
+    const exit = await call(url('leave'), { body: '{"code": 3}', contentType: 'application/json' });
+    expect(exit.status).to.equal(500);
+    expect(exit.body.details).to.include('wasi:cli/exit');
+    expect((await call(url('environment'))).body, 'the service serves on').to.deep.equal({ result: [['GREETING', 'hello']] });
+    const listing = (await call(`${rt!.url}/api/services/default/p3-host`, { method: 'GET' })).body;
+    expect(listing.unsatisfied_imports ?? [], 'every import it has is served').to.deep.equal([]);
+  });
+
+  if (hasJspi) {
+    it("sleeps through the host's async wasi:clocks wait-for: the guest's task waits, and a nap past the request timeout is cut off (504)", async () => {
+      const url = `${rt!.url}/api/services/default/p3-sleeper/invoke/nap`;
+      const began = performance.now();
+      const nap = await call(url, { body: '{"ns": 150000000}', contentType: 'application/json' });
+      expect(nap.status, nap.text).to.equal(200);
+      expect(Number(nap.body.result)).to.be.within(150_000_000, 1_500_000_000);
+      expect(performance.now() - began).to.be.at.least(150);
+      expect((await call(url, { body: '{"ns": 0}', contentType: 'application/json' })).body.result).to.be.below(150_000_000);
+      const long = await call(url, { body: '{"ns": 60000000000}', contentType: 'application/json' });
+      expect(long.status).to.equal(504);
+      expect((await call(url, { body: '{"ns": 1000000}', contentType: 'application/json' })).status, 'served on').to.equal(200);
     });
   }
 

@@ -1,7 +1,10 @@
-// Components that use the component model's async ABI (WASI 0.3), written in
-// component WAT: jco's `parse` builds them without any other toolchain.
+// Components of WASI 0.3: ones that use the component model's async ABI,
+// written in component WAT (jco's `parse` builds them without any other
+// toolchain), and one of the host's 0.3 interfaces.
 
+import { readFileSync } from 'node:fs';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import type { ComponentSource } from '../../examples/builder.js';
 
 /**
  * World-level async functions, each lifted with the async option and a
@@ -557,3 +560,117 @@ export function asyncBodies(): Promise<Uint8Array> {
     (export "numbers" (func $numbers))
     (export "products" (func $products)))`);
 }
+
+/**
+ * WIT source declaring `world` with the WASI 0.3.0 packages it may use
+ * nested after it (jco ships their WIT): for a core module's component
+ * built by wit-component (builder.ts's `wat` kind), which includes only
+ * what the module imports.
+ */
+function withWasi03(world: string): string {
+  const builtin = new URL('../lib/wit/builtin/0.3.0/', import.meta.resolve('@bytecodealliance/jco'));
+  const nested = ['cli', 'clocks', 'filesystem', 'random', 'sockets'].map((name) => {
+    const text = readFileSync(new URL(`wasi-${name}/package.wit`, builtin), 'utf8');
+    return `${text.replace(/^package ([^;]+);/m, 'package $1 {')}\n}\n`;
+  });
+  return `${world}\n${nested.join('')}`;
+}
+
+/**
+ * A WASI 0.3 guest of the host's sync interfaces (no async ABI of its own:
+ * its exports are plain functions, so it may run inline), each export
+ * handing back what the import gave:
+ * - `entropy: func(n: u64) -> list<u8>`, wasi:random/random's bytes;
+ * - `number: func() -> u64`, its u64;
+ * - `seed: func() -> tuple<u64, u64>`, wasi:random/insecure-seed's;
+ * - `monotonic: func() -> u64`, wasi:clocks/monotonic-clock's now;
+ * - `wall: func() -> tuple<s64, u32>`, wasi:clocks/system-clock's now;
+ * - `environment: func() -> list<tuple<string, string>>`, wasi:cli/environment's;
+ * - `leave: func(code: u8)`, wasi:cli/exit's exit-with-code.
+ */
+export const P3_HOST: ComponentSource = {
+  kind: 'wat',
+  world: 'host',
+  wit: withWasi03(`package test:p3-host@0.1.0;
+world host {
+  import wasi:random/random@0.3.0;
+  import wasi:random/insecure-seed@0.3.0;
+  import wasi:clocks/monotonic-clock@0.3.0;
+  import wasi:clocks/system-clock@0.3.0;
+  import wasi:cli/environment@0.3.0;
+  import wasi:cli/exit@0.3.0;
+  export entropy: func(n: u64) -> list<u8>;
+  export number: func() -> u64;
+  export seed: func() -> tuple<u64, u64>;
+  export monotonic: func() -> u64;
+  export wall: func() -> tuple<s64, u32>;
+  export environment: func() -> list<tuple<string, string>>;
+  export leave: func(code: u8);
+}`),
+  wat: `(module
+  (import "wasi:random/random@0.3.0" "get-random-bytes" (func $bytes (param i64 i32)))
+  (import "wasi:random/random@0.3.0" "get-random-u64" (func $u64 (result i64)))
+  (import "wasi:random/insecure-seed@0.3.0" "get-insecure-seed" (func $seed (param i32)))
+  (import "wasi:clocks/monotonic-clock@0.3.0" "now" (func $mono (result i64)))
+  (import "wasi:clocks/system-clock@0.3.0" "now" (func $wall (param i32)))
+  (import "wasi:cli/environment@0.3.0" "get-environment" (func $env (param i32)))
+  (import "wasi:cli/exit@0.3.0" "exit-with-code" (func $exit (param i32)))
+  (memory (export "memory") 2)
+  ;; A bump allocator from 1024, reset after each call.
+  (global $heap (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $p) (local.get 3)))
+    (local.get $p))
+  (func $reset (param i32) (global.set $heap (i32.const 1024)))
+  (func (export "entropy") (param $n i64) (result i32) (call $bytes (local.get $n) (i32.const 16)) (i32.const 16))
+  (func (export "cabi_post_entropy") (param i32) (call $reset (local.get 0)))
+  (func (export "number") (result i64) (call $u64))
+  (func (export "seed") (result i32) (call $seed (i32.const 16)) (i32.const 16))
+  (func (export "monotonic") (result i64) (call $mono))
+  (func (export "wall") (result i32) (call $wall (i32.const 16)) (i32.const 16))
+  (func (export "environment") (result i32) (call $env (i32.const 16)) (i32.const 16))
+  (func (export "cabi_post_environment") (param i32) (call $reset (local.get 0)))
+  (func (export "leave") (param $code i32) (call $exit (local.get $code))))`,
+};
+
+/**
+ * `nap: async func(ns: u64) -> u64`: waits `ns` nanoseconds through
+ * wasi:clocks/monotonic-clock@0.3.0's async `wait-for` (lowered async: its
+ * task waits on the subtask), and answers how long it waited by the same
+ * clock. The start of the call waiting longest is in a global: one at a time.
+ */
+export const P3_SLEEPER: ComponentSource = {
+  kind: 'wat',
+  world: 'sleeper',
+  wit: withWasi03(`package test:p3-sleeper@0.1.0;
+world sleeper {
+  import wasi:clocks/monotonic-clock@0.3.0;
+  export nap: async func(ns: u64) -> u64;
+}`),
+  wat: `(module
+  (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
+  (import "wasi:clocks/monotonic-clock@0.3.0" "now" (func $now (result i64)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "[export]$root" "[task-return]nap" (func $return (param i64)))
+  (memory (export "memory") 1)
+  (global $start (mut i64) (i64.const 0))
+  (func (export "[async-lift]nap") (param $ns i64) (result i32) (local $r i32) (local $set i32)
+    (global.set $start (call $now))
+    (local.set $r (call $wait-for (local.get $ns)))
+    ;; RETURNED (2) at once: nothing to wait for.
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then
+      (call $return (i64.sub (call $now) (global.get $start)))
+      (return (i32.const 0))))
+    (local.set $set (call $set-new))
+    (call $join (i32.shr_u (local.get $r) (i32.const 4)) (local.get $set))
+    (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))
+  ;; The one event its set gives: SUBTASK, the wait has returned.
+  (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)
+    (call $join (local.get $subtask) (i32.const 0))
+    (call $subtask-drop (local.get $subtask))
+    (call $return (i64.sub (call $now) (global.get $start)))
+    (i32.const 0)))`,
+};

@@ -1,10 +1,12 @@
 // Imports bind by interface and version line: a guest built against any 0.2.x
-// gets the 0.2 hosts, and an import of another line (0.3) gets a trapping
-// stub from every host, and the listing names it unsatisfied.
+// gets the 0.2 hosts, one of 0.3 rt's 0.3 interfaces where it has them, and
+// any other import a trapping stub from every host, which the listing names
+// unsatisfied.
 
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import { expect } from 'chai';
-import { isServedWasiImport } from '../../lib/wasi-lines.js';
+import { isServedWasiImport, WASI_0_3_SERVED } from '../../lib/wasi-lines.js';
+import { MAX_RANDOM_BYTES, wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { interfaceKey, unversioned, versionLine } from '../../lib/wit/interface-key.js';
 import type { ImportedItem } from '../../lib/wit/types.js';
 import { OutputCapture } from '../../lib/worker/sandbox/output-capture.js';
@@ -37,11 +39,24 @@ describe('WASI version lines', () => {
     expect(object['wasi:io/streams']).to.equal(shim.io.streams);
   });
 
-  it('gives a 0.3 import a stub that traps naming it, never the 0.2 implementation', () => {
-    const object = hostImports(['wasi:random/random'], [imported('wasi:random/random@0.3.0', 'get-random-u64')]);
+  it("gives a 0.3 import rt's own 0.3 implementation where it has one, else a stub that traps naming it, never the 0.2 implementation", () => {
+    const object = hostImports(['wasi:random/random', 'wasi:io/streams'], [imported('wasi:random/random@0.3.0', 'get-random-u64'), imported('wasi:io/streams@0.3.0', 'read')]);
     expect(object['wasi:random/random']).to.not.equal(shim.random.random);
-    const stub = object['wasi:random/random'] as { getRandomU64: () => unknown };
-    expect(() => stub.getRandomU64()).to.throw(UnsatisfiedImportError, 'wasi:random/random@0.3.0#get-random-u64');
+    expect(typeof (object['wasi:random/random'] as { getRandomU64: () => unknown }).getRandomU64()).to.equal('bigint');
+    const stub = object['wasi:io/streams'] as { read: () => unknown };
+    expect(() => stub.read()).to.throw(UnsatisfiedImportError, 'wasi:io/streams@0.3.0#read');
+  });
+
+  it('serves each 0.3 interface it lists as served, and gives no more random bytes at once than its most', () => {
+    const exit = (): never => {
+      throw new Error('exit');
+    };
+    const table = wasi03Interfaces({ env: [['A', 'b']], exit });
+    expect(Object.keys(table).sort()).to.deep.equal(WASI_0_3_SERVED.map((name) => `${name}@0.3`).sort());
+    const random = table['wasi:random/random@0.3'] as { getRandomBytes: (n: bigint) => Uint8Array };
+    expect(random.getRandomBytes(5n)).to.have.length(5);
+    expect(random.getRandomBytes(2n ** 64n - 1n)).to.have.length(MAX_RANDOM_BYTES);
+    expect((table['wasi:cli/environment@0.3'] as { getEnvironment: () => unknown }).getEnvironment()).to.deep.equal([['A', 'b']]);
   });
 
   it('refuses a wasi:http/types@0.3.0 import the 0.2 handler host, and gives a 0.2.x one its classes', () => {
@@ -57,6 +72,8 @@ describe('WASI version lines', () => {
     expect(isServedWasiImport('wasi:io/streams@0.2.3')).to.equal(true);
     expect(isServedWasiImport('wasi:config/store@0.2.0-draft')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams@0.3.0')).to.equal(false);
+    expect(isServedWasiImport('wasi:http/types@0.3.0')).to.equal(false);
+    expect(isServedWasiImport('wasi:random/random@0.3.0')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams')).to.equal(false);
     expect(isServedWasiImport('acme:faulty/host@1.0.0')).to.equal(false);
   });

@@ -1,7 +1,8 @@
 // The imports a component instance receives: WASI 0.2 from preview2-shim
 // within the sandbox of docs/api.md §8 (no host filesystem, environment,
-// network or process exit beyond what the sidecar grants), and trapping stubs
-// for everything else (docs/api.md §4). Implementations are keyed by interface
+// network or process exit beyond what the sidecar grants), rt's own WASI 0.3
+// interfaces (wasi-p3.ts) within the same grants, and trapping stubs for
+// everything else (docs/api.md §4). Implementations are keyed by interface
 // and version line (wit/interface-key.ts): an import of another line, such as
 // `wasi:io/streams@0.3.0`, gets a stub, never the 0.2 code.
 
@@ -13,6 +14,7 @@ import { jsClassName, jsIdentifier } from '../../wit/js-names.js';
 import { resourceFunctionName, type ImportedItem, type WitFunction } from '../../wit/types.js';
 import { grantedOutgoingHandler } from './outbound.js';
 import { grantedFilesystem } from './preopens.js';
+import { wasi03Interfaces } from './wasi-p3.js';
 
 export type ImportObject = Record<string, unknown>;
 
@@ -60,29 +62,32 @@ export interface Grants {
 }
 
 // Interfaces replaced (not just passed through) to keep the host out of
-// reach. The environment, the filesystem and outgoing HTTP hold only what the
-// sidecar grants; without a granted host, outgoing HTTP stays a trapping stub.
+// reach, and rt's own of the 0.3 line (wasi-p3.ts). The environment, the
+// filesystem and outgoing HTTP hold only what the sidecar grants; without a
+// granted host, outgoing HTTP stays a trapping stub.
 function sandboxed({ env, config, paths, outboundHosts }: Grants): InterfaceTable {
   const settings = new Map(config);
-  return onWasi02({
-    // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
-    'wasi:config/store': {
-      get: (key: string) => settings.get(key),
-      getAll: () => config,
-    },
-    'wasi:cli/environment': {
-      getEnvironment: () => env,
-      getArguments: () => [],
-      initialCwd: () => undefined,
-    },
-    'wasi:cli/exit': {
-      exit(status: unknown): never {
-        throw new ComponentExit(status);
+  const exit = (status: unknown): never => {
+    throw new ComponentExit(status);
+  };
+  return {
+    ...wasi03Interfaces({ env, exit }),
+    ...onWasi02({
+      // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
+      'wasi:config/store': {
+        get: (key: string) => settings.get(key),
+        getAll: () => config,
       },
-    },
-    ...grantedFilesystem(paths),
-    ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
-  });
+      'wasi:cli/environment': {
+        getEnvironment: () => env,
+        getArguments: () => [],
+        initialCwd: () => undefined,
+      },
+      'wasi:cli/exit': { exit },
+      ...grantedFilesystem(paths),
+      ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
+    }),
+  };
 }
 
 const NO_GRANTS: Grants = { env: [], config: [], paths: [], outboundHosts: [] };

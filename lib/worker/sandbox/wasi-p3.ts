@@ -1,0 +1,63 @@
+// The host's WASI 0.3 interfaces (docs/api.md §5.9) that carry no streams:
+// random, the clocks (sleeping among them), the environment, exit. They are
+// rt's own, not preview3-shim's: each is a line or two over node:crypto,
+// the process clocks and timers, within the same grants as their 0.2 twins
+// (the environment holds what the sidecar grants; exit ends the call, never
+// the worker). The rest of the 0.3 line (stdio's streams, files, sockets,
+// HTTP) is not served yet: those imports are stubs that trap.
+
+import { randomBytes } from 'node:crypto';
+import { WASI_0_3 } from '../../wasi-lines.js';
+import type { InterfaceTable } from './wasi-imports.js';
+
+/** The most bytes one get-random-bytes call gives: 0.3 lets the host give fewer than `max-len`, and a guest's u64 must not make the worker allocate it. */
+export const MAX_RANDOM_BYTES = 65_536;
+
+/** What the 0.3 interfaces are given: the granted environment, and how exit ends the call. */
+export interface P3Grants {
+  env: [string, string][];
+  exit: (status: unknown) => never;
+}
+
+function bytes(maxLen: bigint): Uint8Array {
+  return randomBytes(Number(maxLen < BigInt(MAX_RANDOM_BYTES) ? maxLen : BigInt(MAX_RANDOM_BYTES)));
+}
+
+/** Resolves once `ns` nanoseconds have passed (at once for none), in timer steps Node can take (setTimeout's longest is ~24.8 days). */
+async function sleep(ns: bigint): Promise<void> {
+  let ms = ns <= 0n ? 0 : Number((ns + 999_999n) / 1_000_000n);
+  do {
+    const step = Math.min(ms, MAX_TIMER_MS);
+    await new Promise((resolve) => setTimeout(resolve, step));
+    ms -= step;
+  } while (ms > 0);
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function u64(): bigint {
+  return randomBytes(8).readBigUInt64LE();
+}
+
+/** The interfaces of wasi-lines.ts's WASI_0_3_SERVED, in jco's values: u64 as bigint, list<u8> as Uint8Array, a tuple as an array, an option as the value or undefined. */
+export function wasi03Interfaces({ env, exit }: P3Grants): InterfaceTable {
+  const random = { getRandomBytes: bytes, getRandomU64: u64 };
+  const table: Record<string, object> = {
+    'wasi:random/random': random,
+    // The same source: a guest asking for less than the secure kind gets no less.
+    'wasi:random/insecure': { getInsecureRandomBytes: bytes, getInsecureRandomU64: u64 },
+    'wasi:random/insecure-seed': { getInsecureSeed: () => [u64(), u64()] },
+    // Waiting is an async import: the glue suspends the guest's task (JSPI) until the promise settles, and the thread serves on meanwhile.
+    'wasi:clocks/monotonic-clock': { now: () => process.hrtime.bigint(), getResolution: () => 1n, waitFor: (ns: bigint) => sleep(ns), waitUntil: (mark: bigint) => sleep(mark - process.hrtime.bigint()) },
+    'wasi:clocks/system-clock': {
+      now: () => {
+        const ns = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
+        return { seconds: ns / 1_000_000_000n, nanoseconds: Number(ns % 1_000_000_000n) };
+      },
+      getResolution: () => 1000n,
+    },
+    'wasi:cli/environment': { getEnvironment: () => env, getArguments: () => [], getInitialCwd: () => undefined },
+    'wasi:cli/exit': { exit: (status: unknown) => exit(status), exitWithCode: (code: number) => exit({ code }) },
+  };
+  return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_3}`, value]));
+}
