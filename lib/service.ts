@@ -174,6 +174,8 @@ export interface InstanceOptions {
   recycleAfter: number;
   /** Calls that may wait for an instance thread, per worker; beyond it 503 with Retry-After (sidecar `max_queue`). */
   maxQueue: number;
+  /** Calls of functions that answer later (async: WASI 0.3) one instance serves at once, while they wait (sidecar `max_concurrency`). */
+  maxConcurrency: number;
   /** A handle unused this long is dropped (sidecar `handle_idle_seconds`). */
   handleIdleSeconds: number;
   /** Live handles per handle scope at most; beyond it 503 with Retry-After (sidecar `max_handles`). */
@@ -184,7 +186,7 @@ export interface InstanceOptions {
   maxScopes: number;
 }
 
-export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, handleIdleSeconds: 300, maxHandles: 1000, handleScope: 'optional', maxScopes: 64 };
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, maxConcurrency: 16, handleIdleSeconds: 300, maxHandles: 1000, handleScope: 'optional', maxScopes: 64 };
 
 /** Where a service's calls run in one worker: inline on its main thread, or on instance threads (docs/architecture.md, "Execution model"). */
 export type Placement = 'inline' | 'threads';

@@ -173,6 +173,7 @@ function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): Inst
     poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
     recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? (handler ? 1 : DEFAULT_INSTANCES.recycleAfter)),
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
+    maxConcurrency: sidecar.max_concurrency ?? DEFAULT_INSTANCES.maxConcurrency,
     handleIdleSeconds: sidecar.handle_idle_seconds ?? DEFAULT_INSTANCES.handleIdleSeconds,
     maxHandles: sidecar.max_handles ?? DEFAULT_INSTANCES.maxHandles,
     handleScope: sidecar.handle_scope === 'required' ? 'required' : DEFAULT_INSTANCES.handleScope,

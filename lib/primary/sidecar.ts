@@ -25,6 +25,8 @@ export interface Sidecar {
   instance_per_call?: boolean;
   /** Calls that may wait for an instance thread, per worker (default 64); beyond it 503 with Retry-After. */
   max_queue?: number;
+  /** Calls of async functions one instance serves at once (default 16; WASI 0.3). */
+  max_concurrency?: number;
   /** A handle unused this long (seconds) is dropped (default 300; docs/api.md §5.1.2). */
   handle_idle_seconds?: number;
   /** Live handles per handle scope at most (default 1000); beyond it 503 with Retry-After. */
@@ -59,6 +61,8 @@ const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
 const MAX_QUEUE = 100_000;
+/** Calls one instance serves at once at most: each holds a suspended task and its JS side in the thread. */
+const MAX_CONCURRENCY = 10_000;
 /** Each live handle holds guest memory: bound what one sidecar can ask for, as for waiting calls. */
 const MAX_HANDLES = 100_000;
 /** Each named scope is an instance of its own: thousands would be thousands of instances. */
@@ -81,6 +85,7 @@ const SIDECAR = record(
     max_invocations: integer(1),
     instance_per_call: trueOrFalse,
     max_queue: integer(0, MAX_QUEUE),
+    max_concurrency: integer(1, MAX_CONCURRENCY),
     handle_idle_seconds: integer(1, MAX_HANDLE_IDLE_SECONDS),
     max_handles: integer(1, MAX_HANDLES),
     handle_scope: oneOf(['optional', 'required']),

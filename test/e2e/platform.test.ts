@@ -424,6 +424,35 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       expect(long.status).to.equal(504);
       expect((await call(url, { body: '{"ns": 1000000}', contentType: 'application/json' })).status, 'served on').to.equal(200);
     });
+
+    it('serves calls of an async function side by side in one instance while they wait (max_concurrency), and one that runs past its deadline retires its instance only once the others have answered', async () => {
+      const url = `${rt!.url}/api/services/default/p3-sleeper/invoke/nap`;
+      const nap = (ms: number) => call(url, { body: JSON.stringify({ ns: ms * 1_000_000 }), contentType: 'application/json' });
+      const live = async () => ((await call(`${rt!.url}/api/services/default/p3-sleeper`, { method: 'GET' })).body.instances as { live: number }).live;
+      // pool_size 1, max_concurrency 16 (the default): 16 naps of 400 ms take about 400 ms, not 6.4 s, on the one thread.
+      const began = performance.now();
+      const naps = await Promise.all(Array.from({ length: 16 }, () => nap(400)));
+      const took = performance.now() - began;
+      for (const answer of naps) {
+        expect(answer.status, answer.text).to.equal(200);
+        expect(Number(answer.body.result)).to.be.within(400_000_000, 1_900_000_000);
+      }
+      expect(took, 'side by side').to.be.below(1_900);
+      expect(await live()).to.equal(1);
+      // One nap past the deadline (2 s here) beside others: it is answered 504 at its deadline; one that began later
+      // and ends after that deadline is answered whole, not cut off with the task jco cannot cancel.
+      const long = nap(30_000);
+      const early = nap(100);
+      await letTimePass(1_000, 'the long nap is half way to its deadline');
+      const later = nap(1_500);
+      expect((await long).status).to.equal(504);
+      expect((await early).status).to.equal(200);
+      const answered = await later;
+      expect(answered.status, answered.text).to.equal(200);
+      expect(Number(answered.body.result)).to.be.at.least(1_500_000_000);
+      expect((await nap(10)).status, 'served on by a fresh instance').to.equal(200);
+      expect(await live()).to.equal(1);
+    });
   }
 
   it(hasJspi ? 'loads a WASI 0.3 component, and says nothing of JSPI at start-up' : 'lists a WASI 0.3 component as failed, naming the Node line it needs, and says once at start-up what is unavailable', async () => {

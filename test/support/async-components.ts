@@ -638,7 +638,8 @@ world host {
  * `nap: async func(ns: u64) -> u64`: waits `ns` nanoseconds through
  * wasi:clocks/monotonic-clock@0.3.0's async `wait-for` (lowered async: its
  * task waits on the subtask), and answers how long it waited by the same
- * clock. The start of the call waiting longest is in a global: one at a time.
+ * clock. Calls wait side by side: each task's start is in a slot of memory
+ * (1,024 of them, reused in turn) that its context points to.
  */
 export const P3_SLEEPER: ComponentSource = {
   kind: 'wat',
@@ -654,15 +655,20 @@ world sleeper {
   (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
   (import "$root" "[waitable-join]" (func $join (param i32 i32)))
   (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
   (import "[export]$root" "[task-return]nap" (func $return (param i64)))
   (memory (export "memory") 1)
-  (global $start (mut i64) (i64.const 0))
-  (func (export "[async-lift]nap") (param $ns i64) (result i32) (local $r i32) (local $set i32)
-    (global.set $start (call $now))
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "[async-lift]nap") (param $ns i64) (result i32) (local $r i32) (local $set i32) (local $slot i32)
+    (local.set $slot (i32.add (i32.const 1024) (i32.shl (i32.and (global.get $calls) (i32.const 1023)) (i32.const 3))))
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (call $ctx-set (local.get $slot))
+    (i64.store (local.get $slot) (call $now))
     (local.set $r (call $wait-for (local.get $ns)))
     ;; RETURNED (2) at once: nothing to wait for.
     (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then
-      (call $return (i64.sub (call $now) (global.get $start)))
+      (call $return (i64.sub (call $now) (i64.load (local.get $slot))))
       (return (i32.const 0))))
     (local.set $set (call $set-new))
     (call $join (i32.shr_u (local.get $r) (i32.const 4)) (local.get $set))
@@ -671,6 +677,6 @@ world sleeper {
   (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)
     (call $join (local.get $subtask) (i32.const 0))
     (call $subtask-drop (local.get $subtask))
-    (call $return (i64.sub (call $now) (global.get $start)))
+    (call $return (i64.sub (call $now) (i64.load (call $ctx-get))))
     (i32.const 0)))`,
 };

@@ -1,6 +1,7 @@
 // A service's instance threads within one worker, the placement (place.ts)
 // for work that does not run inline (execution.ts): `size` threads, each running one call at a
-// time. Calls wait in one queue here, on the main thread, and go to a thread
+// time, or up to max_concurrency calls of async functions side by side while
+// they wait (`shared`: WASI 0.3, docs/api.md §5.9). Calls wait in one queue here, on the main thread, and go to a thread
 // when it is free; so a call whose deadline passes while it waits times out
 // without running, one whose client leaves while it waits is abandoned
 // without running (its signal aborts), and the queue is bounded (`maxQueue`:
@@ -31,6 +32,7 @@ import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, typ
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
+import { answersLater } from '../../wit/async-abi.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -63,6 +65,10 @@ interface CallBase {
   ranOn?: (holder: HandleHolder) => void;
   /** An HTTP request's channel, or a call's stream<u8> parameter's body: bound to the thread's cells while the thread has the call. */
   channel?: MainEnd | BodyChannel;
+  /** It may share its thread's instance with others like it (an async function's call: instance-thread.ts's `sharing`). */
+  shared?: boolean;
+  /** When it went to its thread. */
+  sentAt?: number;
 }
 
 /** A call waiting or running: one that returns a value, or one that opens a stream. */
@@ -114,9 +120,16 @@ function callRequest(method: number, args: Arguments, framing: Framing | undefin
 /** One thread of the pool, as the worker's main thread drives it (the code running inside it is instance-thread.ts). */
 class PoolThread {
   readonly worker: Worker;
-  /** The call running now, and since when. */
+  /** The call running now, and since when: the one the thread has, unless it has calls that share it. */
   running: Call | undefined;
   startedAt = 0;
+  /** Calls that share the instance, waiting on it side by side (at most the service's max_concurrency), by id. */
+  readonly shared = new Map<number, Call>();
+  /**
+   * A shared call ran past its deadline: it was answered, but jco's glue cannot cancel its task. The thread takes
+   * nothing more, and ends once its other calls have answered (never under them).
+   */
+  retiring = false;
   readonly ready: Promise<void>;
   /** Its instance exists: calls go to it only from then on, so one never counts as stuck while the thread starts. */
   #started = false;
@@ -186,12 +199,22 @@ class PoolThread {
   }
 
   get free(): boolean {
-    return this.#started && !this.#lost && this.running === undefined;
+    return this.#started && !this.#lost && !this.retiring && this.running === undefined && this.shared.size === 0;
+  }
+
+  /** Whether it takes another shared call: it has only shared ones, fewer than `max`. */
+  sharesWith(max: number): boolean {
+    return this.#started && !this.#lost && !this.retiring && this.running === undefined && this.shared.size < max;
   }
 
   send(call: Call): void {
-    this.running = call;
-    this.startedAt = performance.now();
+    const now = performance.now();
+    call.sentAt = now;
+    if (call.shared) this.shared.set(call.request[0], call);
+    else {
+      this.running = call;
+      this.startedAt = now;
+    }
     const args = call.request[2];
     call.channel?.bind(this.cells);
     if (call.stream) call.request[4] = this.#ring(call.stream).shared;
@@ -201,9 +224,13 @@ class PoolThread {
     this.worker.postMessage(call.request, moved);
   }
 
-  /** Whether its running call has run so long that nothing should wait behind it. */
-  stuck(now: number): boolean {
-    return this.running !== undefined && now - this.startedAt > STUCK_MS;
+  /** Whether its running call has run so long that nothing should wait behind it; or it has shared calls, `max` of them or a call that is not one waits, and its latest went to it that long ago. */
+  stuck(now: number, max: number): boolean {
+    if (this.running !== undefined) return now - this.startedAt > STUCK_MS;
+    if (this.shared.size === 0 || this.shared.size < max) return false;
+    let latest = 0;
+    for (const call of this.shared.values()) latest = Math.max(latest, call.sentAt!);
+    return now - latest > STUCK_MS;
   }
 
   /** Ends the thread; the running call is answered with `failure` (an open stream fails with it). */
@@ -216,6 +243,8 @@ class PoolThread {
     if (call?.stream?.open) call.stream.ring!.pull();
     call?.stream?.ring?.abandon();
     if (call) settle(call, failure);
+    for (const shared of this.shared.values()) settle(shared, failure);
+    this.shared.clear();
     this.#outgoing?.close();
     return this.worker.terminate();
   }
@@ -228,6 +257,8 @@ class PoolThread {
   }
 
   #answer(answer: CallAnswer | StreamAnswer): void {
+    const shared = this.shared.get(answer[0]);
+    if (shared) return this.#sharedAnswer(shared, answer as CallAnswer);
     const call = this.running;
     if (!call || call.request[0] !== answer[0]) return;
     if (isStreamAnswer(answer)) {
@@ -257,6 +288,29 @@ class PoolThread {
     call.finish();
     if (answer[1] !== OK) call.failed(failureOf(answer));
     else if (!call.stream) call.returned(answer[2]);
+  }
+
+  /** A shared call's answer (it answers no stream): it makes room for another. */
+  #sharedAnswer(call: Call, answer: CallAnswer): void {
+    this.shared.delete(answer[0]);
+    const ms = ranMs(answer);
+    if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
+    if (answer[1] === TRAP) {
+      // Its instance is replaced once the calls in flight on it have answered (each of them the trap's, likely).
+      this.holder.end(`a call on it trapped: ${answer[3]}`);
+      this.holder = this.#newHolder();
+    }
+    call.finish();
+    if (answer[1] !== OK) call.failed(failureOf(answer));
+    else if (!call.stream) call.returned(answer[2]);
+    this.afterShared();
+  }
+
+  /** A shared call is over (answered, or cut off at its deadline): a retiring thread ends once none is left; any other takes more. */
+  afterShared(): void {
+    if (this.shared.size === 0) this.idleSince = performance.now();
+    if (this.retiring && this.shared.size === 0) return this.pool.retire(this);
+    this.pool.dispatch();
   }
 
   #streamAnswer(call: Call, stream: StreamState, answer: StreamAnswer): void {
@@ -318,12 +372,17 @@ export class InstancePool implements Place {
   /** Calls made and not yet answered, and who waits for them all to be. */
   #pending = 0;
   #idleWaiters: (() => void)[] = [];
+  /** Calls one instance takes side by side (sidecar max_concurrency): calls of methods that answer later, by method. */
+  readonly #maxShared: number;
+  readonly #shares: boolean[];
 
   constructor(
     private readonly spec: PoolSpec,
     private readonly options: PoolOptions,
   ) {
     this.#threads = Array.from({ length: options.size }, () => new PoolThread(spec, this, options));
+    this.#maxShared = spec.descriptor.instances.maxConcurrency;
+    this.#shares = spec.descriptor.methods.map((m) => answersLater(m.function));
   }
 
   /**
@@ -381,7 +440,9 @@ export class InstancePool implements Place {
   #call(method: number, args: Arguments, deadline: number, options: RunOptions, body: BodyChannel | undefined): Promise<CallResult> {
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
-      this.#enqueue({ request: callRequest(method, args, undefined, body), deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}), ...(body ? { channel: body } : {}) }, options.signal);
+      // An async function's call waits on the instance side by side with others (docs/api.md §5.9), unless it reads a body.
+      const shared = !body && this.#maxShared > 1 && this.#shares[method];
+      this.#enqueue({ request: callRequest(method, args, undefined, body), deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}), ...(body ? { channel: body } : {}), ...(shared ? { shared } : {}) }, options.signal);
     });
   }
 
@@ -476,7 +537,7 @@ export class InstancePool implements Place {
         settle(call, call.pinned?.lost ? { kind: 'handle-ended', details: `the handle has ended: its instance ended: ${call.pinned.holder.ended ?? 'its thread is gone'}` } : TIMEOUT);
         continue;
       }
-      const thread = call.pinned ? (call.pinned.free ? call.pinned : undefined) : this.#free();
+      const thread = call.pinned ? (call.pinned.free ? call.pinned : undefined) : call.shared ? this.#sharing() : this.#free();
       if (!thread) {
         if (!call.pinned) return this.#addOverflowIfAllStuck();
         i++;
@@ -522,13 +583,24 @@ export class InstancePool implements Place {
     return undefined;
   }
 
+  /** A thread for a shared call: one that shares already and has room (so one instance serves many), else a free one. */
+  #sharing(): PoolThread | undefined {
+    const all = [...this.#threads, ...this.#overflow];
+    return all.find((t) => t.shared.size > 0 && t.sharesWith(this.#maxShared)) ?? all.find((t) => t.sharesWith(this.#maxShared));
+  }
+
+  /** Ends a retiring thread (instance-pool's PoolThread.retiring), none of its calls left; a fresh one takes its place. */
+  retire(thread: PoolThread): void {
+    this.#cutOff(thread, TIMEOUT);
+  }
+
   /**
    * A new overflow thread when every thread is held by a call that has run
    * too long, and the bound allows. It takes waiting calls once it has started.
    */
   #addOverflowIfAllStuck(): void {
     const now = performance.now();
-    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now))) return;
+    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now, this.#maxShared))) return;
     this.#overflow.push(new PoolThread(this.spec, this, this.options));
   }
 
@@ -536,6 +608,20 @@ export class InstancePool implements Place {
   #cutOff(thread: PoolThread, failure: Ending): void {
     void thread.end(failure);
     this.replace(thread);
+  }
+
+  /**
+   * A shared call past its deadline is answered at once (504); its task runs on where jco cannot cancel it, so
+   * its thread retires: it takes nothing more and ends once its other calls have answered or timed out.
+   */
+  #sharedDeadlines(thread: PoolThread, now: number): void {
+    for (const [id, call] of thread.shared) {
+      if (now < call.deadline) continue;
+      thread.shared.delete(id);
+      thread.retiring = true;
+      settle(call, TIMEOUT);
+    }
+    if (thread.retiring && thread.shared.size === 0 && !thread.lost) thread.afterShared();
   }
 
   #retireIdle(): void {
@@ -551,6 +637,7 @@ export class InstancePool implements Place {
   #checkDeadlines(): void {
     const now = performance.now();
     for (const thread of [...this.#threads, ...this.#overflow]) {
+      this.#sharedDeadlines(thread, now);
       const call = thread.running;
       if (!call) continue;
       const stream = call.stream;

@@ -15,10 +15,13 @@
 // guest writes it: the guest's writes wait while the ring is full.
 //
 // A call that answers later (an async function, a future<T> parameter or
-// result: WASI 0.3, docs/api.md §5.9) holds the instance until its answer is there: the
-// glue suspends the guest through JSPI and hands back a promise (or the
-// future), which the thread awaits before it answers and takes the next
-// call from the queue.
+// result: WASI 0.3, docs/api.md §5.9) is awaited: the glue suspends the
+// guest through JSPI and hands back a promise (or the future). While it
+// waits, the next calls that may share the instance (`sharing`: ones that
+// answer later and stream nothing) start beside it, as many as the main
+// thread sends (the service's max_concurrency); any other call waits until
+// none is in flight, and so does the replacement of a trapped or recycled
+// instance.
 //
 // An HTTP handler's thread serves each request on a fresh instance by
 // default (its max_invocations is 1), made ahead while it waits for the next
@@ -165,8 +168,20 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
 const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamParam(m.function), items: bodyStreamItems(m.function) }));
 /** What a request body's bytes wait on: the main thread moves it when it posts some (channel.ts). */
 let bodyWaker: Waker | undefined;
-/** A call awaiting its answer: it holds the instance until then (one call at a time, as every call here). */
-let awaiting = false;
+/**
+ * Calls awaiting their answers. Calls that may share the instance (sharing,
+ * below) start while others wait; any other call waits until none is in
+ * flight, as it would behind a running call.
+ */
+let inFlight = 0;
+/** The instance is to be replaced (a trap, the recycle count) once the calls in flight on it have answered. */
+let replacing = false;
+
+/** Whether call `request` may run while others wait on the instance: it answers later and holds nothing but its task (no stream in or out, no handles). The main thread sends such calls side by side, up to the service's max_concurrency. */
+function sharing(request: CallRequest): boolean {
+  const [, method, body, framing, , bodyPort] = request;
+  return !isWork(body) && later[method].answers && framing === undefined && bodyPort === undefined;
+}
 
 /**
  * Calls method `method`, which answers later, and answers once its answer
@@ -174,19 +189,20 @@ let awaiting = false;
  * with `framing`) is produced into `ring` as the guest writes it.
  */
 async function asyncCall(id: number, method: number, args: unknown[], framing: Framing | undefined, ring: SharedArrayBuffer | undefined, body: NdjsonItems | undefined): Promise<void> {
-  awaiting = true;
+  inFlight++;
   const began = performance.now();
   // A future<T> parameter came as T: the function gets a future resolved with it.
   for (const i of later[method].futures) args[i] = Promise.resolve(args[i]);
   const outcome = await instance!.callAsync(method, args);
-  awaiting = false;
+  inFlight--;
   flushOutput();
   // A body line that did not fit is the answer, whatever the guest made of the stream cut short before it.
   const unfit = outcome.kind === 'trap' ? undefined : body?.failure;
   if (unfit) {
     if (outcome.kind === 'ok' && framing !== undefined) new WrittenItems(instance!, outcome.value, false).done();
     post([id, BAD_ARGUMENTS, unfit.kind, unfit.details]);
-    return drain();
+    if (!replaceWhenIdle()) drain();
+    return;
   }
   if (outcome.kind === 'ok' && framing !== undefined) {
     const signature = descriptor.methods[method].stream!;
@@ -207,7 +223,7 @@ function openStream(id: number, source: Stream['source'], frame: Framer, ring: S
 }
 
 function drain(): void {
-  while (instance && !stream && !awaiting && queue.length > 0) {
+  while (instance && !stream && !replacing && queue.length > 0 && (inFlight === 0 || sharing(queue[0]))) {
     const [id, method, body, framing, ring, bodyPort] = queue.shift()!;
     if (isWork(body)) {
       if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
@@ -228,7 +244,7 @@ function drain(): void {
     }
     if (later[method].answers) {
       void asyncCall(id, method, decoded.args, framing, ring, lines);
-      return;
+      continue;
     }
     const began = performance.now();
     const outcome = instance.call(method, decoded.args);
@@ -245,14 +261,21 @@ function drain(): void {
   }
 }
 
-/** Counts the call; replaces the instance after a trap or at the recycle count. Whether it did. */
+/** Counts the call; replaces the instance after a trap or at the recycle count, once no call is in flight on it. Whether it will. */
 function afterCall(outcome: CallOutcome): boolean {
   // An instance that holds handles is kept past its recycle count until they are dropped (docs/api.md §5.1.2).
-  if (outcome.kind === 'trap' || (recycleAfter > 0 && ++callsOnInstance >= recycleAfter && table.size === 0)) {
+  if (outcome.kind === 'trap' || (recycleAfter > 0 && ++callsOnInstance >= recycleAfter && table.size === 0)) replacing = true;
+  return replaceWhenIdle();
+}
+
+/** Replaces the instance if that is due and nothing is in flight on it; whether it is due (calls wait meanwhile). */
+function replaceWhenIdle(): boolean {
+  if (!replacing) return false;
+  if (inFlight === 0) {
+    replacing = false;
     replaceInstance();
-    return true;
   }
-  return false;
+  return true;
 }
 
 /** Calls `next` while the ring has room, for a slice of time, then yields so a cancel message gets in. */

@@ -8,7 +8,6 @@
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
-import type { InterfaceTable } from './wasi-imports.js';
 
 /** The most bytes one get-random-bytes call gives: 0.3 lets the host give fewer than `max-len`, and a guest's u64 must not make the worker allocate it. */
 export const MAX_RANDOM_BYTES = 65_536;
@@ -40,7 +39,7 @@ function u64(): bigint {
 }
 
 /** The interfaces of wasi-lines.ts's WASI_0_3_SERVED, in jco's values: u64 as bigint, list<u8> as Uint8Array, a tuple as an array, an option as the value or undefined. */
-export function wasi03Interfaces({ env, exit }: P3Grants): InterfaceTable {
+export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object> {
   const random = { getRandomBytes: bytes, getRandomU64: u64 };
   const table: Record<string, object> = {
     'wasi:random/random': random,
