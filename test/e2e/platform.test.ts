@@ -452,6 +452,17 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       expect(Number(answered.body.result)).to.be.at.least(1_500_000_000);
       expect((await nap(10)).status, 'served on by a fresh instance').to.equal(200);
       expect(await live()).to.equal(1);
+      // A call that traps beside waiting ones: it is a 500; each of the others is answered (whole, or with the trap:
+      // its instance has trapped) at once, none waits for its deadline; then a fresh instance serves.
+      const waiting = [nap(300), nap(300)];
+      await letTimePass(50, 'the naps are waiting in the instance');
+      const boom = await call(`${rt!.url}/api/services/default/p3-sleeper/invoke/boom`);
+      expect(boom.status).to.equal(500);
+      expect(boom.body).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED' });
+      const beganWaiting = performance.now();
+      for (const answer of await Promise.all(waiting)) expect([200, 500], answer.text).to.include(answer.status);
+      expect(performance.now() - beganWaiting).to.be.below(1_500);
+      expect((await nap(10)).status, 'served on after the trap').to.equal(200);
     });
   }
 

@@ -639,7 +639,8 @@ world host {
  * wasi:clocks/monotonic-clock@0.3.0's async `wait-for` (lowered async: its
  * task waits on the subtask), and answers how long it waited by the same
  * clock. Calls wait side by side: each task's start is in a slot of memory
- * (1,024 of them, reused in turn) that its context points to.
+ * (1,024 of them, reused in turn) that its context points to. And
+ * `boom: async func()`, which traps.
  */
 export const P3_SLEEPER: ComponentSource = {
   kind: 'wat',
@@ -648,6 +649,7 @@ export const P3_SLEEPER: ComponentSource = {
 world sleeper {
   import wasi:clocks/monotonic-clock@0.3.0;
   export nap: async func(ns: u64) -> u64;
+  export boom: async func();
 }`),
   wat: `(module
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
@@ -673,6 +675,8 @@ world sleeper {
     (local.set $set (call $set-new))
     (call $join (i32.shr_u (local.get $r) (i32.const 4)) (local.get $set))
     (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))
+  (func (export "[async-lift]boom") (result i32) unreachable)
+  (func (export "[callback][async-lift]boom") (param i32 i32 i32) (result i32) unreachable)
   ;; The one event its set gives: SUBTASK, the wait has returned.
   (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)
     (call $join (local.get $subtask) (i32.const 0))
