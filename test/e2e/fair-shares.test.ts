@@ -9,8 +9,10 @@
 
 import { request } from 'node:http';
 import { expect } from 'chai';
+import { hasJspi } from '../../lib/platform.js';
 import { eventually, letTimePass, StopWaiting } from '../support/eventually.js';
 import { repository } from '../support/fixtures.js';
+import { asyncBodies } from '../support/async-components.js';
 import { TYPES_HANDLER } from '../support/http-handler-fixtures.js';
 import { answerJson, Raw } from '../support/raw-connection.js';
 import { RtProcess } from '../support/rt-process.js';
@@ -63,7 +65,7 @@ describe('fair shares (e2e)', function () {
 
   before(async function () {
     this.timeout(600_000);
-    const repo = await repository({ hello: TYPES_HANDLER, 'hello.toml': { raw: 'service = "hello"\n' }, streams: STREAMS });
+    const repo = await repository({ hello: TYPES_HANDLER, 'hello.toml': { raw: 'service = "hello"\n' }, streams: STREAMS, ...(hasJspi ? { 'p3-body.wasm': { raw: await asyncBodies() } } : {}) });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${TIMEOUT_S}\ntrusted_proxies = ["${PROXY}"]\n` });
     await rt.ready();
   });
@@ -129,14 +131,18 @@ describe('fair shares (e2e)', function () {
     }
   });
 
-  it('answers 408 for a handler body slower than http.min_body_bytes_per_second, and for an invoke body, and closes the connection', async () => {
+  it('answers 408 for a handler body slower than http.min_body_bytes_per_second, for an invoke body, and for a stream<u8> parameter the guest reads as it comes (WASI 0.3), and closes the connection', async () => {
     const handler = await slowBody(ATTACKER, 1000, 1);
     const invoke = await Raw.open(rt.port, ATTACKER);
     open.push(invoke);
     invoke.send('POST /api/services/acme/streams/invoke/stats HTTP/1.1\r\nHost: rt\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+    const streamed = await Raw.open(rt.port, ATTACKER);
+    open.push(streamed);
+    if (hasJspi) streamed.send('POST /api/services/default/p3-body/invoke/digest?seed=1 HTTP/1.1\r\nHost: rt\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000\r\n\r\nx');
     for (const [raw, service] of [
       [handler, 'default.hello'],
       [invoke, 'acme.streams'],
+      ...(hasJspi ? ([[streamed, 'default.p3-body']] as const) : []),
     ] as const) {
       // The first 2 s are free; then the sweep (4 a second) finds it behind.
       const answer = await raw.answer();
