@@ -640,7 +640,9 @@ world host {
  * task waits on the subtask), and answers how long it waited by the same
  * clock. Calls wait side by side: each task's start is in a slot of memory
  * (1,024 of them, reused in turn) that its context points to. And
- * `boom: async func()`, which traps.
+ * `boom: async func()`, which traps; `flood: async func(n: u32) -> u32`,
+ * which starts `n` waits of a minute and waits for none (nor drops them),
+ * then answers `n`: a guest that spawns tasks without bound.
  */
 export const P3_SLEEPER: ComponentSource = {
   kind: 'wat',
@@ -650,6 +652,7 @@ world sleeper {
   import wasi:clocks/monotonic-clock@0.3.0;
   export nap: async func(ns: u64) -> u64;
   export boom: async func();
+  export flood: async func(n: u32) -> u32;
 }`),
   wat: `(module
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
@@ -660,6 +663,7 @@ world sleeper {
   (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
   (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
   (import "[export]$root" "[task-return]nap" (func $return (param i64)))
+  (import "[export]$root" "[task-return]flood" (func $return-u32 (param i32)))
   (memory (export "memory") 1)
   (global $calls (mut i32) (i32.const 0))
   (func (export "[async-lift]nap") (param $ns i64) (result i32) (local $r i32) (local $set i32) (local $slot i32)
@@ -676,6 +680,15 @@ world sleeper {
     (call $join (i32.shr_u (local.get $r) (i32.const 4)) (local.get $set))
     (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))
   (func (export "[async-lift]boom") (result i32) unreachable)
+  (func (export "[async-lift]flood") (param $n i32) (result i32) (local $i i32)
+    (block $done (loop $l
+      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+      (drop (call $wait-for (i64.const 60000000000)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $l)))
+    (call $return-u32 (local.get $n))
+    (i32.const 0))
+  (func (export "[callback][async-lift]flood") (param i32 i32 i32) (result i32) (i32.const 0))
   (func (export "[callback][async-lift]boom") (param i32 i32 i32) (result i32) unreachable)
   ;; The one event its set gives: SUBTASK, the wait has returned.
   (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)
