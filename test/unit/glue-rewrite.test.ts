@@ -18,7 +18,7 @@ import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
 import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
-import { asyncStreams } from '../support/async-components.js';
+import { asyncStreams, P3_SLEEPER } from '../support/async-components.js';
 import { eventually } from '../support/eventually.js';
 import { hasJspi } from '../../lib/platform.js';
 import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
@@ -145,6 +145,24 @@ console.log('collected, still running');
     expect(String(failures[0])).to.match(/unreachable/);
     // And that read fails instead of polling for ever (which would keep this process from ending).
     expect(await reads).to.match(/^failed: /);
+  });
+
+  it("wakes the waits of glue whose only async machinery is its async imports, and looks at such an import's call on setImmediate rather than a 1 ms timer", async () => {
+    const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
+    const glue = new TextDecoder().decode(transpiled.files['component.js']);
+    const rewritten = rewriteGlue(glue);
+    expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits']);
+    expect(glue).to.include('setTimeout(() => {\n        // NOTE: whether the import settled');
+    expect(rewritten.text).to.include('setImmediate(() => {\n        // NOTE: whether the import settled');
+    if (!hasJspi) return;
+    const sleep = (ns: bigint) => new Promise((resolve) => setTimeout(resolve, Number(ns / 1_000_000n)));
+    const clock = { now: () => process.hrtime.bigint(), getResolution: () => 1n, waitFor: sleep, waitUntil: () => Promise.resolve() };
+    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {}, 'wasi:clocks/monotonic-clock': clock }, 'component', (text) => rewriteGlue(text).text);
+    const exports = await component.instantiate();
+    const nap = exports.nap as (ns: bigint) => Promise<bigint>;
+    expect(Number(await nap(20_000_000n))).to.be.at.least(20_000_000);
+    // 500 waits started and left: each call returns to the guest at once (it was at least 1 ms each).
+    expect(await (exports.flood as (n: number) => Promise<number>)(500)).to.equal(500);
   });
 
   it('still logs when JCO_DEBUG is set as the glue loads', async () => {
