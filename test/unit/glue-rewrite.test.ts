@@ -22,6 +22,7 @@ import { asyncStreams, P3_SLEEPER } from '../support/async-components.js';
 import { eventually } from '../support/eventually.js';
 import { hasJspi } from '../../lib/platform.js';
 import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
+import { wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 
 const READ = 'globalThis?.process?.env?.JCO_DEBUG';
 
@@ -155,8 +156,11 @@ console.log('collected, still running');
     expect(glue).to.include('setTimeout(() => {\n        // NOTE: whether the import settled');
     expect(rewritten.text).to.include('setImmediate(() => {\n        // NOTE: whether the import settled');
     if (!hasJspi) return;
-    const sleep = (ns: bigint) => new Promise((resolve) => setTimeout(resolve, Number(ns / 1_000_000n)));
-    const clock = { now: () => process.hrtime.bigint(), getResolution: () => 1n, waitFor: sleep, waitUntil: () => Promise.resolve() };
+    // rt's own clock, as an instance gets it.
+    const exit = (): never => {
+      throw new Error('exit');
+    };
+    const clock = wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'];
     const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {}, 'wasi:clocks/monotonic-clock': clock }, 'component', (text) => rewriteGlue(text).text);
     const exports = await component.instantiate();
     const nap = exports.nap as (ns: bigint) => Promise<bigint>;
