@@ -13,7 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { hasJspi } from '../../lib/platform.js';
 import { buildComponent } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
-import { asyncBodies, P3_HOST, P3_SLEEPER, asyncCalls, asyncStreams } from '../support/async-components.js';
+import { asyncBodies, P3_HOST, P3_SLEEPER, P3_SPEAKER, asyncCalls, asyncStreams } from '../support/async-components.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
@@ -61,7 +61,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
 
   before(async () => {
     const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER } : {}) });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER, 'p3-speaker': P3_SPEAKER } : {}) });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\nmax_body_bytes = ${MAX_BODY_BYTES}\n` });
     await rt.ready();
   });
@@ -412,6 +412,18 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   });
 
   if (hasJspi) {
+    it("logs what a guest writes to the host's wasi:cli stdout and stderr streams (write-via-stream), under its service", async () => {
+      const url = `${rt!.url}/api/services/default/p3-speaker/invoke/say`;
+      const said = await Promise.all([
+        call(url, { body: JSON.stringify({ text: 'hello from a stream\n', err: false }), contentType: 'application/json' }),
+        call(url, { body: JSON.stringify({ text: `${'x'.repeat(100_000)}!\n`, err: false }), contentType: 'application/json' }),
+        call(url, { body: JSON.stringify({ text: 'a complaint\n', err: true }), contentType: 'application/json' }),
+      ]);
+      for (const answer of said) expect(answer.status, answer.text).to.equal(200);
+      const logged = (stream: string, text: string) => rt!.logLines().some((l) => l.stream === stream && l.service === 'default.p3-speaker' && String(l.msg).startsWith(text));
+      await eventually(() => expect(logged('stdout', 'hello from a stream') && logged('stderr', 'a complaint') && logged('stdout', 'xxxxxxxxxx')).to.equal(true), { what: 'the lines in the log', timeoutMs: 5_000 });
+    });
+
     it("sleeps through the host's async wasi:clocks wait-for: the guest's task waits, and a nap past the request timeout is cut off (504)", async () => {
       const url = `${rt!.url}/api/services/default/p3-sleeper/invoke/nap`;
       const began = performance.now();

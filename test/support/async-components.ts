@@ -697,3 +697,77 @@ world sleeper {
     (call $return (i64.sub (call $now) (i64.load (call $ctx-get))))
     (i32.const 0)))`,
 };
+
+/**
+ * `say: async func(text: string, err: bool)`: writes `text` to
+ * wasi:cli/stdout@0.3.0 (stderr when `err`) through a stream it makes and
+ * hands the host (write-via-stream), waiting while the host has not taken
+ * it, then ends the stream. The writable end is the task's context.
+ */
+export const P3_SPEAKER: ComponentSource = {
+  kind: 'wat',
+  world: 'speaker',
+  wit: withWasi03(`package test:p3-speaker@0.1.0;
+world speaker {
+  import wasi:cli/stdout@0.3.0;
+  import wasi:cli/stderr@0.3.0;
+  export say: async func(text: string, err: bool);
+}`),
+  wat: `(module
+  (import "wasi:cli/stdout@0.3.0" "write-via-stream" (func $out (param i32) (result i32)))
+  (import "wasi:cli/stdout@0.3.0" "[stream-new-0]write-via-stream" (func $out-new (result i64)))
+  (import "wasi:cli/stdout@0.3.0" "[async-lower][stream-write-0]write-via-stream" (func $out-write (param i32 i32 i32) (result i32)))
+  (import "wasi:cli/stdout@0.3.0" "[stream-drop-writable-0]write-via-stream" (func $out-drop (param i32)))
+  (import "wasi:cli/stdout@0.3.0" "[future-drop-readable-1]write-via-stream" (func $out-done (param i32)))
+  (import "wasi:cli/stderr@0.3.0" "write-via-stream" (func $err (param i32) (result i32)))
+  (import "wasi:cli/stderr@0.3.0" "[stream-new-0]write-via-stream" (func $err-new (result i64)))
+  (import "wasi:cli/stderr@0.3.0" "[async-lower][stream-write-0]write-via-stream" (func $err-write (param i32 i32 i32) (result i32)))
+  (import "wasi:cli/stderr@0.3.0" "[stream-drop-writable-0]write-via-stream" (func $err-drop (param i32)))
+  (import "wasi:cli/stderr@0.3.0" "[future-drop-readable-1]write-via-stream" (func $err-done (param i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]$root" "[task-return]say" (func $return))
+  (memory (export "memory") 8)
+  ;; Texts are lowered from 4096 on, each call's after the last; the heap starts over once no call is running.
+  (global $heap (mut i32) (i32.const 4096))
+  (global $running (mut i32) (i32.const 0))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.add (global.get $heap) (local.get 3)))
+    (local.get $p))
+  ;; The context: the writable end in the low 31 bits, stderr in the top one.
+  (func $end (result i32) (local $ctx i32)
+    (local.set $ctx (call $ctx-get))
+    (call $join (i32.and (local.get $ctx) (i32.const 0x7fffffff)) (i32.const 0))
+    (if (i32.lt_s (local.get $ctx) (i32.const 0))
+      (then (call $err-drop (i32.and (local.get $ctx) (i32.const 0x7fffffff))))
+      (else (call $out-drop (local.get $ctx))))
+    (global.set $running (i32.sub (global.get $running) (i32.const 1)))
+    (if (i32.eqz (global.get $running)) (then (global.set $heap (i32.const 4096))))
+    (call $return)
+    (i32.const 0))
+  (func (export "[async-lift]say") (param $ptr i32) (param $len i32) (param $to-err i32) (result i32) (local $ends i64) (local $w i32) (local $r i32) (local $set i32)
+    (global.set $running (i32.add (global.get $running) (i32.const 1)))
+    (if (local.get $to-err)
+      (then
+        (local.set $ends (call $err-new))
+        (local.set $w (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+        (call $err-done (call $err (i32.wrap_i64 (local.get $ends))))
+        (call $ctx-set (i32.or (local.get $w) (i32.const 0x80000000)))
+        (local.set $r (call $err-write (local.get $w) (local.get $ptr) (local.get $len))))
+      (else
+        (local.set $ends (call $out-new))
+        (local.set $w (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+        (call $out-done (call $out (i32.wrap_i64 (local.get $ends))))
+        (call $ctx-set (local.get $w))
+        (local.set $r (call $out-write (local.get $w) (local.get $ptr) (local.get $len)))))
+    ;; BLOCKED (-1): wait until the host has taken it (a STREAM_WRITE event), then end.
+    (if (i32.eq (local.get $r) (i32.const -1)) (then
+      (local.set $set (call $set-new))
+      (call $join (local.get $w) (local.get $set))
+      (return (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))))
+    (call $end))
+  (func (export "[callback][async-lift]say") (param i32 i32 i32) (result i32) (call $end)))`,
+};

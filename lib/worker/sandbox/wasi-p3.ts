@@ -1,10 +1,12 @@
-// The host's WASI 0.3 interfaces (docs/api.md §5.9) that carry no streams:
-// random, the clocks (sleeping among them), the environment, exit. They are
-// rt's own, not preview3-shim's: each is a line or two over node:crypto,
-// the process clocks and timers, within the same grants as their 0.2 twins
-// (the environment holds what the sidecar grants; exit ends the call, never
-// the worker). The rest of the 0.3 line (stdio's streams, files, sockets,
-// HTTP) is not served yet: those imports are stubs that trap.
+// The host's WASI 0.3 interfaces (docs/api.md §5.9) but files, sockets and
+// HTTP: random, the clocks (sleeping among them), the environment, exit and
+// stdio. They are rt's own, not preview3-shim's: each is a line or two over
+// node:crypto, the process clocks, timers and stdio, within the same grants
+// as their 0.2 twins (the environment holds what the sidecar grants; exit
+// ends the call, never the worker; what a guest writes to stdout and stderr
+// goes where 0.2's does, the thread's process.stdout and stderr, which rt
+// captures into the log; stdin is empty). The rest of the 0.3 line is not
+// served yet: those imports are stubs that trap.
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
@@ -34,6 +36,27 @@ async function sleep(ns: bigint): Promise<void> {
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A stream<u8> as jco's glue gives the host one the guest writes (stream-items.ts reads results the same way). */
+interface GuestBytes {
+  read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
+}
+
+/** stdout's or stderr's write-via-stream: copies what the guest writes to `target` until it ends the stream; the future's result. */
+async function copyTo(data: GuestBytes, target: NodeJS.WritableStream): Promise<{ tag: 'ok' | 'err'; val?: string }> {
+  try {
+    for (;;) {
+      const { done, value } = await data.read(65_536);
+      if (done) return { tag: 'ok', val: undefined };
+      if (value) target.write(Buffer.from(value));
+    }
+  } catch {
+    // The guest trapped, or dropped the stream mid-write: what it wrote went out.
+    return { tag: 'err', val: 'pipe' };
+  }
+}
+
+async function* nothing(): AsyncGenerator<Uint8Array, void, undefined> {}
+
 function u64(): bigint {
   return randomBytes(8).readBigUInt64LE();
 }
@@ -57,6 +80,9 @@ export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object
     },
     'wasi:cli/environment': { getEnvironment: () => env, getArguments: () => [], getInitialCwd: () => undefined },
     'wasi:cli/exit': { exit: (status: unknown) => exit(status), exitWithCode: (code: number) => exit({ code }) },
+    'wasi:cli/stdin': { readViaStream: () => [nothing(), Promise.resolve({ tag: 'ok', val: undefined })] },
+    'wasi:cli/stdout': { writeViaStream: (data: GuestBytes) => copyTo(data, process.stdout) },
+    'wasi:cli/stderr': { writeViaStream: (data: GuestBytes) => copyTo(data, process.stderr) },
   };
   return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_3}`, value]));
 }
