@@ -482,6 +482,14 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       expect([504, 500], flood.text).to.include(flood.status);
       expect((await nap(10)).status, 'served on after the flood').to.equal(200);
       expect(await live()).to.equal(1);
+      // A call that has its instance to itself does not wait for the naps that hold the only thread: an overflow thread takes it.
+      const holding = [nap(1_500), nap(1_500)];
+      await letTimePass(100, 'the naps hold the thread');
+      const asked = performance.now();
+      const plain = await call(`${rt!.url}/api/services/default/p3-sleeper/invoke/plain`);
+      expect(plain.body).to.deep.equal({ result: 7 });
+      expect(performance.now() - asked, 'well before the naps end').to.be.below(1_200);
+      for (const answer of await Promise.all(holding)) expect(answer.status).to.equal(200);
     });
   }
 

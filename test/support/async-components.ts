@@ -642,7 +642,8 @@ world host {
  * (1,024 of them, reused in turn) that its context points to. And
  * `boom: async func()`, which traps; `flood: async func(n: u32) -> u32`,
  * which starts `n` waits of a minute and waits for none (nor drops them),
- * then answers `n`: a guest that spawns tasks without bound.
+ * then answers `n`: a guest that spawns tasks without bound; and `plain:
+ * func() -> u32`, 7, a call that has its instance to itself.
  */
 export const P3_SLEEPER: ComponentSource = {
   kind: 'wat',
@@ -653,6 +654,7 @@ world sleeper {
   export nap: async func(ns: u64) -> u64;
   export boom: async func();
   export flood: async func(n: u32) -> u32;
+  export plain: func() -> u32;
 }`),
   wat: `(module
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
@@ -689,6 +691,7 @@ world sleeper {
     (call $return-u32 (local.get $n))
     (i32.const 0))
   (func (export "[callback][async-lift]flood") (param i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "plain") (result i32) (i32.const 7))
   (func (export "[callback][async-lift]boom") (param i32 i32 i32) (result i32) unreachable)
   ;; The one event its set gives: SUBTASK, the wait has returned.
   (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)

@@ -59,6 +59,24 @@ describe('WASI version lines', () => {
     expect((table['wasi:cli/environment@0.3'] as { getEnvironment: () => unknown }).getEnvironment()).to.deep.equal([['A', 'b']]);
   });
 
+  it('waits at least as long as a guest asks by the monotonic clock it reads (a timer may fire up to a millisecond early)', async () => {
+    const exit = (): never => {
+      throw new Error('exit');
+    };
+    const clock = wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] as { now: () => bigint; waitFor: (ns: bigint) => Promise<void>; waitUntil: (mark: bigint) => Promise<void> };
+    for (const ns of [1_000_000n, 2_500_000n, 7_000_000n]) {
+      const start = clock.now();
+      await clock.waitFor(ns);
+      expect(clock.now() - start >= ns, `${ns} ns`).to.equal(true);
+    }
+    const mark = clock.now() + 3_000_000n;
+    await clock.waitUntil(mark);
+    expect(clock.now() >= mark).to.equal(true);
+    // A mark already past, or no time at all: at once.
+    await clock.waitUntil(0n);
+    await clock.waitFor(0n);
+  });
+
   it('refuses a wasi:http/types@0.3.0 import the 0.2 handler host, and gives a 0.2.x one its classes', () => {
     const host = p2.handlerImports(new OutputCapture());
     const v3 = hostImports(['wasi:http/types'], [imported('wasi:http/types@0.3.0', 'http-error-code')], undefined, host);

@@ -224,10 +224,14 @@ class PoolThread {
     this.worker.postMessage(call.request, moved);
   }
 
-  /** Whether its running call has run so long that nothing should wait behind it; or it has shared calls, `max` of them or a call that is not one waits, and its latest went to it that long ago. */
-  stuck(now: number, max: number): boolean {
+  /**
+   * Whether a waiting call (`shared`: one that may share) should not wait for it: its running call has run that
+   * long; or it has shared calls, it has no room for the waiting call (all `max` taken, or the call is not a shared
+   * one), and the latest of them went to it that long ago.
+   */
+  stuck(now: number, max: number, shared: boolean): boolean {
     if (this.running !== undefined) return now - this.startedAt > STUCK_MS;
-    if (this.shared.size === 0 || this.shared.size < max) return false;
+    if (this.shared.size === 0 || (shared && this.shared.size < max)) return false;
     let latest = 0;
     for (const call of this.shared.values()) latest = Math.max(latest, call.sentAt!);
     return now - latest > STUCK_MS;
@@ -539,7 +543,7 @@ export class InstancePool implements Place {
       }
       const thread = call.pinned ? (call.pinned.free ? call.pinned : undefined) : call.shared ? this.#sharing() : this.#free();
       if (!thread) {
-        if (!call.pinned) return this.#addOverflowIfAllStuck();
+        if (!call.pinned) return this.#addOverflowIfAllStuck(call.shared === true);
         i++;
         continue;
       }
@@ -598,9 +602,9 @@ export class InstancePool implements Place {
    * A new overflow thread when every thread is held by a call that has run
    * too long, and the bound allows. It takes waiting calls once it has started.
    */
-  #addOverflowIfAllStuck(): void {
+  #addOverflowIfAllStuck(shared: boolean): void {
     const now = performance.now();
-    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now, this.#maxShared))) return;
+    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now, this.#maxShared, shared))) return;
     this.#overflow.push(new PoolThread(this.spec, this, this.options));
   }
 
