@@ -176,6 +176,8 @@ export interface InstanceOptions {
   maxQueue: number;
   /** Calls of functions that answer later (async: WASI 0.3) one instance serves at once, while they wait (sidecar `max_concurrency`). */
   maxConcurrency: number;
+  /** Instances (threads) per worker at most: `poolSize` kept, the rest started while calls need them (sidecar `max_instances`). */
+  maxInstances: number;
   /** A handle unused this long is dropped (sidecar `handle_idle_seconds`). */
   handleIdleSeconds: number;
   /** Live handles per handle scope at most; beyond it 503 with Retry-After (sidecar `max_handles`). */
@@ -186,7 +188,10 @@ export interface InstanceOptions {
   maxScopes: number;
 }
 
-export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, maxConcurrency: 16, handleIdleSeconds: 300, maxHandles: 1000, handleScope: 'optional', maxScopes: 64 };
+/** Instances beyond pool_size a worker may start for a service by default (sidecar `max_instances`). */
+export const OVERFLOW_INSTANCES = 4;
+
+export const DEFAULT_INSTANCES: InstanceOptions = { poolSize: 1, recycleAfter: 0, maxQueue: 64, maxConcurrency: 16, maxInstances: 1 + OVERFLOW_INSTANCES, handleIdleSeconds: 300, maxHandles: 1000, handleScope: 'optional', maxScopes: 64 };
 
 /** Where a service's calls run in one worker: inline on its main thread, or on instance threads (docs/architecture.md, "Execution model"). */
 export type Placement = 'inline' | 'threads';

@@ -10,7 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import { DEFAULT_INSTANCES, serviceKey, serviceName, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
+import { DEFAULT_INSTANCES, OVERFLOW_INSTANCES, serviceKey, serviceName, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
 import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceExports } from './addressing.js';
 import { mapConcurrently } from '../concurrently.js';
@@ -169,11 +169,16 @@ function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): Inst
   if (sidecar.instance_per_call && sidecar.max_invocations !== undefined && sidecar.max_invocations !== 1) {
     throw new SidecarError(`${path}: instance_per_call = true means max_invocations = 1, not ${sidecar.max_invocations}`);
   }
+  const poolSize = sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize;
+  if (sidecar.max_instances !== undefined && sidecar.max_instances < poolSize) {
+    throw new SidecarError(`${path}: max_instances (${sidecar.max_instances}) is below pool_size (${poolSize}): it bounds the instances a worker keeps and starts, pool_size's among them`);
+  }
   return {
-    poolSize: sidecar.pool_size ?? DEFAULT_INSTANCES.poolSize,
+    poolSize,
     recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? (handler ? 1 : DEFAULT_INSTANCES.recycleAfter)),
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
     maxConcurrency: sidecar.max_concurrency ?? DEFAULT_INSTANCES.maxConcurrency,
+    maxInstances: sidecar.max_instances ?? poolSize + OVERFLOW_INSTANCES,
     handleIdleSeconds: sidecar.handle_idle_seconds ?? DEFAULT_INSTANCES.handleIdleSeconds,
     maxHandles: sidecar.max_handles ?? DEFAULT_INSTANCES.maxHandles,
     handleScope: sidecar.handle_scope === 'required' ? 'required' : DEFAULT_INSTANCES.handleScope,

@@ -27,6 +27,8 @@ export interface Sidecar {
   max_queue?: number;
   /** Calls of async functions one instance serves at once (default 16; WASI 0.3). */
   max_concurrency?: number;
+  /** Instances per worker at most: pool_size kept, the rest started while calls need them (default pool_size + 4). */
+  max_instances?: number;
   /** A handle unused this long (seconds) is dropped (default 300; docs/api.md §5.1.2). */
   handle_idle_seconds?: number;
   /** Live handles per handle scope at most (default 1000); beyond it 503 with Retry-After. */
@@ -63,6 +65,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_QUEUE = 100_000;
 /** Calls one instance serves at once at most: each holds a suspended task and its JS side in the thread. */
 const MAX_CONCURRENCY = 10_000;
+/** Each instance is a thread with its own heap: bound what one sidecar can ask for (pool_size's 64, and as many more). */
+const MAX_INSTANCES = 128;
 /** Each live handle holds guest memory: bound what one sidecar can ask for, as for waiting calls. */
 const MAX_HANDLES = 100_000;
 /** Each named scope is an instance of its own: thousands would be thousands of instances. */
@@ -86,6 +90,7 @@ const SIDECAR = record(
     instance_per_call: trueOrFalse,
     max_queue: integer(0, MAX_QUEUE),
     max_concurrency: integer(1, MAX_CONCURRENCY),
+    max_instances: integer(1, MAX_INSTANCES),
     handle_idle_seconds: integer(1, MAX_HANDLE_IDLE_SECONDS),
     max_handles: integer(1, MAX_HANDLES),
     handle_scope: oneOf(['optional', 'required']),

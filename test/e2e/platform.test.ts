@@ -61,7 +61,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
 
   before(async () => {
     const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER, 'p3-speaker': P3_SPEAKER } : {}) });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER, 'p3-speaker': P3_SPEAKER, 'p3-pair': P3_SLEEPER, 'p3-pair.toml': { raw: 'max_concurrency = 2\nmax_instances = 2\n' }, 'p3-below': P3_SLEEPER, 'p3-below.toml': { raw: 'pool_size = 3\nmax_instances = 2\n' } } : {}) });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\nmax_body_bytes = ${MAX_BODY_BYTES}\n` });
     await rt.ready();
   });
@@ -412,6 +412,28 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   });
 
   if (hasJspi) {
+    it('beyond max_concurrency calls, starts another instance at once, up to max_instances; then calls wait their turn; a max_instances below pool_size is a load error', async () => {
+      const url = `${rt!.url}/api/services/default/p3-pair/invoke/nap`;
+      const nap = () => call(url, { body: JSON.stringify({ ns: 600_000_000 }), contentType: 'application/json' });
+      const live = async () => ((await call(`${rt!.url}/api/services/default/p3-pair`, { method: 'GET' })).body.instances as { live: number }).live;
+      // 2 per instance, 2 instances: 4 naps side by side, then 2 more after them.
+      const began = performance.now();
+      const four = await Promise.all(Array.from({ length: 4 }, nap));
+      const fourTook = performance.now() - began;
+      for (const answer of four) expect(answer.status, answer.text).to.equal(200);
+      expect(fourTook, 'four at once on two instances').to.be.below(1_150);
+      expect(await live()).to.equal(2);
+      const again = performance.now();
+      const six = await Promise.all(Array.from({ length: 6 }, nap));
+      for (const answer of six) expect(answer.status, answer.text).to.equal(200);
+      expect(performance.now() - again, 'the fifth and sixth waited for room').to.be.at.least(1_150);
+      expect(await live(), 'never more than max_instances').to.equal(2);
+      const failed = (await call(`${rt!.url}/api/services`, { method: 'GET' })).body.failed as { source: string; error: string }[];
+      expect(failed.find((f) => f.source === join(repo, 'p3-below.wasm'))?.error).to.equal(
+        `${join(repo, 'p3-below.toml')}: max_instances (2) is below pool_size (3): it bounds the instances a worker keeps and starts, pool_size's among them`,
+      );
+    });
+
     it("logs what a guest writes to the host's wasi:cli stdout and stderr streams (write-via-stream), under its service", async () => {
       const url = `${rt!.url}/api/services/default/p3-speaker/invoke/say`;
       const said = await Promise.all([

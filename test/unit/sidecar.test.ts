@@ -38,7 +38,7 @@ describe('sidecar', () => {
 
   it('reads every key', async () => {
     const sidecar = await read(
-      'domain = "acme"\nservice = "svc"\nconfig = "conf/svc.json"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\nmax_queue = 0\nmax_concurrency = 1000\nhandle_idle_seconds = 60\nmax_handles = 5\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
+      'domain = "acme"\nservice = "svc"\nconfig = "conf/svc.json"\npool_size = 3\nmax_invocations = 10\ninstance_per_call = false\nmax_queue = 0\nmax_concurrency = 1000\nmax_instances = 8\nhandle_idle_seconds = 60\nmax_handles = 5\n[env]\nGREETING = "hi"\n[media_types]\nrender = "image/png"\n',
     );
     expect(sidecar).to.deep.equal({
       domain: 'acme',
@@ -49,6 +49,7 @@ describe('sidecar', () => {
       instance_per_call: false,
       max_queue: 0,
       max_concurrency: 1000,
+      max_instances: 8,
       handle_idle_seconds: 60,
       max_handles: 5,
       env: { GREETING: 'hi' },
@@ -115,6 +116,8 @@ describe('sidecar', () => {
     ['max_queue = "64"', /max_queue: expected an integer between 0 and 100000, got "64"$/],
     ['max_concurrency = 0', /max_concurrency: expected an integer between 1 and 10000, got 0$/],
     ['max_concurrency = 10001', /max_concurrency: expected an integer between 1 and 10000, got 10001$/],
+    ['max_instances = 0', /max_instances: expected an integer between 1 and 128, got 0$/],
+    ['max_instances = 129', /max_instances: expected an integer between 1 and 128, got 129$/],
     ['handle_idle_seconds = 0', /handle_idle_seconds: expected an integer between 1 and 86400, got 0$/],
     ['handle_idle_seconds = 86401', /handle_idle_seconds: expected an integer between 1 and 86400, got 86401$/],
     ['handle_idle_seconds = "5m"', /handle_idle_seconds: expected an integer between 1 and 86400, got "5m"$/],
@@ -140,7 +143,7 @@ describe('sidecar', () => {
     ['domain = "a b"', /domain: expected a name of letters, digits and dashes, got "a b"$/],
     ['config = 1', /config: expected the path of the configuration file, got 1$/],
     ['config = ""', /config: expected the path of the configuration file, got ""$/],
-    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, max_concurrency, handle_idle_seconds, max_handles, handle_scope, max_scopes, env, allowed_paths, allowed_outbound_hosts, http_route\)$/],
+    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, max_concurrency, max_instances, handle_idle_seconds, max_handles, handle_scope, max_scopes, env, allowed_paths, allowed_outbound_hosts, http_route\)$/],
     ['allowed_paths = "data"', /allowed_paths: expected an array of tables \(\[\[allowed_paths\]\] with host, guest and optional writable\), got "data"$/],
     ['[allowed_paths]\n"/data" = "data"', /allowed_paths: expected an array of tables .*, got \{"\/data":"data"\}$/],
     ['allowed_paths = ["data"]', /allowed_paths\[0\]: expected a table with host, guest and optional writable, got "data"$/],

@@ -20,7 +20,6 @@ import { componentInstances, Execution, type InstanceLimits } from './execution.
 import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
-import { threadsAtMost } from './instance-pool.js';
 import type { Move, PlacementSettings } from './placement.js';
 
 /** What every hosted service gets from the worker's configuration. */
@@ -165,7 +164,7 @@ export class HostedService {
 
   /** The most instance threads its streams and HTTP requests can hold in this worker at once (the fair shares' whole: http/fair-shares.ts). */
   get threadsAtMost(): number {
-    return threadsAtMost(this.descriptor.instances.poolSize);
+    return this.descriptor.instances.maxInstances;
   }
 
   liveInstances(): number {

@@ -32,6 +32,7 @@ import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, typ
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
+import type { InstanceOptions } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
@@ -93,13 +94,14 @@ const THREAD_URL = new URL('./instance-thread.js', import.meta.url);
 const SWEEP_MS = 25;
 const STUCK_MS = 100;
 const IDLE_MS = 10_000;
-/** Overflow threads per pool at most, beyond its size: bounds what runaway calls can make a worker hold. */
-const MAX_OVERFLOW = 4;
-
-/** The most threads a pool of `size` has at once, overflow included: what its streams and handler requests can hold (fair shares are counted in it). */
-export function threadsAtMost(size: number): number {
-  return size + MAX_OVERFLOW;
+/**
+ * Overflow threads per pool at most, beyond its size: what the service's max_instances leaves beyond its
+ * pool_size (4 by default). Bounds what runaway calls, and async calls beyond max_concurrency, make a worker hold.
+ */
+function overflowAtMost(instances: InstanceOptions): number {
+  return Math.max(0, instances.maxInstances - instances.poolSize);
 }
+
 /** How a running call ends when the pool ends it: cut off at a deadline, or its instance lost. */
 type Ending = Extract<Failure, { kind: 'timeout' | 'trap' }>;
 
@@ -225,13 +227,15 @@ class PoolThread {
   }
 
   /**
-   * Whether a waiting call (`shared`: one that may share) should not wait for it: its running call has run that
-   * long; or it has shared calls, it has no room for the waiting call (all `max` taken, or the call is not a shared
-   * one), and the latest of them went to it that long ago.
+   * Whether a waiting call (`shared`: one that may share) should not wait for it: its running call has run
+   * STUCK_MS; or it has all `max` shared calls and the waiting call is one too; or it has shared calls, the
+   * waiting call is not one, and the latest of them went to it STUCK_MS ago.
    */
   stuck(now: number, max: number, shared: boolean): boolean {
     if (this.running !== undefined) return now - this.startedAt > STUCK_MS;
     if (this.shared.size === 0 || (shared && this.shared.size < max)) return false;
+    // Full of calls that wait side by side: the next goes to another instance at once (docs/api.md §5.9).
+    if (shared) return true;
     let latest = 0;
     for (const call of this.shared.values()) latest = Math.max(latest, call.sentAt!);
     return now - latest > STUCK_MS;
@@ -604,7 +608,7 @@ export class InstancePool implements Place {
    */
   #addOverflowIfAllStuck(shared: boolean): void {
     const now = performance.now();
-    if (this.#overflow.length >= MAX_OVERFLOW || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now, this.#maxShared, shared))) return;
+    if (this.#overflow.length >= overflowAtMost(this.spec.descriptor.instances) || ![...this.#threads, ...this.#overflow].every((t) => t.stuck(now, this.#maxShared, shared))) return;
     this.#overflow.push(new PoolThread(this.spec, this, this.options));
   }
 
