@@ -68,6 +68,8 @@ export interface ServiceSummary {
   unsatisfied_imports: string[];
   instances: {
     pool_size: number;
+    max_instances: number;
+    max_concurrency: number;
     max_invocations: number | null;
     live: number;
     waiting: number;

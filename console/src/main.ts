@@ -175,7 +175,7 @@ class ServiceView {
       h('div', {}, 'source: ', h('code', {}, summary.source)),
       summary.kind === 'http' && h('div', { class: 'handler-facts' }, 'HTTP handler at ', h('code', {}, (summary.routes ?? []).join(', '))),
       h('div', {}, 'configuration: ', summary.config ? h('code', {}, `${summary.config.origin} (${summary.config.content_type}, ${summary.config.bytes} bytes)`) : 'none'),
-      h('div', {}, `instances: pool ${instances.pool_size}, live ${instances.live} and ${instances.waiting} calls waiting (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
+      h('div', {}, `instances: pool ${instances.pool_size} (≤ ${instances.max_instances}, ${instances.max_concurrency} async calls each), live ${instances.live} and ${instances.waiting} calls waiting (in the worker that answered), queue ≤ ${instances.max_queue}${instances.max_invocations ? `, replaced after ${instances.max_invocations} calls` : ''}`),
       summary.resources.length > 0 &&
         h(
           'div',

@@ -168,7 +168,7 @@ describe('isolation and limits (e2e)', function () {
 
     it('pool_size runs concurrent calls on separate instances, never interleaved inside one', async () => {
       const listing = await call(`${rt.url}/api/services/acme/pooled`, { method: 'GET' });
-      expect(listing.body.instances).to.deep.equal({ pool_size: 2, max_invocations: null, live: 2, waiting: 0, placement: 'threads', placements: { 1: 'threads' }, max_queue: 64, handles: 0, max_handles: 1000, handle_idle_seconds: 300 });
+      expect(listing.body.instances).to.deep.equal({ pool_size: 2, max_instances: 6, max_concurrency: 16, max_invocations: null, live: 2, waiting: 0, placement: 'threads', placements: { 1: 'threads' }, max_queue: 64, handles: 0, max_handles: 1000, handle_idle_seconds: 300 });
       const fresh = await call(`${rt.url}/api/services/acme/fresh`, { method: 'GET' });
       expect(fresh.body.instances).to.include({ pool_size: 1, max_invocations: 1 });
       // Each call keeps its instance busy for a while (~10 ms), so the calls overlap; short of the 100 ms after which an overflow instance would join.

@@ -428,6 +428,8 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       for (const answer of six) expect(answer.status, answer.text).to.equal(200);
       expect(performance.now() - again, 'the fifth and sixth waited for room').to.be.at.least(1_150);
       expect(await live(), 'never more than max_instances').to.equal(2);
+      const described = (await call(`${rt!.url}/api/services/default/p3-pair`, { method: 'GET' })).body.instances;
+      expect(described).to.include({ pool_size: 1, max_instances: 2, max_concurrency: 2 });
       const failed = (await call(`${rt!.url}/api/services`, { method: 'GET' })).body.failed as { source: string; error: string }[];
       expect(failed.find((f) => f.source === join(repo, 'p3-below.wasm'))?.error).to.equal(
         `${join(repo, 'p3-below.toml')}: max_instances (2) is below pool_size (3): it bounds the instances a worker keeps and starts, pool_size's among them`,

@@ -106,8 +106,11 @@ export function summary(hosted: HostedService, state: WorkerState) {
     unsatisfied_imports: d.unsatisfiedImports,
     instances: {
       pool_size: d.instances.poolSize,
+      max_instances: d.instances.maxInstances,
+      /** Calls of async functions (WASI 0.3) one instance serves side by side. */
+      max_concurrency: d.instances.maxConcurrency,
       max_invocations: d.instances.recycleAfter || null,
-      /** In the worker that answered: the pool plus overflow instances serving calls queued behind stuck ones. */
+      /** In the worker that answered: the pool plus the instances started beyond it (calls queued behind stuck ones, or async calls beyond max_concurrency). */
       live: hosted.liveInstances(),
       /** In the worker that answered: calls waiting for an instance thread (at most max_queue). */
       waiting: hosted.waitingCalls(),
