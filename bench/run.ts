@@ -25,6 +25,9 @@
 // https-client  rt's HTTPS client for https: repositories vs undici: 200
 //          small files, 20 of 4 MiB, and a 304 revalidation of all of them,
 //          over loopback HTTPS with the bench's own CA (https-client.ts)
+// waiting  1,000 calls of a WASI 0.3 async function waiting 3 s at once in
+//          one rt instance vs a Koa route awaiting a timer: worker RSS per
+//          call, time until all answered (waiting.ts; needs JSPI)
 // versions this checkout's rt beside another built checkout's (BENCH_OTHER):
 //          the WAT add and the greeter in interleaved rounds, for a change's
 //          before and after (versions.ts); only when BENCH_ONLY names it
@@ -53,6 +56,7 @@ const run: Record<Section, () => Promise<void>> = {
   handles: async () => (await import('./handles.js')).handles(),
   'http-handlers': async () => (await import('./http-handlers.js')).httpHandlers(),
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
+  waiting: async () => (await import('./waiting.js')).waiting(),
   drift: async () => (await import('./drift.js')).drift(),
   versions: async () => (await import('./versions.js')).versions(),
 };

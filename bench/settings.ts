@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'drift', 'versions'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'waiting', 'drift', 'versions'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, versions needs another checkout; they run only when named. */
@@ -68,6 +68,9 @@ export const settings = {
   startupComponents: Math.max(1, Math.round(num('BENCH_STARTUP_COMPONENTS', 100))),
   startupRuns: Math.max(1, Math.round(num('BENCH_STARTUP_RUNS', 3))),
   reloads: Math.round(num('BENCH_RELOADS', 200)),
+  /** Calls held waiting at once in the waiting section, and how long each waits. */
+  waitingCalls: Math.round(num('BENCH_WAITING', 1000)),
+  waitMs: Math.round(num('BENCH_WAIT_MS', 3000)),
   /** Interleaved rounds of the https-client section (every client on every workload once a round). */
   httpsRounds: Math.max(1, Math.round(num('BENCH_HTTPS_ROUNDS', 5))),
   /** Small (2 KiB) and big (4 MiB) files the https-client section downloads. */
@@ -105,6 +108,7 @@ export function printHeader(sections: readonly Section[]): void {
   );
   console.log(`  startup: 1 and ${settings.startupComponents} components (BENCH_STARTUP_COMPONENTS), median of ${settings.startupRuns} starts (BENCH_STARTUP_RUNS)`);
   console.log(`  reload: ${settings.reloads} reloads (BENCH_RELOADS)`);
+  console.log(`  waiting: ${settings.waitingCalls} calls (BENCH_WAITING) waiting ${settings.waitMs} ms (BENCH_WAIT_MS) at once in one rt worker and one Koa worker, 3 interleaved rounds`);
   console.log(
     `  workers: rt with 1 and 2 workers started on empty compile caches, the http rounds and durations, ${settings.warmupSeconds} s warm-up per target (BENCH_WARMUP_SECONDS), RSS per process`,
   );
