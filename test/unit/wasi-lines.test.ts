@@ -9,7 +9,7 @@ import { isServedWasiImport, WASI_0_3_SERVED } from '../../lib/wasi-lines.js';
 import { MAX_RANDOM_BYTES, wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { interfaceKey, unversioned, versionLine } from '../../lib/wit/interface-key.js';
 import type { ImportedItem } from '../../lib/wit/types.js';
-import { OutputCapture } from '../../lib/worker/sandbox/output-capture.js';
+import { capturing, OutputCapture, writeCaptured } from '../../lib/worker/sandbox/output-capture.js';
 import { hostImports, UnsatisfiedImportError } from '../../lib/worker/sandbox/wasi-imports.js';
 import { p2 } from '../../lib/worker/wasi-host/index.js';
 
@@ -57,6 +57,21 @@ describe('WASI version lines', () => {
     expect(random.getRandomBytes(5n)).to.have.length(5);
     expect(random.getRandomBytes(2n ** 64n - 1n)).to.have.length(MAX_RANDOM_BYTES);
     expect((table['wasi:cli/environment@0.3'] as { getEnvironment: () => unknown }).getEnvironment()).to.deep.equal([['A', 'b']]);
+  });
+
+  it("sends what a guest writes after its call (a 0.3 stream read on) to the capture running, never to the process's own stdout", () => {
+    const capture = new OutputCapture();
+    const written: unknown[] = [];
+    const original = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: unknown) => written.push(chunk) > 0);
+    try {
+      capturing(capture, () => writeCaptured('stdout', new TextEncoder().encode('in a call\n')));
+      writeCaptured('stdout', new TextEncoder().encode('after it\n'));
+    } finally {
+      process.stdout.write = original;
+    }
+    expect(capture.take()).to.deep.equal([{ stream: 'stdout', text: 'in a call\n', dropped: 0 }]);
+    expect(written, "the process's own stdout: rt's log").to.deep.equal([]);
   });
 
   it('waits at least as long as a guest asks by the monotonic clock it reads (a timer may fire up to a millisecond early)', async () => {

@@ -73,6 +73,15 @@ export function capturing<T>(capture: OutputCapture, fn: () => T): T {
   }
 }
 
+/**
+ * What a guest writes when no call of it may be running (a WASI 0.3 stream the host reads on after the call
+ * returned): to the active capture, an instance thread's always; else dropped, never to the process's own
+ * stdout, which is rt's log.
+ */
+export function writeCaptured(stream: StreamName, chunk: Uint8Array): void {
+  active?.write(stream, chunk);
+}
+
 /** Makes `capture` receive the thread's output from now on (an instance thread's, for its whole life). */
 export function captureAll(capture: OutputCapture): void {
   install();

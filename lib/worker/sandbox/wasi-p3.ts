@@ -4,12 +4,13 @@
 // node:crypto, the process clocks, timers and stdio, within the same grants
 // as their 0.2 twins (the environment holds what the sidecar grants; exit
 // ends the call, never the worker; what a guest writes to stdout and stderr
-// goes where 0.2's does, the thread's process.stdout and stderr, which rt
-// captures into the log; stdin is empty). The rest of the 0.3 line is not
-// served yet: those imports are stubs that trap.
+// goes to its thread's capture, into the log under its service, as 0.2's
+// output does, and never to the worker's own stdout; stdin is empty). The
+// rest of the 0.3 line is not served yet: those imports are stubs that trap.
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
+import { writeCaptured, type StreamName } from './output-capture.js';
 
 /** The most bytes one get-random-bytes call gives: 0.3 lets the host give fewer than `max-len`, and a guest's u64 must not make the worker allocate it. */
 export const MAX_RANDOM_BYTES = 65_536;
@@ -29,6 +30,8 @@ function bytes(maxLen: bigint): Uint8Array {
  * (setTimeout's longest is ~24.8 days). A timer may fire up to a millisecond before its time by this clock:
  * the guest is promised at least what it asked, so it is looked at again.
  */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 async function until(mark: bigint): Promise<void> {
   for (let left = mark - process.hrtime.bigint(); left > 0n; left = mark - process.hrtime.bigint()) {
     const ms = Math.min(Number((left + 999_999n) / 1_000_000n), MAX_TIMER_MS);
@@ -36,20 +39,18 @@ async function until(mark: bigint): Promise<void> {
   }
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** A stream<u8> as jco's glue gives the host one the guest writes (stream-items.ts reads results the same way). */
 interface GuestBytes {
   read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
 }
 
-/** stdout's or stderr's write-via-stream: copies what the guest writes to `target` until it ends the stream; the future's result. */
-async function copyTo(data: GuestBytes, target: NodeJS.WritableStream): Promise<{ tag: 'ok' | 'err'; val?: string }> {
+/** stdout's or stderr's write-via-stream: copies what the guest writes to `stream`'s capture until it ends the stream; the future's result. */
+async function copyTo(data: GuestBytes, stream: StreamName): Promise<{ tag: 'ok' | 'err'; val?: string }> {
   try {
     for (;;) {
       const { done, value } = await data.read(65_536);
       if (done) return { tag: 'ok', val: undefined };
-      if (value) target.write(Buffer.from(value));
+      if (value) writeCaptured(stream, Uint8Array.from(value));
     }
   } catch {
     // The guest trapped, or dropped the stream mid-write: what it wrote went out.
@@ -65,9 +66,8 @@ function u64(): bigint {
 
 /** The interfaces of wasi-lines.ts's WASI_0_3_SERVED, in jco's values: u64 as bigint, list<u8> as Uint8Array, a tuple as an array, an option as the value or undefined. */
 export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object> {
-  const random = { getRandomBytes: bytes, getRandomU64: u64 };
   const table: Record<string, object> = {
-    'wasi:random/random': random,
+    'wasi:random/random': { getRandomBytes: bytes, getRandomU64: u64 },
     // The same source: a guest asking for less than the secure kind gets no less.
     'wasi:random/insecure': { getInsecureRandomBytes: bytes, getInsecureRandomU64: u64 },
     'wasi:random/insecure-seed': { getInsecureSeed: () => [u64(), u64()] },
@@ -83,8 +83,8 @@ export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object
     'wasi:cli/environment': { getEnvironment: () => env, getArguments: () => [], getInitialCwd: () => undefined },
     'wasi:cli/exit': { exit: (status: unknown) => exit(status), exitWithCode: (code: number) => exit({ code }) },
     'wasi:cli/stdin': { readViaStream: () => [nothing(), Promise.resolve({ tag: 'ok', val: undefined })] },
-    'wasi:cli/stdout': { writeViaStream: (data: GuestBytes) => copyTo(data, process.stdout) },
-    'wasi:cli/stderr': { writeViaStream: (data: GuestBytes) => copyTo(data, process.stderr) },
+    'wasi:cli/stdout': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stdout') },
+    'wasi:cli/stderr': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stderr') },
   };
   return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_3}`, value]));
 }
