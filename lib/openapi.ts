@@ -6,7 +6,7 @@
 import { handlerRoutes } from './http-mounts.js';
 import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
 import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
-import { asInvoked, bodyStreamItems, bodyStreamParam } from './wit/async-abi.js';
+import { asInvoked, bodyStreamItems } from './wit/async-abi.js';
 import type { WitFunction } from './wit/types.js';
 import { printMemberSignature, printSignature, printType } from './wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
@@ -258,9 +258,8 @@ function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>
 
 /** What an invoke of `fn` sends: a JSON body of its arguments; or, for one that takes a stream<T>, that stream as the body and the others in the query string, each a JSON value or a string's text (docs/api.md §5.9). */
 function invokeRequest(fn: WitFunction): Record<string, unknown> {
-  const streamed = bodyStreamParam(fn);
   const body = bodyStreamItems(fn);
-  if (streamed === undefined || !body) return { requestBody: { required: fn.params.length > 0, content: { 'application/json': { schema: requestSchema(fn) } } } };
+  if (!body) return { requestBody: { required: fn.params.length > 0, content: { 'application/json': { schema: requestSchema(fn) } } } };
   const query = namedArgumentsSchema(fn) as { properties: Record<string, JsonSchema> };
   return {
     parameters: asInvoked(fn).params.map((p) => {
@@ -271,8 +270,8 @@ function invokeRequest(fn: WitFunction): Record<string, unknown> {
     // OpenAPI 3.1 has no item schemas: an NDJSON body's entry gives one item's, as a streamed answer's does.
     requestBody:
       body.kind === 'bytes'
-        ? { required: false, description: `The stream<u8> parameter "${fn.params[streamed].name}", read as it arrives`, content: { [body.mediaType]: { schema: { type: 'string', format: 'binary' } } } }
-        : { required: false, description: `The ${printType(fn.params[streamed].type)} parameter "${fn.params[streamed].name}", read as it arrives: one JSON value per line (NDJSON), each an item`, content: { [body.mediaType]: { schema: typeSchema(body.element, 'request') } } },
+        ? { required: false, description: `The stream<u8> parameter "${fn.params[body.at].name}", read as it arrives`, content: { [body.mediaType]: { schema: { type: 'string', format: 'binary' } } } }
+        : { required: false, description: `The ${printType(fn.params[body.at].type)} parameter "${fn.params[body.at].name}", read as it arrives: one JSON value per line (NDJSON), each an item`, content: { [body.mediaType]: { schema: typeSchema(body.element, 'request') } } },
   };
 }
 

@@ -172,7 +172,7 @@ function handleUse(fn: WitFunction): { params: boolean; result: boolean } {
 function notInvocableReason(fn: WitFunction, stream: StreamSignature | string | undefined, exported: ExportedResources): string | undefined {
   const ofResource = /^\[(?:async )?(?:constructor|method|static)\]/.test(fn.name);
   if (fn.async && ofResource) return 'an async function of a resource: rt does not call those yet';
-  // One stream<u8> parameter is the request body (docs/api.md §5.9).
+  // One stream<T> parameter is the request body (docs/api.md §5.9).
   const streams = fn.params.filter((p) => p.type.kind === 'stream');
   if (streams.length > 1) return `it takes ${streams.length} stream parameters (${streams.map((p) => `"${p.name}"`).join(', ')}): rt reads one, from the request body`;
   if (streams.length === 1 && ofResource) return `parameter "${streams[0].name}" is a stream, which rt does not give a resource's function yet`;

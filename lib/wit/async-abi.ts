@@ -38,18 +38,17 @@ export function bodyStreamParam(fn: WitFunction): number | undefined {
 /** NDJSON's media type: a stream<T> parameter of items other than bytes is read as one JSON value per line. */
 export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
 
-/**
- * How the request body carries `fn`'s stream parameter (bodyStreamParam):
- * a stream<u8>'s raw bytes (`bytes`), or a stream<T>'s items as NDJSON
- * (`items`, of type `element`); undefined when it takes none.
- */
-export function bodyStreamItems(fn: WitFunction): { kind: 'bytes'; mediaType: string } | { kind: 'items'; mediaType: string; element: WitType } | undefined {
+/** `fn`'s stream parameter as the request body carries it: at position `at`, a stream<u8>'s raw bytes (`bytes`), or a stream<T>'s items as NDJSON (`items`, of type `element`). */
+export type BodyStream = { at: number; kind: 'bytes'; mediaType: string } | { at: number; kind: 'items'; mediaType: string; element: WitType };
+
+/** How the request body carries `fn`'s stream parameter (bodyStreamParam); undefined when it takes none, or one without items. */
+export function bodyStreamItems(fn: WitFunction): BodyStream | undefined {
   const at = bodyStreamParam(fn);
   if (at === undefined) return undefined;
   const { type } = fn.params[at];
   const element = type.kind === 'stream' ? type.element : null;
-  if (element?.kind === 'primitive' && element.name === 'u8') return { kind: 'bytes', mediaType: 'application/octet-stream' };
-  return element ? { kind: 'items', mediaType: NDJSON_MEDIA_TYPE, element } : undefined;
+  if (element?.kind === 'primitive' && element.name === 'u8') return { at, kind: 'bytes', mediaType: 'application/octet-stream' };
+  return element ? { at, kind: 'items', mediaType: NDJSON_MEDIA_TYPE, element } : undefined;
 }
 
 /** The positions of `fn`'s future<T> parameters: what invoke decodes as T, the call gets as a future resolved with it. */

@@ -142,7 +142,7 @@ export function requestSchema(fn: WitFunction): JsonSchema {
 
 /**
  * The arguments keyed by parameter name: an invoke's body, or the query
- * string of a method whose stream<u8> parameter is the body (docs/api.md
+ * string of a method whose stream<T> parameter is the body (docs/api.md
  * §5.9; that parameter is not among them).
  */
 export function namedArgumentsSchema(fn: WitFunction): JsonSchema {

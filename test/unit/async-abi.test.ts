@@ -105,7 +105,7 @@ world s { export api; }`,
     expect(upper, 'full duplex: a stream in, a stream out').to.include({ invocable: true });
     expect(upper.stream).to.include({ source: 'stream', encoding: 'bytes' });
     expect(methods.find((m) => m.name === 'two')).to.include({ invocable: false, reason: 'it takes 2 stream parameters ("a", "b"): rt reads one, from the request body' });
-    expect(bodyStreamItems(put.function)).to.deep.equal({ kind: 'bytes', mediaType: 'application/octet-stream' });
+    expect(bodyStreamItems(put.function)).to.deep.equal({ at: 1, kind: 'bytes', mediaType: 'application/octet-stream' });
     for (const name of ['nums', 'points']) {
       const method = methods.find((m) => m.name === name)!;
       expect(method, name).to.include({ invocable: true });

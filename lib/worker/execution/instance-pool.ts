@@ -64,7 +64,7 @@ interface CallBase {
   pinned?: PoolThread;
   /** Told which instance ran it, as it answers (a handle call: its new handles live there). */
   ranOn?: (holder: HandleHolder) => void;
-  /** An HTTP request's channel, or a call's stream<u8> parameter's body: bound to the thread's cells while the thread has the call. */
+  /** An HTTP request's channel, or a call's stream<T> parameter's body: bound to the thread's cells while the thread has the call. */
   channel?: MainEnd | BodyChannel;
   /** It may share its thread's instance with others like it (an async function's call: instance-thread.ts's `sharing`). */
   shared?: boolean;
@@ -112,7 +112,7 @@ const NOTHING = () => {};
 
 let nextId = 0;
 
-/** A call's request to its thread: with its stream's framing (a call that answers a stream), and the port of the body it reads (a stream<u8> parameter), if any. */
+/** A call's request to its thread: with its stream's framing (a call that answers a stream), and the port of the body it reads (a stream<T> parameter), if any. */
 function callRequest(method: number, args: Arguments, framing: Framing | undefined, body: BodyChannel | undefined): CallRequest {
   const id = ++nextId;
   if (body) return [id, method, forThread(args), framing, undefined, body.threadPort];
@@ -122,9 +122,8 @@ function callRequest(method: number, args: Arguments, framing: Framing | undefin
 /** One thread of the pool, as the worker's main thread drives it (the code running inside it is instance-thread.ts). */
 class PoolThread {
   readonly worker: Worker;
-  /** The call running now, and since when: the one the thread has, unless it has calls that share it. */
+  /** The call running now: the one the thread has, unless it has calls that share it. */
   running: Call | undefined;
-  startedAt = 0;
   /** Calls that share the instance, waiting on it side by side (at most the service's max_concurrency), by id. */
   readonly shared = new Map<number, Call>();
   /**
@@ -210,13 +209,9 @@ class PoolThread {
   }
 
   send(call: Call): void {
-    const now = performance.now();
-    call.sentAt = now;
+    call.sentAt = performance.now();
     if (call.shared) this.shared.set(call.request[0], call);
-    else {
-      this.running = call;
-      this.startedAt = now;
-    }
+    else this.running = call;
     const args = call.request[2];
     call.channel?.bind(this.cells);
     if (call.stream) call.request[4] = this.#ring(call.stream).shared;
@@ -232,7 +227,7 @@ class PoolThread {
    * waiting call is not one, and the latest of them went to it STUCK_MS ago.
    */
   stuck(now: number, max: number, shared: boolean): boolean {
-    if (this.running !== undefined) return now - this.startedAt > STUCK_MS;
+    if (this.running !== undefined) return now - this.running.sentAt! > STUCK_MS;
     if (this.shared.size === 0 || (shared && this.shared.size < max)) return false;
     // Full of calls that wait side by side: the next goes to another instance at once (docs/api.md §5.9).
     if (shared) return true;

@@ -32,7 +32,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FunctionCodec } from '../../wit/codec.js';
-import { answersLater, bodyStreamItems, bodyStreamParam, futureParams } from '../../wit/async-abi.js';
+import { answersLater, bodyStreamItems, futureParams } from '../../wit/async-abi.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type Waker } from '../wasi-host/index.js';
@@ -165,7 +165,7 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
 }
 
 /** Per method: whether a call answers later (async-abi.ts), which of its arguments are futures, and which is the request body (a stream<T>) and how it comes. */
-const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamParam(m.function), items: bodyStreamItems(m.function) }));
+const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamItems(m.function) }));
 /** What a request body's bytes wait on: the main thread moves it when it posts some (channel.ts). */
 let bodyWaker: Waker | undefined;
 /**
@@ -234,13 +234,13 @@ function drain(): void {
       post([id, BAD_ARGUMENTS, decoded.kind, decoded.details]);
       continue;
     }
-    const { body: at, items } = later[method];
+    const streamed = later[method].body;
     // The stream parameter is the request body, read as it arrives (docs/api.md §5.9): a stream<u8>'s bytes, or NDJSON items.
     let lines: NdjsonItems | undefined;
-    if (at !== undefined && bodyPort) {
+    if (streamed && bodyPort) {
       const chunks = new PortBodySource(bodyPort).chunks((bodyWaker ??= threadWaker(cells)));
-      if (items?.kind === 'items') lines = new NdjsonItems(items.element, descriptor.methods[method].function.params[at].name);
-      decoded.args.splice(at, 0, lines ? lines.items(chunks) : chunks);
+      if (streamed.kind === 'items') lines = new NdjsonItems(streamed.element, descriptor.methods[method].function.params[streamed.at].name);
+      decoded.args.splice(streamed.at, 0, lines ? lines.items(chunks) : chunks);
     }
     if (later[method].answers) {
       void asyncCall(id, method, decoded.args, framing, ring, lines);

@@ -26,7 +26,7 @@ export interface Invocation {
   signal?: AbortSignal;
   /** The handle a resource's method is called on (docs/api.md §5.1.2). */
   self?: string;
-  /** The request body as it arrives, for a method's stream<u8> parameter (docs/api.md §5.9): the thread that makes the call reads it. */
+  /** The request body as it arrives, for a method's stream<T> parameter (docs/api.md §5.9): the thread that makes the call reads it. */
   body?: BodyChannel;
   /** Another worker sent it here (http/peers.ts): it is made here, whatever this worker would say of where it belongs. */
   forwarded?: boolean;
@@ -66,7 +66,6 @@ export type Failure =
   /** Not made: its client left while it waited. */
   | { kind: 'abandoned' };
 
-/** How a stream that was open ended badly. */
 /** How a stream that began ends early: the guest failed, or ran out of time, or (a stream<T> parameter's) the request body had a line that did not fit. */
 export type StreamFailure = Extract<Failure, { kind: 'component-error' | 'trap' | 'timeout' | 'invalid-json' | 'invalid-arguments' }>;
 

@@ -18,7 +18,7 @@ export interface Method {
   bytesParam: boolean;
   /** The result (or its ok case) is list<u8>: answered as raw bytes unless JSON is asked for. */
   bytesResult: boolean;
-  /** It takes a stream<u8>: the request body, read as it arrives; the other arguments come from the query string (docs/api.md §5.9). */
+  /** It takes a stream<T>: the request body, read as it arrives; the other arguments come from the query string (docs/api.md §5.9). */
   bodyStream: boolean;
 }
 

@@ -39,7 +39,7 @@ export type CallRequest =
   /**
    * `ring`: a stream's, made by the pool when a thread takes the call (a
    * call without `framing` answers no stream); `body`: the port its
-   * stream<u8> parameter's bytes come on (a PortBodySource's).
+   * stream<T> parameter's bytes come on (a PortBodySource's).
    */
   | [id: number, method: number, args: unknown[] | Uint8Array<ArrayBuffer>, framing: Framing | undefined, ring: SharedArrayBuffer | undefined, body?: MessagePort];
 

@@ -14,7 +14,7 @@ import type { CallResult, StreamOpening, StreamOptions } from './invocation.js';
 import type { BodyChannel, HandlerRequest, MainEnd } from '../wasi-host/index.js';
 
 export type Work =
-  /** A call of exported function `method` (its index in the service's methods); `body`: its stream<u8> parameter, the request body as it arrives (threads only). */
+  /** A call of exported function `method` (its index in the service's methods); `body`: its stream<T> parameter, the request body as it arrives (threads only). */
   | { kind: 'call'; method: number; args: Arguments; body?: BodyChannel }
   /** A call of streaming method `method`: once it has returned its resource, its items go to `options.sink` until it ends. */
   | { kind: 'stream'; method: number; args: Arguments; options: StreamOptions; body?: BodyChannel }

@@ -1,5 +1,5 @@
 // A request body fed to the guest that reads it on an instance thread as it
-// arrives (an HTTP handler's request, a stream<u8> parameter): at most
+// arrives (an HTTP handler's request, a stream<T> parameter): at most
 // BODY_WINDOW_BYTES ahead of what the guest has read, within
 // http.max_body_bytes, and at http.min_body_bytes_per_second while the guest
 // waits for it and nothing of the answer went out (body-pace.ts). Both

@@ -9,7 +9,7 @@
 
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
-import { asInvoked, bodyStreamItems, bodyStreamParam } from '../../wit/async-abi.js';
+import { asInvoked, bodyStreamItems } from '../../wit/async-abi.js';
 import { printType } from '../../wit/print.js';
 import type { HostedService } from '../execution/hosted-service.js';
 import type { Input } from '../execution/invocation.js';
@@ -37,9 +37,9 @@ export interface BodyStreamDeps {
  */
 export function queryInput(call: ApiCall, method: Method): Input {
   const fn = method.descriptor.function;
-  const param = fn.params[bodyStreamParam(fn)!];
+  const { at, mediaType: expected, kind } = bodyStreamItems(fn)!;
+  const param = fn.params[at];
   const streamed = `the ${printType(param.type)} parameter "${param.name}"`;
-  const { mediaType: expected, kind } = bodyStreamItems(fn)!;
   const where = { service: call.state.service, method: method.descriptor.name };
   const type = mediaType(call.req);
   const { present, length } = bodyLength(call.req);

@@ -5,7 +5,7 @@
 import { handlerRoutes } from '../../http-mounts.js';
 import { serviceKey, type MethodDescriptor, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
 import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, handleSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema } from '../../wit/json-schema.js';
-import { bodyStreamItems, bodyStreamParam } from '../../wit/async-abi.js';
+import { bodyStreamItems } from '../../wit/async-abi.js';
 import type { WitFunction } from '../../wit/types.js';
 import { printComponentWit, printMemberSignature, printSignature } from '../../wit/print.js';
 import { SSE_MEDIA_TYPE, streamMediaType } from '../../wit/streaming.js';
@@ -20,11 +20,10 @@ function streaming(m: MethodDescriptor): { streaming: true; media_types: string[
 
 /** What an invoke of `fn` sends: a JSON body of its arguments; or, for one that takes a stream<T>, that stream as the body (its bytes, or NDJSON items of `item_schema`) and the others in the query string (docs/api.md §5.9). */
 function requested(fn: WitFunction) {
-  const streamed = bodyStreamParam(fn);
   const body = bodyStreamItems(fn);
-  if (streamed === undefined || !body) return { request_schema: requestSchema(fn) };
+  if (!body) return { request_schema: requestSchema(fn) };
   const items = body.kind === 'items' ? { item_schema: typeSchema(body.element, 'request') } : {};
-  return { query_schema: namedArgumentsSchema(fn), request_body: { parameter: fn.params[streamed].name, media_type: body.mediaType, ...items } };
+  return { query_schema: namedArgumentsSchema(fn), request_body: { parameter: fn.params[body.at].name, media_type: body.mediaType, ...items } };
 }
 
 /** What the invoke path reaches: functions and statics; a resource's constructor and methods answer to no method name (docs/api.md §5.1.2). */

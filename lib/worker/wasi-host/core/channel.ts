@@ -144,7 +144,7 @@ export class PortBodySource implements RequestBodySource {
 
   /**
    * The body's bytes as they arrive, for a guest that reads them through
-   * JSPI (a stream<u8> parameter: jco's glue reads an async iterable), which
+   * JSPI (a stream<T> parameter: jco's glue reads an async iterable), which
    * leaves the thread's event loop free meanwhile: `waker` moves when the
    * main thread posts. Ends with the body; a failed body ends it too (the
    * main thread answers the failure: body-feed.ts).
