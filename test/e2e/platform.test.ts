@@ -6,7 +6,7 @@
 // loads either way. CI runs this file on Node 26 and on Node 22.
 
 import { expect } from 'chai';
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -47,6 +47,17 @@ function postPieces(url: string, pieces: Uint8Array[], options: { pauseMs?: numb
       req.end();
     })();
   });
+}
+
+/** A POST whose body stays open after its `first` piece: the request (to write the rest to), and the response once it has begun. */
+async function openDuplex(url: string, contentType: string, first: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+  const req = request(url, { method: 'POST', headers: { 'content-type': contentType } });
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    req.on('response', resolve);
+    req.on('error', reject);
+  });
+  req.write(first);
+  return { req, res: await answered };
 }
 
 interface Listing {
@@ -252,13 +263,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       });
 
       it('answers while the body is still arriving (full duplex): what the guest wrote back comes before the rest of the body is sent', async () => {
-        const req = request(url('upper'), { method: 'POST', headers: { 'content-type': 'application/octet-stream' } });
-        const answered = new Promise<IncomingMessage>((resolve, reject) => {
-          req.on('response', resolve);
-          req.on('error', reject);
-        });
-        req.write('hello, ');
-        const res = await answered;
+        const { req, res } = await openDuplex(url('upper'), 'application/octet-stream', 'hello, ');
         expect(res.headers['content-type']).to.equal('application/octet-stream');
         const pieces: Buffer[] = [];
         res.on('data', (d: Buffer) => pieces.push(d));
@@ -334,13 +339,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       });
 
       it('answers while the NDJSON is still arriving (full duplex), and cuts the answer short at a line that does not fit', async () => {
-        const req = request(url('running'), { method: 'POST', headers: { 'content-type': 'application/x-ndjson' } });
-        const answered = new Promise<IncomingMessage>((resolve, reject) => {
-          req.on('response', resolve);
-          req.on('error', reject);
-        });
-        req.write('1\n2\n');
-        const res = await answered;
+        const { req, res } = await openDuplex(url('running'), 'application/x-ndjson', '1\n2\n');
         expect(res.headers['content-type']).to.equal('application/x-ndjson');
         let text = '';
         res.on('data', (d: Buffer) => (text += d.toString()));
