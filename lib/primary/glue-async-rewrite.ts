@@ -23,6 +23,13 @@
 //   (wasi:clocks' wait-for) was looked at on a timer of 0 ms, which Node
 //   makes 1 ms: it is looked at on setImmediate. Measured, a guest starting
 //   waits without awaiting them: 1.2 ms → 0.06 ms a call, in process.
+// - taskExits: a task that exits is taken off its component's list of tasks
+//   only if it is the last one on it; with tasks side by side (one ending
+//   while a later one runs) the rest stayed for ever, and every lookup of a
+//   task searched them all: a handler serving requests side by side slowed
+//   from 2,000 requests in 5 s to 500 within 15 s, and memory grew with
+//   every request. A task that exits is taken off wherever it is. Measured in
+//   process, 50 requests at a time: 1.35 → 0.43 ms a request, no task left.
 // - byteCopies: a stream<u8>'s bytes went from the guest's memory into a
 //   JS array of numbers, were concatenated into another, and were made a
 //   Uint8Array again at the end. They stay a Uint8Array: one copy out of
@@ -69,7 +76,7 @@ const HELPERS = `
 /** Where an async-lowered host import is looked at after the call (in glue whose component has async imports). */
 const IMPORT_LOOK = 'setTimeout(() => {\n        // NOTE: whether the import settled before this timer fires';
 
-const GROUPS: Record<'taskFailures' | 'eventWaits' | 'byteCopies', Patch[]> = {
+const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'byteCopies', Patch[]> = {
   taskFailures: [
     {
       find: 'const handleError = (err) => {',
@@ -91,6 +98,14 @@ const GROUPS: Record<'taskFailures' | 'eventWaits' | 'byteCopies', Patch[]> = {
     // A guest's async call of a host import looks at the import's state once a timer of 0 ms fires: Node's least is
     // 1 ms, for every call (what its setImmediate passes the callback, 0, goes unused).
     { find: IMPORT_LOOK, replace: IMPORT_LOOK.replace('setTimeout(', 'setImmediate('), times: [0, 1] },
+  ],
+  taskExits: [
+    {
+      find: /\/\/ throw new Error\('current task does not match expected task ID'\);(\s*)return;/g,
+      replace:
+        'const at = tasks.findIndex((meta) => meta.id === taskID); if (at >= 0) { tasks.splice(at, 1); const idAt = ASYNC_CURRENT_TASK_IDS.lastIndexOf(taskID); if (idAt >= 0) { ASYNC_CURRENT_TASK_IDS.splice(idAt, 1); ASYNC_CURRENT_COMPONENT_IDXS.splice(idAt, 1); } }$1return;',
+      times: 1,
+    },
   ],
   byteCopies: [
     { find: 'values = Array.from(new Uint8Array(this.#memory.buffer, this.#ptr, count));', replace: 'values = new Uint8Array(this.#memory.buffer, this.#ptr, count).slice();', times: 1 },
