@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildComponent } from '../../examples/builder.js';
-import { Fields } from '../../lib/worker/wasi-host/p2/fields.js';
+import { Fields } from '../../lib/worker/wasi-host/core/fields.js';
 import { RESPONSE_WINDOW } from '../../lib/worker/wasi-host/index.js';
 import { errorCodeOf } from '../../lib/worker/wasi-host/core/error-codes.js';
 import { OutgoingRequest } from '../../lib/worker/wasi-host/p2/outgoing.js';

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { buildComponent } from '../../examples/builder.js';
 import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
 import { CABI_REP, REP_RANGE } from '../../lib/worker/wasi-host/core/host-objects.js';
-import { Fields } from '../../lib/worker/wasi-host/p2/fields.js';
+import { Fields } from '../../lib/worker/wasi-host/core/fields.js';
 import { BufferedBody, type FieldEntry } from '../../lib/worker/wasi-host/index.js';
 import { Pollable, poll } from '../../lib/worker/wasi-host/p2/poll.js';
 import { InputStream } from '../../lib/worker/wasi-host/p2/streams.js';

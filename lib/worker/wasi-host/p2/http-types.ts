@@ -9,18 +9,15 @@
 // own I/O worker, which a guest blocked in `poll` on rt's thread never sees.
 
 import type { ByteSink } from '../core/byte-queue.js';
-import { FORBIDDEN_HEADERS, isValidFieldName, isValidFieldValue, type FieldEntry } from '../core/field-rules.js';
+import type { FieldEntry } from '../core/field-rules.js';
+import { headerProblem, methodOf, schemeOf, statusProblem, type Method, type Result, type Scheme } from '../core/message-parts.js';
 import { UNSENT_WINDOW, type BodySink, type ErrorCode, type HandleOutcome, type HandlerRequest, type RequestBodySource, type ResponseSink } from '../core/handler-io.js';
 import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
-import { Fields } from './fields.js';
+import { Fields } from '../core/fields.js';
 import { Pollable } from './poll.js';
 import { InputStream, IoError, OutputStream } from './streams.js';
 
-export type Method = { tag: 'get' | 'head' | 'post' | 'put' | 'delete' | 'connect' | 'options' | 'trace' | 'patch' } | { tag: 'other'; val: string };
-export type Scheme = { tag: 'HTTP' } | { tag: 'HTTPS' } | { tag: 'other'; val: string };
-export type Result<T, E> = { tag: 'ok'; val: T } | { tag: 'err'; val: E };
-
-const METHODS = new Set(['get', 'head', 'post', 'put', 'delete', 'connect', 'options', 'trace', 'patch']);
+export type { Method, Result, Scheme } from '../core/message-parts.js';
 
 /** A result-typed import without a payload (`result` / `result<T>`): the glue maps any thrown non-Error to err. */
 const unitError = (): WasiError<undefined> => new WasiError(undefined);
@@ -39,9 +36,7 @@ export class IncomingRequest {
   }
 
   method(): Method {
-    const lower = this.#request.method.toLowerCase();
-    // Methods are case-sensitive (RFC 9110 §9.1): only the uppercase spelling is the standard one.
-    return METHODS.has(lower) && this.#request.method === lower.toUpperCase() ? ({ tag: lower } as Method) : { tag: 'other', val: this.#request.method };
+    return methodOf(this.#request.method);
   }
 
   pathWithQuery(): string | undefined {
@@ -49,8 +44,7 @@ export class IncomingRequest {
   }
 
   scheme(): Scheme | undefined {
-    const s = this.#request.scheme.toLowerCase();
-    return s === 'http' ? { tag: 'HTTP' } : s === 'https' ? { tag: 'HTTPS' } : { tag: 'other', val: this.#request.scheme };
+    return schemeOf(this.#request.scheme);
   }
 
   authority(): string | undefined {
@@ -284,28 +278,6 @@ export class OutgoingBody {
     // unfinished body that is never dropped is cut when `handle` returns.)
     if (this.#state === 'writing' && this.#sink) this.#cut(`the handler dropped its ${this.#role} body without finishing it`);
   }
-}
-
-/** Final statuses a client can be sent: RFC 9110's classes 2xx–5xx (1xx are not final). */
-function statusProblem(status: number): string | undefined {
-  return status >= 200 && status <= 599 ? undefined : `status ${status} is not a final HTTP status (200–599)`;
-}
-
-/** Headers that can go on the wire as they are; the problem otherwise (fields cloned from rt's may hold anything). */
-export function headerProblem(headers: FieldEntry[]): { problem: string } | { contentLength: number | undefined } {
-  let contentLength: number | undefined;
-  for (const [name, value] of headers) {
-    if (!isValidFieldName(name)) return { problem: `invalid header name ${JSON.stringify(name)}` };
-    if (!isValidFieldValue(value)) return { problem: `invalid value for header ${name}` };
-    if (FORBIDDEN_HEADERS.has(name)) return { problem: `header ${name} is the host's to set` };
-    if (name === 'content-length') {
-      const text = Buffer.from(value).toString('latin1').trim();
-      if (!/^\d{1,15}$/.test(text)) return { problem: `invalid content-length ${JSON.stringify(text)}` };
-      if (contentLength !== undefined && contentLength !== Number(text)) return { problem: 'conflicting content-length headers' };
-      contentLength = Number(text);
-    }
-  }
-  return { contentLength };
 }
 
 /** What happened to one request's response: kept by its outparam, read back by `settle`. */

@@ -16,7 +16,7 @@ import type { OutputCapture } from '../../sandbox/output-capture.js';
 import type { HandlerRequest, RequestBodySource, ResponseSink } from '../core/handler-io.js';
 import type { OutgoingTransport } from '../core/outgoing-transport.js';
 import { monotonicClock } from './clocks.js';
-import { Fields } from './fields.js';
+import { Fields } from '../core/fields.js';
 import { FutureTrailers, HandlerExchange, httpErrorCode, IncomingBody, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam } from './http-types.js';
 import { FutureIncomingResponse, IncomingResponse, noOutgoingHandler, OutgoingRequest, outgoingHandler, RequestOptions } from './outgoing.js';
 import { Pollable, poll } from './poll.js';

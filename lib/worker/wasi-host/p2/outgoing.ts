@@ -17,8 +17,9 @@ import { FORBIDDEN_HEADERS, isHttpToken, isValidFieldName } from '../core/field-
 import type { ErrorCode, ResponseHead } from '../core/handler-io.js';
 import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
 import type { OutgoingCall, OutgoingHead, OutgoingTimeouts, OutgoingTransport } from '../core/outgoing-transport.js';
-import { Fields } from './fields.js';
-import { headerProblem, IncomingBody, OutgoingBody, type Method, type Result, type Scheme } from './http-types.js';
+import { Fields } from '../core/fields.js';
+import { headerProblem, type Method, type Result, type Scheme } from '../core/message-parts.js';
+import { IncomingBody, OutgoingBody } from './http-types.js';
 import { Pollable } from './poll.js';
 
 const unitError = (): WasiError<undefined> => new WasiError(undefined);

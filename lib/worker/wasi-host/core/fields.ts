@@ -1,4 +1,5 @@
-// wasi:http/types#fields: headers and trailers, validated as wasi:http says.
+// wasi:http/types#fields, as 0.2 has it (0.3's adds two names: p3/fields.ts):
+// headers and trailers, validated as wasi:http says.
 //
 // Names are HTTP tokens, kept lowercase (as wasmtime's, through the http
 // crate); values are bytes without control characters other than tab.
@@ -8,10 +9,10 @@
 // `immutable`. Which of a client's headers reach the guest (hop-by-hop ones
 // stripped) is the caller's decision, not checked here.
 
-import { FORBIDDEN_HEADERS, isValidFieldName, isValidFieldValue, type FieldEntry } from '../core/field-rules.js';
-import { assignRep, WasiError } from '../core/host-objects.js';
+import { FORBIDDEN_HEADERS, isValidFieldName, isValidFieldValue, type FieldEntry } from './field-rules.js';
+import { assignRep, WasiError } from './host-objects.js';
 
-export type { FieldEntry } from '../core/field-rules.js';
+export type { FieldEntry } from './field-rules.js';
 
 export type HeaderError = { tag: 'invalid-syntax' } | { tag: 'forbidden' } | { tag: 'immutable' };
 
@@ -25,8 +26,9 @@ export class Fields {
     assignRep(this);
   }
 
-  static fromList(entries: [string, Uint8Array][]): Fields {
-    const fields = new Fields();
+  // `this`, not Fields: 0.3's fields (p3/fields.ts) are made as their own class, which its glue checks for.
+  static fromList<T extends Fields>(this: new () => T, entries: [string, Uint8Array][]): T {
+    const fields = new this();
     for (const [name, value] of entries) {
       checkEntry(name, value);
       fields.#entries.push([name.toLowerCase(), value.slice()]);
@@ -35,8 +37,8 @@ export class Fields {
   }
 
   /** rt's constructor for headers it hands in (a request's): taken as given, and immutable. */
-  static fromHost(entries: readonly FieldEntry[]): Fields {
-    const fields = new Fields();
+  static fromHost<T extends Fields>(this: new () => T, entries: readonly FieldEntry[]): T {
+    const fields = new this();
     fields.#entries = entries.map(([name, value]) => [name.toLowerCase(), value]);
     fields.#immutable = true;
     return fields;
@@ -90,7 +92,7 @@ export class Fields {
 
   /** A mutable copy, whatever this one is. */
   clone(): Fields {
-    const copy = new Fields();
+    const copy = new (this.constructor as new () => Fields)();
     copy.#entries = this.list();
     return copy;
   }
