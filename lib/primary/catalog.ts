@@ -11,7 +11,7 @@ import { basename } from 'node:path';
 import semver from 'semver';
 import type { Logger } from 'pino';
 import { DEFAULT_INSTANCES, OVERFLOW_INSTANCES, serviceKey, serviceName, serviceRevision, type ExportLocation, type InstanceOptions, type LoadFailure, type MethodDescriptor, type ServiceDescriptor } from '../service.js';
-import { bytesResult, isBytes, type WitFunction } from '../wit/types.js';
+import { bytesResult, isBytes, type ImportedItem, type WitFunction } from '../wit/types.js';
 import { serviceAddress, serviceExports } from './addressing.js';
 import { mapConcurrently } from '../concurrently.js';
 import { firstLine } from '../first-line.js';
@@ -22,7 +22,7 @@ import { mayGrant } from './repository-trust.js';
 import type { FoundComponent } from './repository-scan.js';
 import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
-import { isServedWasiImport } from '../wasi-lines.js';
+import { isServedWasiImport, WASI_0_2 } from '../wasi-lines.js';
 import { isUnder } from '../http-mounts.js';
 
 export interface Catalog {
@@ -110,7 +110,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], m
   const address = serviceAddress(iface, component.stem, sidecar);
   const { methods, resources, hook: init, http } = serviceExports(iface, isInitHook);
   if (sidecar.http_route !== undefined && !http) {
-    throw new SidecarError(`${sidecarPath(component.path)}: http_route: the component exports no wasi:http/incoming-handler@0.2.x to mount`);
+    throw new SidecarError(`${sidecarPath(component.path)}: http_route: the component exports no HTTP handler (wasi:http/incoming-handler@0.2.x or wasi:http/handler@0.3.x) to mount`);
   }
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
   const configFile = await findConfigFile(component.path, sidecar.config, component.root);
@@ -122,8 +122,8 @@ async function describe(component: FoundComponent, trusted: readonly string[], m
     interface: iface,
     methods,
     resources,
-    unsatisfiedImports: iface.imports.filter((i) => !isServedWasiImport(i.name)).map((i) => i.name),
-    instances: instanceOptions(sidecar, sidecarPath(component.path), http !== undefined),
+    unsatisfiedImports: iface.imports.filter((i) => !isServedWasiImport(i.name) && !typesOnly(i)).map((i) => i.name),
+    instances: instanceOptions(sidecar, sidecarPath(component.path), http?.wasi === WASI_0_2),
     env: sidecar.env ?? {},
     init: init ? ({ exportKey: init.exportKey, jsName: init.jsName } satisfies ExportLocation) : null,
     config: configFile ? await readConfigFile(configFile) : null,
@@ -159,13 +159,19 @@ function isInitHook(fn: WitFunction): boolean {
   );
 }
 
+/** An imported interface of types alone (`wasi:clocks/types@0.3.0`): there is nothing in it to serve. */
+function typesOnly(item: ImportedItem): boolean {
+  return item.kind === 'instance' && (item.functions ?? []).length === 0 && !(item.types ?? []).some((t) => t.type.kind === 'resource');
+}
+
 /**
- * How the service's instances are kept. An HTTP handler's default is a fresh
- * instance per request (docs/api.md §5.8: a componentize-js fetch-event
- * instance answers one); `max_invocations` lets the operator reuse one that
- * is known to serve many.
+ * How the service's instances are kept. A WASI 0.2 HTTP handler's default is
+ * a fresh instance per request (docs/api.md §5.8: a componentize-js
+ * fetch-event instance answers one); `max_invocations` lets the operator
+ * reuse one that is known to serve many. A 0.3 handler serves requests side
+ * by side in one instance (§5.9), so its instances are kept as any service's.
  */
-function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): InstanceOptions {
+function instanceOptions(sidecar: Sidecar, path: string, freshPerRequest: boolean): InstanceOptions {
   if (sidecar.instance_per_call && sidecar.max_invocations !== undefined && sidecar.max_invocations !== 1) {
     throw new SidecarError(`${path}: instance_per_call = true means max_invocations = 1, not ${sidecar.max_invocations}`);
   }
@@ -175,7 +181,7 @@ function instanceOptions(sidecar: Sidecar, path: string, handler: boolean): Inst
   }
   return {
     poolSize,
-    recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? (handler ? 1 : DEFAULT_INSTANCES.recycleAfter)),
+    recycleAfter: sidecar.instance_per_call ? 1 : (sidecar.max_invocations ?? (freshPerRequest ? 1 : DEFAULT_INSTANCES.recycleAfter)),
     maxQueue: sidecar.max_queue ?? DEFAULT_INSTANCES.maxQueue,
     maxConcurrency: sidecar.max_concurrency ?? DEFAULT_INSTANCES.maxConcurrency,
     maxInstances: sidecar.max_instances ?? poolSize + OVERFLOW_INSTANCES,

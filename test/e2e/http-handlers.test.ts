@@ -1,7 +1,7 @@
 // End to end: HTTP handler components (docs/api.md §5.8), built with
 // componentize-js in both styles people write them (wasi:http/types and
 // fetch-event), served by the real CLI at /api/services/{d}/{s}/http/… and
-// at a sidecar's mount.
+// at a sidecar's mount; and a WASI 0.3 handler (§5.9) of rt's own, in WAT.
 
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
@@ -18,6 +18,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess, tempDir } from '../support/rt-process.js';
 import { uploadBeforeReading } from '../support/raw-connection.js';
+import { P3_HANDLER } from '../support/async-components.js';
+import { hasJspi } from '../../lib/platform.js';
 
 /** An answer as the client saw it, trailers included. */
 interface Answer {
@@ -486,5 +488,114 @@ describe('HTTP handler components under control operations, 2 workers (e2e)', fu
     }
     expect((await call(`${rt.url}/api/services/default/hello/restart`)).status).to.equal(200);
     await eventually(async () => (await fetch(`${rt.url}/api/services/default/hello/http/echo`)).status === 200, { what: 'the handler to serve again', timeoutMs: 10_000, intervalMs: 100 });
+  });
+});
+
+describe('WASI 0.3 HTTP handlers (e2e)', function () {
+  this.timeout(120_000);
+  const DEADLINE_S = 2;
+  let rt: RtProcess;
+  let workers: number[];
+  const api = (path: string) => `${rt.url}/api/services/default/web/http${path}`;
+
+  before(async function () {
+    if (!hasJspi) return this.skip();
+    this.timeout(600_000);
+    // One instance takes up to 32 requests at once: the naps below share it.
+    const repo = await repository({ web: P3_HANDLER, 'web.toml': { raw: 'service = "web"\nhttp_route = "/web"\nmax_concurrency = 32\n' } });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${DEADLINE_S}\nmax_body_bytes = 67108864\n` });
+    await rt.ready();
+    workers = rt.workerPids();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  afterEach(function () {
+    if (rt) expect(rt.workerPids(), `the workers after "${this.currentTest?.title}"`).to.deep.equal(workers);
+  });
+
+  it('lists it as kind http with its WASI line, its routes and no unsatisfied import', async () => {
+    const { body } = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const web = (body.services as Record<string, unknown>[]).find((s) => s.service === 'web');
+    expect(web).to.include({ kind: 'http', handler: 'wasi:http/handler@0.3.0', wasi: '0.3' });
+    expect(web).to.deep.include({ routes: ['/api/services/default/web/http', '/web'], unsatisfied_imports: [] });
+  });
+
+  it('serves a response the guest writes after handle returned, at its API path and its mount', async () => {
+    for (const url of [api('/x?y=1'), `${rt.url}/web/a`]) {
+      const r = await send(url);
+      expect(r.status, r.body).to.equal(200);
+      expect(r.body).to.equal('Hello, world!\n');
+      expect(r.complete).to.equal(true);
+      expect(r.headers['x-request-id']).to.be.a('string');
+      expect(r.headers['content-security-policy']).to.match(/^sandbox/);
+    }
+  });
+
+  it('streams a request body through the guest and back, trailers included (an echo)', async () => {
+    let answered!: (a: Answer) => void;
+    const answer = new Promise<Answer>((resolve) => (answered = resolve));
+    const req = request(api('/echo'), { method: 'POST', headers: { 'transfer-encoding': 'chunked', trailer: 'x-sum' }, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
+    });
+    req.write('hel');
+    await letTimePass(30, 'the body arrives in pieces');
+    req.write('lo ');
+    req.addTrailers({ 'x-sum': '7' });
+    req.end('world');
+    const r = await answer;
+    expect(r.status, r.body).to.equal(200);
+    expect(r.body).to.equal('hello world');
+    expect(r.trailers).to.deep.include({ 'x-sum': '7' });
+  });
+
+  it('echoes 16 MiB whole', async () => {
+    const body = Buffer.alloc(16 * 1_048_576);
+    for (let i = 0; i < body.length; i += 4) body.writeUInt32LE(i, i);
+    const r = await fetch(api('/big'), { method: 'POST', body });
+    expect(r.status).to.equal(200);
+    expect(Buffer.from(await r.arrayBuffer()).equals(body), 'the same bytes').to.equal(true);
+  });
+
+  it('answers 502 RT_ERR_BAD_RESPONSE for a status no client can be sent, 500 RT_ERR_HANDLER_ERROR for an error-code, 500 RT_ERR_COMPONENT_TRAPPED for a trap; and serves on', async () => {
+    const bad = await send(api('/'), { method: 'PUT' });
+    expect(bad.status).to.equal(502);
+    expect(JSON.parse(bad.body)).to.include({ code: 'RT_ERR_BAD_RESPONSE', service: 'default.web' });
+    expect((JSON.parse(bad.body) as { details: string }).details).to.match(/status 700/);
+    const refused = await send(api('/'), { method: 'PATCH' });
+    expect(refused.status).to.equal(500);
+    expect(JSON.parse(refused.body)).to.include({ code: 'RT_ERR_HANDLER_ERROR' });
+    expect((JSON.parse(refused.body) as { details: string }).details).to.match(/connection-refused/);
+    const trapped = await send(api('/'), { method: 'DELETE' });
+    expect(trapped.status).to.equal(500);
+    expect(JSON.parse(trapped.body)).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.web' });
+    expect((await send(api('/'))).status).to.equal(200);
+  });
+
+  it('serves 20 requests that wait 300 ms each side by side in one instance', async () => {
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(api('/nap'), { method: 'OPTIONS' })));
+    const took = performance.now() - started;
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(20).fill(200));
+    expect(answers.every((a) => a.body === 'Hello, world!\n')).to.equal(true);
+    // One after another they would take 6 s.
+    expect(took).to.be.below(2_500);
+    const { body } = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const web = (body.services as { service: string; instances: { live: number } }[]).find((s) => s.service === 'web')!;
+    expect(web.instances.live, 'one instance served them').to.equal(1);
+  });
+
+  it('answers 504 for a request still waiting at its deadline, while the requests beside it are answered', async () => {
+    const started = performance.now();
+    const [late, ...others] = await Promise.all([send(api('/long'), { method: 'TRACE' }), ...Array.from({ length: 3 }, () => send(api('/nap'), { method: 'OPTIONS' }))]);
+    expect(late.status).to.equal(504);
+    expect(JSON.parse(late.body)).to.include({ code: 'RT_ERR_CALL_TIMEOUT', service: 'default.web' });
+    expect(performance.now() - started).to.be.below(DEADLINE_S * 1000 + 2000);
+    expect(others.map((a) => a.status)).to.deep.equal([200, 200, 200]);
+    expect((await send(api('/'))).status).to.equal(200);
   });
 });

@@ -569,7 +569,7 @@ export function asyncBodies(): Promise<Uint8Array> {
  */
 function withWasi03(world: string): string {
   const builtin = new URL('../lib/wit/builtin/0.3.0/', import.meta.resolve('@bytecodealliance/jco'));
-  const nested = ['cli', 'clocks', 'filesystem', 'random', 'sockets'].map((name) => {
+  const nested = ['cli', 'clocks', 'filesystem', 'http', 'random', 'sockets'].map((name) => {
     const text = readFileSync(new URL(`wasi-${name}/package.wit`, builtin), 'utf8');
     return `${text.replace(/^package ([^;]+);/m, 'package $1 {')}\n}\n`;
   });
@@ -773,4 +773,168 @@ world speaker {
       (return (i32.or (i32.shl (local.get $set) (i32.const 4)) (i32.const 2)))))
     (call $end))
   (func (export "[callback][async-lift]say") (param i32 i32 i32) (result i32) (call $end)))`,
+};
+
+/**
+ * A wasi:http/handler@0.3.0 (the `service` world), what its `handle` does
+ * chosen by the request's method:
+ * - GET (and any other): 200 "Hello, world!\n", written to a stream of its
+ *   own after `handle` returned, then trailers ok(none);
+ * - POST: an echo, handing the request's body and trailers back as the
+ *   response's (as wasmtime's p3 echo does);
+ * - PUT: status 700, which no client can be sent;
+ * - PATCH: err(connection-refused) instead of a response;
+ * - DELETE: a trap;
+ * - OPTIONS: the hello after a nap of 300 ms (wasi:clocks wait-for); TRACE:
+ *   after a nap of a minute.
+ * Each task keeps its state in a record of its own (its context), so that
+ * requests are served side by side in one instance, each waiting on a
+ * waitable set of its own.
+ */
+export const P3_HANDLER: ComponentSource = {
+  kind: 'wat',
+  world: 'handler',
+  wit: withWasi03(`package test:p3-handler@0.1.0;
+world handler {
+  import wasi:clocks/monotonic-clock@0.3.0;
+  export wasi:http/handler@0.3.0;
+}`),
+  wat: `(module
+  (import "wasi:http/types@0.3.0" "[constructor]fields" (func $fields-new (result i32)))
+  (import "wasi:http/types@0.3.0" "[method]request.get-method" (func $get-method (param i32 i32)))
+  (import "wasi:http/types@0.3.0" "[static]request.consume-body" (func $consume-body (param i32 i32 i32)))
+  (import "wasi:http/types@0.3.0" "[future-new-0][static]request.consume-body" (func $res-new (result i64)))
+  (import "wasi:http/types@0.3.0" "[async-lower][future-write-0][static]request.consume-body" (func $res-write (param i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[future-drop-writable-0][static]request.consume-body" (func $res-drop (param i32)))
+  (import "wasi:http/types@0.3.0" "[static]response.new" (func $response-new (param i32 i32 i32 i32 i32)))
+  (import "wasi:http/types@0.3.0" "[method]response.set-status-code" (func $set-status (param i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[stream-new-0][static]response.new" (func $stream-new (result i64)))
+  (import "wasi:http/types@0.3.0" "[future-new-1][static]response.new" (func $future-new (result i64)))
+  (import "wasi:http/types@0.3.0" "[async-lower][stream-write-0][static]response.new" (func $stream-write (param i32 i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[stream-drop-writable-0][static]response.new" (func $stream-drop (param i32)))
+  (import "wasi:http/types@0.3.0" "[async-lower][future-write-1][static]response.new" (func $future-write (param i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[future-drop-writable-1][static]response.new" (func $future-drop-w (param i32)))
+  (import "wasi:http/types@0.3.0" "[future-drop-readable-2][static]response.new" (func $future-drop-r (param i32)))
+  (import "wasi:http/types@0.3.0" "[resource-drop]request" (func $request-drop (param i32)))
+  (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 64) "Hello, world!\\n")
+  ;; A task's record, 32 bytes from 1024 on (a free list of them): +0 its waitable set, +4 the response body's
+  ;; writable end, +8 the trailers' writable end, +12 consume-body's res writable end, +16 waits pending, +20 the request (a nap's).
+  (global $next (mut i32) (i32.const 1024))
+  (global $free (mut i32) (i32.const 0))
+  ;; What the glue allocates for strings (a method other than the standard ones): a bump region that starts over.
+  (global $heap (mut i32) (i32.const 49152))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (if (i32.gt_u (i32.add (global.get $heap) (local.get 3)) (i32.const 65536)) (then (global.set $heap (i32.const 49152))))
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get 3)) (i32.const 7)) (i32.const -8)))
+    (local.get $p))
+  (func $task (result i32) (local $t i32)
+    (if (global.get $free)
+      (then (local.set $t (global.get $free)) (global.set $free (i32.load (local.get $t))))
+      (else (local.set $t (global.get $next)) (global.set $next (i32.add (local.get $t) (i32.const 32)))))
+    (memory.fill (local.get $t) (i32.const 0) (i32.const 32))
+    (call $ctx-set (local.get $t))
+    (local.get $t))
+  ;; Waits on \`w\` in the task's set (made when first needed).
+  (func $wait (param $w i32) (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.eqz (i32.load (local.get $t))) (then (i32.store (local.get $t) (call $set-new))))
+    (call $join (local.get $w) (i32.load (local.get $t)))
+    (i32.store offset=16 (local.get $t) (i32.add (i32.load offset=16 (local.get $t)) (i32.const 1)))
+    (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2)))
+  ;; Exits once nothing is pending, else waits on.
+  (func $settle (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.load offset=16 (local.get $t)) (then (return (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2)))))
+    (if (i32.load (local.get $t)) (then (call $set-drop (i32.load (local.get $t)))))
+    (i32.store (local.get $t) (global.get $free))
+    (global.set $free (local.get $t))
+    (i32.const 0))
+  (func $respond (param $contents i32) (param $trailers i32) (param $status i32) (result i32) (local $resp i32)
+    (call $response-new (call $fields-new) (i32.const 1) (local.get $contents) (local.get $trailers) (i32.const 16))
+    (call $future-drop-r (i32.load (i32.const 20)))
+    (local.set $resp (i32.load (i32.const 16)))
+    (if (i32.ne (local.get $status) (i32.const 200)) (then (drop (call $set-status (local.get $resp) (local.get $status)))))
+    (local.get $resp))
+  ;; Hello, world, written to a stream of its own, then trailers ok(none).
+  (func $hello (param $req i32) (param $status i32) (result i32) (local $s i64) (local $f i64) (local $t i32) (local $r i32)
+    (local.set $t (call $ctx-get))
+    (call $request-drop (local.get $req))
+    (local.set $s (call $stream-new))
+    (local.set $f (call $future-new))
+    (i32.store offset=4 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $s) (i64.const 32))))
+    (i32.store offset=8 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $f) (i64.const 32))))
+    (call $return (i32.const 0) (call $respond (i32.wrap_i64 (local.get $s)) (i32.wrap_i64 (local.get $f)) (local.get $status)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
+    (local.set $r (call $stream-write (i32.load offset=4 (local.get $t)) (i32.const 64) (i32.const 14)))
+    (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (i32.load offset=4 (local.get $t))))))
+    (call $finish))
+  (func $finish (result i32) (local $t i32) (local $r i32)
+    (local.set $t (call $ctx-get))
+    (call $stream-drop (i32.load offset=4 (local.get $t)))
+    (i32.store offset=4 (local.get $t) (i32.const 0))
+    (i32.store (i32.const 32) (i32.const 0))
+    (local.set $r (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 32)))
+    (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (i32.load offset=8 (local.get $t))))))
+    (call $future-drop-w (i32.load offset=8 (local.get $t)))
+    (i32.store offset=8 (local.get $t) (i32.const 0))
+    (call $settle))
+  ;; The request's body and trailers, handed back as the response's.
+  (func $echo (param $req i32) (result i32) (local $res i64) (local $t i32) (local $r i32)
+    (local.set $t (call $ctx-get))
+    (local.set $res (call $res-new))
+    (call $consume-body (local.get $req) (i32.wrap_i64 (local.get $res)) (i32.const 40))
+    (call $return (i32.const 0) (call $respond (i32.load (i32.const 40)) (i32.load (i32.const 44)) (i32.const 200)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
+    (i32.store offset=12 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $res) (i64.const 32))))
+    (i32.store (i32.const 32) (i32.const 0))
+    (local.set $r (call $res-write (i32.load offset=12 (local.get $t)) (i32.const 32)))
+    (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (i32.load offset=12 (local.get $t))))))
+    (call $res-drop (i32.load offset=12 (local.get $t)))
+    (i32.store offset=12 (local.get $t) (i32.const 0))
+    (call $settle))
+  (func (export "[async-lift]wasi:http/handler@0.3.0#handle") (param $req i32) (result i32) (local $t i32) (local $m i32) (local $r i32)
+    (local.set $t (call $task))
+    (call $get-method (local.get $req) (i32.const 48))
+    (local.set $m (i32.load8_u (i32.const 48)))
+    ;; DELETE: a trap.
+    (if (i32.eq (local.get $m) (i32.const 4)) (then unreachable))
+    ;; PATCH: err(connection-refused).
+    (if (i32.eq (local.get $m) (i32.const 8)) (then
+      (call $request-drop (local.get $req))
+      (call $return (i32.const 1) (i32.const 6) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
+      (return (call $settle))))
+    ;; POST: an echo.
+    (if (i32.eq (local.get $m) (i32.const 2)) (then (return (call $echo (local.get $req)))))
+    ;; OPTIONS: hello after a nap of 300 ms; TRACE: after one of a minute.
+    (if (i32.or (i32.eq (local.get $m) (i32.const 6)) (i32.eq (local.get $m) (i32.const 7))) (then
+      (i32.store offset=20 (local.get $t) (local.get $req))
+      (local.set $r (call $wait-for (select (i64.const 300000000) (i64.const 60000000000) (i32.eq (local.get $m) (i32.const 6)))))
+      (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then (return (call $hello (local.get $req) (i32.const 200)))))
+      (return (call $wait (i32.shr_u (local.get $r) (i32.const 4))))))
+    ;; PUT: status 700, which no client can be sent.
+    (call $hello (local.get $req) (select (i32.const 700) (i32.const 200) (i32.eq (local.get $m) (i32.const 3)))))
+  (func (export "[callback][async-lift]wasi:http/handler@0.3.0#handle") (param $event i32) (param $w i32) (param $p i32) (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (call $join (local.get $w) (i32.const 0))
+    (i32.store offset=16 (local.get $t) (i32.sub (i32.load offset=16 (local.get $t)) (i32.const 1)))
+    ;; SUBTASK: the nap is over.
+    (if (i32.eq (local.get $event) (i32.const 1)) (then
+      (call $subtask-drop (local.get $w))
+      (return (call $hello (i32.load offset=20 (local.get $t)) (i32.const 200)))))
+    (if (i32.eq (local.get $w) (i32.load offset=4 (local.get $t))) (then (return (call $finish))))
+    (if (i32.eq (local.get $w) (i32.load offset=8 (local.get $t))) (then
+      (call $future-drop-w (local.get $w))
+      (i32.store offset=8 (local.get $t) (i32.const 0))))
+    (if (i32.eq (local.get $w) (i32.load offset=12 (local.get $t))) (then
+      (call $res-drop (local.get $w))
+      (i32.store offset=12 (local.get $t) (i32.const 0))))
+    (call $settle)))`,
 };

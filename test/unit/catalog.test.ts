@@ -106,12 +106,12 @@ describe('catalog', function () {
       ['/site/admin', '/site', 'http_route /site/admin of default.nested lies within /site of default.a: requests below /site/admin go to default.nested'],
     ]);
     expect(services.map((s) => [s.id.service, s.http])).to.deep.equal([
-      ['a', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site' }],
-      ['nested', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: '/site/admin' }],
-      ['unmounted', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', route: null }],
+      ['a', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', wasi: '0.2', route: '/site' }],
+      ['nested', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', wasi: '0.2', route: '/site/admin' }],
+      ['unmounted', { interface: 'wasi:http/incoming-handler@0.2.3', version: '0.2.3', wasi: '0.2', route: null }],
     ]);
     expect(failures.map((f) => [basename(f.source), f.error])).to.deep.equal([
-      ['plain.wasm', `${join(repo, 'plain.toml')}: http_route: the component exports no wasi:http/incoming-handler@0.2.x to mount`],
+      ['plain.wasm', `${join(repo, 'plain.toml')}: http_route: the component exports no HTTP handler (wasi:http/incoming-handler@0.2.x or wasi:http/handler@0.3.x) to mount`],
       // A handler's only package is wasi:http, so its domain is the default one (a sidecar names it otherwise).
       ['b.wasm', `http_route "/site" is claimed by default.a (${join(repo, 'a.wasm')}) already`],
     ]);

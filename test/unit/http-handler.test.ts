@@ -32,16 +32,16 @@ describe('HTTP handler components', function () {
     it('takes wasi:http/incoming-handler@0.2.x, of any patch version, apart from the methods', async () => {
       for (const version of ['0.2.3', '0.2.10']) {
         const iface = await handlerComponent(version, 'export version: func() -> string;');
-        expect(httpHandlerExport(iface)).to.deep.equal({ interface: `wasi:http/incoming-handler@${version}`, version });
+        expect(httpHandlerExport(iface)).to.deep.equal({ interface: `wasi:http/incoming-handler@${version}`, version, wasi: '0.2' });
         const exports = serviceExports(iface);
-        expect(exports.http).to.deep.equal({ interface: `wasi:http/incoming-handler@${version}`, version });
+        expect(exports.http).to.deep.equal({ interface: `wasi:http/incoming-handler@${version}`, version, wasi: '0.2' });
         expect(exports.methods.map((m) => m.name), 'handle is served over /http, not invoked').to.deep.equal(['version']);
       }
     });
 
     it('leaves another version among the methods, not invocable, and says which versions rt serves', async () => {
       const iface = await handlerComponent('0.3.0');
-      expect(httpHandlerExport(iface)).to.deep.equal({ unsupported: 'it exports wasi:http/incoming-handler@0.3.0; rt serves wasi:http/incoming-handler@0.2.x' });
+      expect(httpHandlerExport(iface)).to.deep.equal({ unsupported: 'it exports wasi:http/incoming-handler@0.3.0; rt serves wasi:http/incoming-handler@0.2.x and wasi:http/handler@0.3.x' });
       const exports = serviceExports(iface);
       expect(exports.http).to.equal(undefined);
       expect(exports.methods.map((m) => [m.name, m.invocable])).to.deep.equal([['handle', false]]);

@@ -6,6 +6,7 @@
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import { expect } from 'chai';
 import { isServedWasiImport, WASI_0_3_SERVED } from '../../lib/wasi-lines.js';
+import { p3 } from '../../lib/worker/wasi-host/index.js';
 import { MAX_RANDOM_BYTES, wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { interfaceKey, unversioned, versionLine } from '../../lib/wit/interface-key.js';
 import type { ImportedItem } from '../../lib/wit/types.js';
@@ -51,7 +52,8 @@ describe('WASI version lines', () => {
     const exit = (): never => {
       throw new Error('exit');
     };
-    const table = wasi03Interfaces({ env: [['A', 'b']], exit });
+    // The sandbox's, and the handler host's http types, which every 0.3 instance gets (instance-spec.ts).
+    const table = { ...wasi03Interfaces({ env: [['A', 'b']], exit }), ...p3.httpTypes };
     expect(Object.keys(table).sort()).to.deep.equal(WASI_0_3_SERVED.map((name) => `${name}@0.3`).sort());
     const random = table['wasi:random/random@0.3'] as { getRandomBytes: (n: bigint) => Uint8Array };
     expect(random.getRandomBytes(5n)).to.have.length(5);
@@ -105,7 +107,8 @@ describe('WASI version lines', () => {
     expect(isServedWasiImport('wasi:io/streams@0.2.3')).to.equal(true);
     expect(isServedWasiImport('wasi:config/store@0.2.0-draft')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams@0.3.0')).to.equal(false);
-    expect(isServedWasiImport('wasi:http/types@0.3.0')).to.equal(false);
+    expect(isServedWasiImport('wasi:http/types@0.3.0')).to.equal(true);
+    expect(isServedWasiImport('wasi:http/client@0.3.0')).to.equal(false);
     expect(isServedWasiImport('wasi:random/random@0.3.0')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams')).to.equal(false);
     expect(isServedWasiImport('acme:faulty/host@1.0.0')).to.equal(false);

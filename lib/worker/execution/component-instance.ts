@@ -142,13 +142,18 @@ export class ComponentInstance {
       while (isThenable(value)) value = await Promise.race([value, this.taskFailure]);
       return { kind: 'ok', value };
     } catch (e) {
-      return this.#failure(e);
+      return this.failure(e);
     }
   }
 
-  /** Calls the handler's `handle` with the request and its response's outparam (wasi-host's objects). */
-  handle(request: unknown, responseOut: unknown): CallOutcome {
-    return this.#run(this.handler, undefined, [request, responseOut]);
+  /** Calls the handler's `handle` (wasi-host's objects: 0.2's request and response outparam; 0.3's request, its outcome a promise of the response). */
+  handle(...args: unknown[]): CallOutcome {
+    return this.#run(this.handler, undefined, args);
+  }
+
+  /** `promise`, a guest's (a stream's read, a future), rejecting instead if any of the instance's tasks traps meanwhile. */
+  guard<T>(promise: PromiseLike<T>): Promise<T> {
+    return Promise.race([promise, this.taskFailure]);
   }
 
   /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */
@@ -178,12 +183,12 @@ export class ComponentInstance {
       return { kind: 'ok', value: fn.apply(self, args) };
     } catch (e) {
       if (this.spec.isInterrupt?.(e)) throw e;
-      return this.#failure(e);
+      return this.failure(e);
     }
   }
 
   /** What a call that threw `e` came to: the err of its result, or a trap. */
-  #failure(e: unknown): CallOutcome {
+  failure(e: unknown): Exclude<CallOutcome, { kind: 'ok' }> {
     if (isComponentError(e)) return { kind: 'component-error', payload: e.payload };
     return { kind: 'trap', code: trapCode(e), message: this.#trapMessage(e) };
   }

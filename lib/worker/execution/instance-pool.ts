@@ -34,6 +34,7 @@ import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
 import type { InstanceOptions } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
+import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -151,8 +152,8 @@ class PoolThread {
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    // An HTTP handler's outgoing requests are sent from here, within its allowed_outbound_hosts.
-    const outgoing = spec.descriptor.http ? new MessageChannel() : undefined;
+    // A 0.2 HTTP handler's outgoing requests are sent from here, within its allowed_outbound_hosts.
+    const outgoing = spec.descriptor.http?.wasi === WASI_0_2 ? new MessageChannel() : undefined;
     if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts);
     this.worker = new Worker(THREAD_URL, {
       workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}) } satisfies ThreadSpec,
@@ -491,9 +492,11 @@ export class InstancePool implements Place {
    * returned, or with why it did not run or was cut off.
    */
   #serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, options: RunOptions): Promise<CallResult> {
+    // A 0.3 handler's requests share an instance, up to max_concurrency (docs/api.md §5.9).
+    const shared = this.#maxShared > 1 && this.spec.descriptor.http?.wasi === WASI_0_3;
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
-      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}) }, options.signal);
+      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}), ...(shared ? { shared } : {}) }, options.signal);
     });
   }
 

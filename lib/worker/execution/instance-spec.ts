@@ -6,7 +6,8 @@
 import type { ServiceDescriptor } from '../../service.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
 import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
-import { p2, type OutgoingTransport } from '../wasi-host/index.js';
+import { WASI_0_2 } from '../../wasi-lines.js';
+import { p2, p3, type OutgoingTransport } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 
 /**
@@ -17,7 +18,8 @@ import type { InstanceSpec } from './component-instance.js';
  * requests leave the thread).
  */
 export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingTransport }): InstanceSpec {
-  const handlerInterfaces = d.http && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {};
+  // 0.3's http types are plain host objects: every instance may have them. 0.2's handler host needs the thread's.
+  const handlerInterfaces = { ...p3.httpTypes, ...(d.http?.wasi === WASI_0_2 && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {}) };
   return {
     entry: d.artifact.entry,
     modules: new Map(modules),

@@ -35,7 +35,8 @@ import type { FunctionCodec } from '../../wit/codec.js';
 import { answersLater, bodyStreamItems, futureParams } from '../../wit/async-abi.js';
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
-import { OutgoingChannel, p2, PortBodySource, PortResponseSink, threadWaker, type Waker } from '../wasi-host/index.js';
+import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
+import { OutgoingChannel, p2, p3, PortBodySource, PortResponseSink, threadWaker, type ErrorCode, type HandleOutcome, type Waker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { argumentsCodec } from './method.js';
@@ -47,11 +48,13 @@ import { byteNexts, readInPlace, streamItems, WrittenItems, type StreamItems } f
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
+type TrapOutcome = Extract<CallOutcome, { kind: 'trap' }>;
+
 const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
-if (descriptor.http) p2.usePollWaker(threadWaker(cells));
+if (descriptor.http?.wasi === WASI_0_2) p2.usePollWaker(threadWaker(cells));
 /** An HTTP handler's outgoing requests, sent by the main thread. */
 const outgoing = outgoingPort && new OutgoingChannel(outgoingPort, cells);
 
@@ -164,6 +167,44 @@ function httpWork(id: number, { request, port, ring }: HttpWork): boolean {
   return true;
 }
 
+/**
+ * One request to a WASI 0.3 handler: served beside the others in flight on
+ * the instance (`sharing`), its response read from the guest as the client
+ * takes it (wasi-host/p3/handler.ts). The call is answered once the response
+ * is over; a trap replaces the instance once the requests beside it are done.
+ */
+async function http03Work(id: number, { request, port, ring }: HttpWork): Promise<void> {
+  inFlight++;
+  const began = performance.now();
+  const current = instance!;
+  const sink = new PortResponseSink(port, ring);
+  const exchange = new p3.HandlerExchange(request, new PortBodySource(port), sink, (bodyWaker ??= threadWaker(cells)));
+  let called = current.handle(exchange.request);
+  if (called.kind === 'ok') called = await current.settled(called.value);
+  let outcome: HandleOutcome;
+  let trap: TrapOutcome | undefined;
+  if (called.kind === 'ok') {
+    try {
+      outcome = await exchange.send(called.value, (promise) => current.guard(promise));
+    } catch (e) {
+      const failed = current.failure(e);
+      trap = failed.kind === 'trap' ? failed : { kind: 'trap', code: 'RT_ERR_COMPONENT_TRAPPED', message: errorText(e) };
+      outcome = exchange.cut(`the handler trapped: ${trap.message}`);
+    }
+  } else if (called.kind === 'component-error') {
+    outcome = exchange.refused(called.payload as ErrorCode);
+  } else {
+    trap = called;
+    outcome = { kind: 'no-response' };
+  }
+  inFlight--;
+  flushOutput();
+  sink.settled(trap ? { outcome, trap: { code: trap.code, message: trap.message } } : { outcome });
+  port.close();
+  post([id, OK, null, performance.now() - began]);
+  if (!afterCall(trap ?? { kind: 'ok', value: undefined })) drain();
+}
+
 /** Per method: whether a call answers later (async-abi.ts), which of its arguments are futures, and which is the request body (a stream<T>) and how it comes. */
 const later = descriptor.methods.map((m) => ({ answers: answersLater(m.function), futures: futureParams(m.function), body: bodyStreamItems(m.function) }));
 /** What a request body's bytes wait on: the main thread moves it when it posts some (channel.ts). */
@@ -177,10 +218,11 @@ let inFlight = 0;
 /** The instance is to be replaced (a trap, the recycle count) once the calls in flight on it have answered. */
 let replacing = false;
 
-/** Whether call `request` may run while others wait on the instance: it answers later and holds nothing but its task (no stream in or out, no handles). The main thread sends such calls side by side, up to the service's max_concurrency. */
+/** Whether call `request` may run while others wait on the instance: it answers later and holds nothing but its task (no stream in or out, no handles), or it is a request to a 0.3 handler. The main thread sends such calls side by side, up to the service's max_concurrency. */
 function sharing(request: CallRequest): boolean {
   const [, method, body, framing, , bodyPort] = request;
-  return !isWork(body) && later[method].answers && framing === undefined && bodyPort === undefined;
+  if (isWork(body)) return body.kind === 'http-request' && descriptor.http?.wasi === WASI_0_3;
+  return later[method].answers && framing === undefined && bodyPort === undefined;
 }
 
 /**
@@ -226,7 +268,8 @@ function drain(): void {
   while (instance && !stream && !replacing && queue.length > 0 && (inFlight === 0 || sharing(queue[0]))) {
     const [id, method, body, framing, ring, bodyPort] = queue.shift()!;
     if (isWork(body)) {
-      if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
+      if (body.kind === 'http-request' && descriptor.http?.wasi === WASI_0_3) void http03Work(id, body);
+      else if (body.kind === 'http-request' ? httpWork(id, body) : handleWork(id, body)) return;
       continue;
     }
     const decoded = argumentsOf(method, body);

@@ -90,7 +90,7 @@ export function summary(hosted: HostedService, state: WorkerState) {
     state: hosted.quiesced ? 'quiesced' : 'active',
     /** `http`: an HTTP handler (docs/api.md §5.8), served at `routes`; `methods`: its exported functions are its interface. */
     kind: d.http ? 'http' : 'methods',
-    ...(d.http ? { routes: handlerRoutes(d.id, d.http.route), handler: d.http.interface } : {}),
+    ...(d.http ? { routes: handlerRoutes(d.id, d.http.route), handler: d.http.interface, wasi: d.http.wasi } : {}),
     /** Where the configuration its instances got came from: a file's path or "restart body". */
     config: d.config ? { origin: d.config.origin, content_type: d.config.contentType, bytes: d.config.bytes.length } : null,
     methods: invokable(d).map((m) => ({

@@ -57,7 +57,7 @@ export function wasiHttpOperation(deps: HandlerDeps): ApiOperation {
       const { domain, service } = call.params;
       const hosted = serviceFor(deps, call);
       if (!hosted.descriptor.http) {
-        throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
+        throw new ApiError('RT_ERR_NOT_FOUND', `${hosted.name} is not an HTTP handler: it exports no wasi:http/incoming-handler or wasi:http/handler (call its methods at /api/services/${domain}/${service}/invoke/{method})`, { service: hosted.name });
       }
       // As sent: the path below it goes to the guest as the client encoded it.
       const url = call.req.url ?? '';

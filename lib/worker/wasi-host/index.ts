@@ -3,8 +3,8 @@
 // thread and the instance thread, outgoing requests on node:http behind the
 // service's allow-list, header rules, error codes, the thread's waker), then
 // one folder per WASI version line with the interfaces a guest of that line
-// imports (p2/: WASI 0.2). A new version line is a new folder beside p2/,
-// built on the same core, and its entry here.
+// imports (p2/: WASI 0.2; p3/: WASI 0.3). A new version line is a new
+// folder beside them, built on the same core, and its entry here.
 //
 // Outgoing HTTP: the worker's main thread makes a MessageChannel per instance
 // thread, keeps one end in an OutgoingClient (with the service's
@@ -20,3 +20,4 @@ export type { OutgoingTransport } from './core/outgoing-transport.js';
 export { OutgoingChannel } from './core/outgoing-channel.js';
 export { OutgoingClient, RESPONSE_WINDOW, type OutgoingClientOptions, type OutgoingStats } from './core/outgoing-client.js';
 export * as p2 from './p2/index.js';
+export * as p3 from './p3/index.js';
