@@ -38,7 +38,7 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * 10: the glue reports the failure of a task that trapped after it returned.
  * 11: the glue's async waits are woken by events, a stream<u8>'s bytes stay bytes (glue-async-rewrite.ts).
  * 12: so are they in glue without host-side streams, and an async import call is looked at on setImmediate.
- * 13: tasks that end out of order are let go (glue-async-rewrite.ts taskExits).
+ * 13: tasks that end out of order are let go, and so are streams, futures and copy buffers once done with (glue-async-rewrite.ts taskExits, releases).
  */
 const CACHE_LAYOUT = 13;
 

@@ -18,7 +18,9 @@ import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
 import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
-import { asyncStreams, P3_SLEEPER } from '../support/async-components.js';
+import { asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-components.js';
+import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
+import type { ResponseParts } from '../../lib/worker/wasi-host/p3/http-types.js';
 import { eventually } from '../support/eventually.js';
 import { hasJspi } from '../../lib/platform.js';
 import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
@@ -141,7 +143,7 @@ console.log('collected, still running');
     const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     // A jco that writes its async machinery otherwise fails here: a group of changes would be left out.
-    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'byteCopies']);
+    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies']);
     // Instances need JSPI; without it (Node 22) the counts above are what can be checked.
     if (!hasJspi) return;
     const failures: unknown[] = [];
@@ -166,7 +168,7 @@ console.log('collected, still running');
     const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     const rewritten = rewriteGlue(glue);
-    expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits']);
+    expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases']);
     expect(glue).to.include('setTimeout(() => {\n        // NOTE: whether the import settled');
     expect(rewritten.text).to.include('setImmediate(() => {\n        // NOTE: whether the import settled');
     if (!hasJspi) return;
@@ -200,6 +202,38 @@ console.log('collected, still running');
     await round(2_000);
     // Measured: ~0.5 MiB here; jco's glue as written keeps ~7.9 MiB of the 2,000 tasks.
     expect(retainedHeap() - before).to.be.below(3 * 1_048_576);
+  });
+
+  it("lets go of each request's streams, futures, buffers and tasks once a 0.3 handler's response is read, which jco keeps for ever", async () => {
+    const transpiled = await transpileBytes(await buildComponent(P3_HANDLER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['wasi:http/handler@0.3.0#handle'] });
+    expect(rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches).to.include('releases');
+    if (!hasJspi) return;
+    const { Request } = p3.httpTypes['wasi:http/types@0.3'] as { Request: new (head: HandlerRequest, contents: AsyncIterable<Uint8Array>, trailers: Promise<unknown>) => object };
+    const exit = (): never => {
+      throw new Error('exit');
+    };
+    const imports = { [TASK_FAILED_IMPORT]: () => {}, 'wasi:http/types': p3.httpTypes['wasi:http/types@0.3'], 'wasi:clocks/monotonic-clock': wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] };
+    const component = await loadTranspiled(transpiled, imports, 'component', (text) => rewriteGlue(text).text);
+    const handle = ((await component.instantiate()).handler as { handle: (request: object) => Promise<{ parts(): ResponseParts }> }).handle;
+    const head: HandlerRequest = { method: 'GET', pathWithQuery: '/', scheme: 'http', authority: 'localhost', headers: [] };
+    // What rt's exchange does with a response (wasi-host/p3/handler.ts), 50 requests at a time.
+    const serve = async () => {
+      const parts = (await handle(new Request(head, (async function* () {})(), Promise.resolve({ tag: 'ok', val: undefined })))).parts();
+      let body = '';
+      for (let r = await parts.contents!.read(65_536); !r.done; r = await parts.contents!.read(65_536)) body += Buffer.from(r.value as Uint8Array).toString();
+      await parts.contents!.return!();
+      await parts.trailers;
+      parts.transmitted({ tag: 'ok', val: undefined });
+      expect(body).to.equal('Hello, world!\n');
+    };
+    const round = async (n: number) => {
+      for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: 50 }, serve));
+    };
+    await round(500);
+    const before = retainedHeap();
+    await round(2_000);
+    // Measured: under 1 MiB here; jco's glue as written keeps ~100 KiB a request.
+    expect(retainedHeap() - before).to.be.below(8 * 1_048_576);
   });
 
   it('still logs when JCO_DEBUG is set as the glue loads', async () => {

@@ -78,7 +78,11 @@ export class HandlerExchange {
           continue;
         }
         const { done, value } = await guard(parts.contents.read(Math.min(credit, READ_BYTES)));
-        if (done) break;
+        if (done) {
+          // The host's end of the stream, read to its end, is dropped as the guest's would be.
+          parts.contents.return?.().catch(() => {});
+          break;
+        }
         if (!value || value.length === 0) continue;
         const bytes = value instanceof Uint8Array ? value : Uint8Array.from(value);
         if (length !== undefined && this.#bodyBytes + bytes.length > length) return this.cut(`the handler wrote more than its content-length (${length})`);
