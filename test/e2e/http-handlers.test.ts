@@ -576,6 +576,25 @@ describe('WASI 0.3 HTTP handlers (e2e)', function () {
     expect((await send(api('/'))).status).to.equal(200);
   });
 
+  it('takes more requests with bodies still arriving from one client than its share of instance threads: they hold places in a shared instance', async () => {
+    // 5 instance threads at most (pool_size 1 + 4), half of them a client's share; 5 × 32 places.
+    const answers = Array.from({ length: 4 }, (_, i) => {
+      let answered!: (a: Answer) => void;
+      const answer = new Promise<Answer>((resolve) => (answered = resolve));
+      const req = request(api('/echo'), { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
+      });
+      req.write(`part ${i}, `);
+      return { req, answer };
+    });
+    await letTimePass(300, 'every body is arriving at once');
+    for (const [i, { req }] of answers.entries()) req.end(`end ${i}`);
+    const done = await Promise.all(answers.map((a) => a.answer));
+    expect(done.map((a) => [a.status, a.body])).to.deep.equal([0, 1, 2, 3].map((i) => [200, `part ${i}, end ${i}`]));
+  });
+
   it('serves 20 requests that wait 300 ms each side by side in one instance', async () => {
     const started = performance.now();
     const answers = await Promise.all(Array.from({ length: 20 }, () => send(api('/nap'), { method: 'OPTIONS' })));

@@ -10,7 +10,7 @@ import { BodyPace } from '../../lib/worker/http/body-pace.js';
 import { FairShares, shareOf, type ShareKind } from '../../lib/worker/http/fair-shares.js';
 
 /** The two things shares read of a service. */
-const service = (name: string, threadsAtMost: number) => ({ name, threadsAtMost }) as HostedService;
+const service = (name: string, threadsAtMost: number) => ({ name, holdable: () => ({ whole: threadsAtMost, what: 'instance threads' }) }) as unknown as HostedService;
 
 describe('fair shares', () => {
   let lines: Record<string, unknown>[];

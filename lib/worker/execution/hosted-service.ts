@@ -8,6 +8,7 @@
 
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
+import { WASI_0_3 } from '../../wasi-lines.js';
 import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
 import { HandleScopes } from './handle-scopes.js';
 import type { HandleHomes } from './handle-homes.js';
@@ -162,9 +163,16 @@ export class HostedService {
     return { kind: 'handle-ended', details: endedBecause(where.kind === 'ended' ? where.why : this.#ended.why(id)) };
   }
 
-  /** The most instance threads its streams and HTTP requests can hold in this worker at once (the fair shares' whole: http/fair-shares.ts). */
-  get threadsAtMost(): number {
-    return this.descriptor.instances.maxInstances;
+  /**
+   * What its open streams, or its requests whose bodies are arriving, hold
+   * in this worker, and the most there are of it (the fair shares' whole:
+   * http/fair-shares.ts): instance threads; for a WASI 0.3 handler's
+   * requests, which share instances, places in them.
+   */
+  holdable(kind: 'streams' | 'request_bodies'): { whole: number; what: string } {
+    const { maxInstances, maxConcurrency } = this.descriptor.instances;
+    if (kind === 'request_bodies' && this.descriptor.http?.wasi === WASI_0_3) return { whole: maxInstances * maxConcurrency, what: 'places in its instances (max_instances × max_concurrency)' };
+    return { whole: maxInstances, what: 'instance threads' };
   }
 
   liveInstances(): number {

@@ -4,7 +4,8 @@
 // worker, by the request's client address (exchange.ts, behind trusted
 // proxies):
 // - a service's instance threads held by open streams and by HTTP handler
-//   requests whose bodies are still arriving (a thread waits on them);
+//   requests whose bodies are still arriving (a thread waits on them; a
+//   WASI 0.3 handler's requests hold a place in an instance it shares);
 // - a worker's connections (server.ts counts them; refused here, through
 //   the app, so the refusal is logged and counted like any answer).
 // A short call is not counted: it holds its thread for what it computes,
@@ -52,10 +53,11 @@ export class FairShares {
     let byClient = this.#held.get(hosted);
     if (!byClient) this.#held.set(hosted, (byClient = new Map<string, number>()));
     const held = byClient.get(client) ?? 0;
-    const share = shareOf(hosted.threadsAtMost, this.percent);
+    const { whole, what } = hosted.holdable(kind);
+    const share = shareOf(whole, this.percent);
     // A share of the whole (100 %) is the queue's to bound (max_queue), as a connection's is the cap's (server.ts): a client alone waits for a thread as before shares.
-    if (held >= share && share < hosted.threadsAtMost) {
-      const details = `this client holds ${held} of ${hosted.name}'s ${hosted.threadsAtMost} instance threads in this worker (open streams, requests whose bodies are arriving): its share is ${share} (http.client_share_percent: ${this.percent}); retry later`;
+    if (held >= share && share < whole) {
+      const details = `this client holds ${held} of ${hosted.name}'s ${whole} ${what} in this worker (open streams, requests whose bodies are arriving): its share is ${share} (http.client_share_percent: ${this.percent}); retry later`;
       throw this.refusal(kind, hosted.name, client, details);
     }
     byClient.set(client, held + 1);
