@@ -15,15 +15,17 @@ export interface LoadResult {
 
 export interface LoadOptions {
   url: string;
-  body: string;
+  /** POST unless said otherwise; a GET sends no body. */
+  method?: 'GET' | 'POST';
+  body: string | Buffer;
   seconds: number;
   connections: number;
 }
 
-/** POSTs `body` as JSON to `url` from `connections` connections for `seconds`. */
-export async function load({ url, body, seconds, connections }: LoadOptions): Promise<LoadResult> {
+/** POSTs `body` as JSON to `url` (or GETs it) from `connections` connections for `seconds`. */
+export async function load({ url, method = 'POST', body, seconds, connections }: LoadOptions): Promise<LoadResult> {
   if (!url.startsWith('http://127.0.0.1:')) throw new Error(`load goes to 127.0.0.1 only, not ${url}`);
-  const r = await autocannon({ url, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json' }, body });
+  const r = await autocannon({ url, method, connections, duration: seconds, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body } : {}) });
   return {
     reqPerSec: r.requests.average,
     p50Ms: r.latency.p50,

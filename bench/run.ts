@@ -28,6 +28,8 @@
 // waiting  1,000 calls of a WASI 0.3 async function waiting 3 s at once in
 //          one rt instance vs a Koa route awaiting a timer: worker RSS per
 //          call, time until all answered (waiting.ts; needs JSPI)
+// p3-handlers  a WASI 0.3 hello-world handler's req/s vs a lean Koa route,
+//          and 1 MiB echoes vs bare node:http (p3-handlers.ts; needs JSPI)
 // versions this checkout's rt beside another built checkout's (BENCH_OTHER):
 //          the WAT add and the greeter in interleaved rounds, for a change's
 //          before and after (versions.ts); only when BENCH_ONLY names it
@@ -57,6 +59,7 @@ const run: Record<Section, () => Promise<void>> = {
   'http-handlers': async () => (await import('./http-handlers.js')).httpHandlers(),
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
   waiting: async () => (await import('./waiting.js')).waiting(),
+  'p3-handlers': async () => (await import('./p3-handlers.js')).p3Handlers(),
   drift: async () => (await import('./drift.js')).drift(),
   versions: async () => (await import('./versions.js')).versions(),
 };

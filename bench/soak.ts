@@ -22,7 +22,8 @@ import { settings } from './settings.js';
 export interface SoakTarget {
   key: string;
   url: string;
-  body: string;
+  method?: 'GET' | 'POST';
+  body: string | Buffer;
   /** The process serving `url`: a slice that finds it gone ends the soak. */
   server: { child: ChildProcess; output?: string };
 }
@@ -43,7 +44,7 @@ export async function soak(section: string, targets: readonly SoakTarget[], seco
     const length = Math.min(sliceSeconds, seconds - from);
     const order = roundOrder(targets, slice);
     for (const t of order) {
-      const r = await load({ url: t.url, body: t.body, seconds: length, connections });
+      const r = await load({ url: t.url, method: t.method, body: t.body, seconds: length, connections });
       assertRunning(t.key, t.server);
       results.get(t.key)!.push(r);
       const failures = r.errors + r.timeouts + r.non2xx;

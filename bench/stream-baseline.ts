@@ -8,6 +8,7 @@
 // POST /count {"n"}               NDJSON {"seq":i,"text":"item i"} (application/x-ndjson)
 // POST /ticks {"n"}               NDJSON 0 … n-1 (the WAT DROPS fixture's items)
 // POST /stats                     a small JSON answer, for time to first byte
+// POST /echo                      the request body back as it arrives (piped: backpressure both ways)
 
 import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
@@ -71,6 +72,10 @@ async function stream(res: ServerResponse, next: Items): Promise<void> {
 
 clustered((port) => {
   createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/echo') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      return void req.pipe(res);
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
