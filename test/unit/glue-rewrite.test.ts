@@ -143,7 +143,7 @@ console.log('collected, still running');
     const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     // A jco that writes its async machinery otherwise fails here: a group of changes would be left out.
-    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies']);
+    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies', 'givenBytes']);
     // Instances need JSPI; without it (Node 22) the counts above are what can be checked.
     if (!hasJspi) return;
     const failures: unknown[] = [];
