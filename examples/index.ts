@@ -1,6 +1,7 @@
 // The bundled examples: their sources, and building them into a directory
 // that a `file://` repository can point at.
 
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,6 +30,7 @@ const COMPANIONS: [string, string][] = [
   ['library/books/sonnet-18.txt', 'library-books/sonnet-18.txt'],
   ['hello-http/hello-http.toml', 'hello-http.toml'],
   ['fetch-handler/fetch-handler.toml', 'fetch-handler.toml'],
+  ['hello-p3/hello-p3.toml', 'hello-p3.toml'],
 ];
 
 /**
@@ -37,6 +39,21 @@ const COMPANIONS: [string, string][] = [
  * them as `deps/`). Inside examples/, so the image's build stage has it.
  */
 export const WASI_WIT = join(EXAMPLES_DIR, 'wit', 'wasi-0.2.10');
+
+/**
+ * WIT source declaring `world` with the WASI 0.3.0 packages it may use
+ * nested after it (jco ships their WIT), for a core module's component
+ * built by wit-component (builder.ts's `wat` kind), which takes only what
+ * the module imports.
+ */
+export function withWasi03(world: string): string {
+  const builtin = new URL('../lib/wit/builtin/0.3.0/', import.meta.resolve('@bytecodealliance/jco'));
+  const nested = ['cli', 'clocks', 'filesystem', 'http', 'random', 'sockets'].map((name) => {
+    const text = readFileSync(new URL(`wasi-${name}/package.wit`, builtin), 'utf8');
+    return `${text.replace(/^package ([^;]+);/m, 'package $1 {')}\n}\n`;
+  });
+  return `${world}\n${nested.join('')}`;
+}
 
 export const examples: { name: string; source: () => Promise<ComponentSource> }[] = [
   {
@@ -79,6 +96,11 @@ export const examples: { name: string; source: () => Promise<ComponentSource> }[
     // WASI 0.3: served on Node lines with JSPI (24, 26); on 22 it is listed as failed, naming why.
     name: 'primes',
     source: async () => ({ kind: 'component-wat', wat: await source('primes/primes.wat') }),
+  },
+  {
+    // WASI 0.3 too: a wasi:http/handler@0.3.0 in WAT.
+    name: 'hello-p3',
+    source: async () => ({ kind: 'wat', wit: withWasi03(await source('hello-p3/hello-p3.wit')), wat: await source('hello-p3/hello-p3.wat'), world: 'hello-p3' }),
   },
   {
     name: 'cart',

@@ -2,9 +2,9 @@
 // written in component WAT (jco's `parse` builds them without any other
 // toolchain), and one of the host's 0.3 interfaces.
 
-import { readFileSync } from 'node:fs';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import type { ComponentSource } from '../../examples/builder.js';
+import { withWasi03 } from '../../examples/index.js';
 
 /**
  * World-level async functions, each lifted with the async option and a
@@ -561,20 +561,6 @@ export function asyncBodies(): Promise<Uint8Array> {
     (export "products" (func $products)))`);
 }
 
-/**
- * WIT source declaring `world` with the WASI 0.3.0 packages it may use
- * nested after it (jco ships their WIT): for a core module's component
- * built by wit-component (builder.ts's `wat` kind), which includes only
- * what the module imports.
- */
-function withWasi03(world: string): string {
-  const builtin = new URL('../lib/wit/builtin/0.3.0/', import.meta.resolve('@bytecodealliance/jco'));
-  const nested = ['cli', 'clocks', 'filesystem', 'http', 'random', 'sockets'].map((name) => {
-    const text = readFileSync(new URL(`wasi-${name}/package.wit`, builtin), 'utf8');
-    return `${text.replace(/^package ([^;]+);/m, 'package $1 {')}\n}\n`;
-  });
-  return `${world}\n${nested.join('')}`;
-}
 
 /**
  * A WASI 0.3 guest of the host's sync interfaces (no async ABI of its own:
