@@ -21,8 +21,8 @@ import { fileURLToPath } from 'node:url';
 import { buildComponent } from '../examples/builder.js';
 import { freePort, tempDir } from '../test/support/rt-process.js';
 import { TYPES_HANDLER } from '../test/support/http-handler-fixtures.js';
-import { load, type LoadResult } from './load.js';
 import { roundOrder } from './order.js';
+import { loadRounds, printRounds, reqPerSec } from './rounds.js';
 import { Cleanup, pollUntilOk, startAll, startBaseline, startRt, stopRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
@@ -91,26 +91,14 @@ export async function httpHandlers(): Promise<void> {
       { key: 'Koa route (lean)', url: `${koa.url}/add`, body: '{"a":20,"b":22}', server: server(koa) },
     ];
     await soak('http-handlers', targets, Math.min(settings.soakSeconds, 20));
-    const results = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
-    for (let round = 0; round < settings.rounds; round++) {
-      process.stderr.write(`http-handlers: round ${round + 1}/${settings.rounds}\n`);
-      for (const t of roundOrder(targets, round)) results.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds: settings.seconds, connections: settings.connections }));
-    }
-    const reqPerSec = (key: string) => median(results.get(key)!.map((r) => r.reqPerSec));
+    const results = await loadRounds('http-handlers', targets);
+    const rate = (key: string) => reqPerSec(results, key);
     console.log(`\nhttp-handlers: a wasi:http/types handler (componentize-js), ${settings.connections} connections, ${settings.rounds} interleaved rounds of ${settings.seconds} s, medians`);
-    printTable(
-      Object.fromEntries(
-        targets.map((t) => {
-          const runs = results.get(t.key)!;
-          const failures = runs.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0);
-          return [t.key, { 'req/s': Math.round(reqPerSec(t.key)), 'p50 ms': median(runs.map((r) => r.p50Ms)), 'p99 ms': median(runs.map((r) => r.p99Ms)), failures, 'req/s per round': runs.map((r) => Math.round(r.reqPerSec)).join(' / ') }];
-        }),
-      ),
-    );
+    printRounds(targets, results);
     printTable({
-      'rt / jco serve': { ratio: ratio(reqPerSec(targets[0].key), reqPerSec(targets[2].key)) },
-      'rt reused / jco serve': { ratio: ratio(reqPerSec(targets[1].key), reqPerSec(targets[2].key)) },
-      'rt reused / Koa route': { ratio: ratio(reqPerSec(targets[1].key), reqPerSec(targets[3].key)) },
+      'rt / jco serve': { ratio: ratio(rate(targets[0].key), rate(targets[2].key)) },
+      'rt reused / jco serve': { ratio: ratio(rate(targets[1].key), rate(targets[2].key)) },
+      'rt reused / Koa route': { ratio: ratio(rate(targets[1].key), rate(targets[3].key)) },
     });
     await stopRt(rt);
 

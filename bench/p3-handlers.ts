@@ -10,12 +10,11 @@
 import { hasJspi } from '../lib/platform.js';
 import { P3_HANDLER } from '../test/support/async-components.js';
 import { repository } from '../test/support/fixtures.js';
-import { load, type LoadResult } from './load.js';
-import { roundOrder } from './order.js';
+import { loadRounds, printRounds, reqPerSec } from './rounds.js';
 import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
-import { median, ratio } from './stats.js';
+import { ratio } from './stats.js';
 import { printTable } from './table.js';
 
 const ECHOED = Buffer.alloc(1_048_576, 7);
@@ -42,25 +41,13 @@ export async function p3Handlers(): Promise<void> {
       { key: 'node:http echo, 1 MiB', url: `${floor.url}/echo`, method: 'POST' as const, body: ECHOED, server: floor },
     ];
     await soak('p3-handlers', targets, Math.min(settings.soakSeconds, 20));
-    const results = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
-    for (let round = 0; round < settings.rounds; round++) {
-      process.stderr.write(`p3-handlers: round ${round + 1}/${settings.rounds}\n`);
-      for (const t of roundOrder(targets, round)) results.get(t.key)!.push(await load({ url: t.url, method: t.method, body: t.body, seconds: settings.seconds, connections: settings.connections }));
-    }
-    const reqPerSec = (key: string) => median(results.get(key)!.map((r) => r.reqPerSec));
+    const results = await loadRounds('p3-handlers', targets);
+    const rate = (key: string) => reqPerSec(results, key);
     console.log(`\np3-handlers: a WASI 0.3 handler of rt's own (WAT), ${workers} workers each, ${settings.connections} connections, ${settings.rounds} interleaved rounds of ${settings.seconds} s, medians`);
-    printTable(
-      Object.fromEntries(
-        targets.map((t) => {
-          const runs = results.get(t.key)!;
-          const failures = runs.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0);
-          return [t.key, { 'req/s': Math.round(reqPerSec(t.key)), 'p50 ms': median(runs.map((r) => r.p50Ms)), 'p99 ms': median(runs.map((r) => r.p99Ms)), failures, 'req/s per round': runs.map((r) => Math.round(r.reqPerSec)).join(' / ') }];
-        }),
-      ),
-    );
+    printRounds(targets, results);
     printTable({
-      'rt 0.3 hello / Koa route (target ≥ 0.5)': { ratio: ratio(reqPerSec(targets[0].key), reqPerSec(targets[1].key)) },
-      'rt 0.3 echo / node:http echo (target ≥ 0.5)': { ratio: ratio(reqPerSec(targets[2].key), reqPerSec(targets[3].key)) },
+      'rt 0.3 hello / Koa route (target ≥ 0.5)': { ratio: ratio(rate(targets[0].key), rate(targets[1].key)) },
+      'rt 0.3 echo / node:http echo (target ≥ 0.5)': { ratio: ratio(rate(targets[2].key), rate(targets[3].key)) },
     });
   } finally {
     await cleanup.run();
