@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { writeFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { request, type ClientRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { eventually, letTimePass, within } from '../support/eventually.js';
@@ -43,6 +43,18 @@ function send(url: string, options: { method?: string; headers?: Record<string, 
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** A chunked POST whose body the test writes (`req`) as it likes, and its answer once that has ended. */
+function upload(url: string, headers: Record<string, string> = {}): { req: ClientRequest; answer: Promise<Answer> } {
+  let answered!: (a: Answer) => void;
+  const answer = new Promise<Answer>((resolve) => (answered = resolve));
+  const req = request(url, { method: 'POST', headers: { 'transfer-encoding': 'chunked', ...headers }, agent: false }, (res) => {
+    let body = '';
+    res.on('data', (c: Buffer) => (body += c.toString()));
+    res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
+  });
+  return { req, answer };
 }
 
 const TIMEOUT_S = 5;
@@ -156,13 +168,7 @@ describe('HTTP handler components (e2e)', function () {
   });
 
   it('streams a request body to the guest and gives it the trailers', async () => {
-    let answered!: (a: Answer) => void;
-    const answer = new Promise<Answer>((resolve) => (answered = resolve));
-    const req = request(api('hello', '/body'), { method: 'POST', headers: { 'transfer-encoding': 'chunked', trailer: 'x-sum' }, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
-    });
+    const { req, answer } = upload(api('hello', '/body'), { trailer: 'x-sum' });
     req.write('hel');
     await letTimePass(30, 'the body arrives in pieces');
     req.write('lo ');
@@ -535,13 +541,7 @@ describe('WASI 0.3 HTTP handlers (e2e)', function () {
   });
 
   it('streams a request body through the guest and back, trailers included (an echo)', async () => {
-    let answered!: (a: Answer) => void;
-    const answer = new Promise<Answer>((resolve) => (answered = resolve));
-    const req = request(api('/echo'), { method: 'POST', headers: { 'transfer-encoding': 'chunked', trailer: 'x-sum' }, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
-    });
+    const { req, answer } = upload(api('/echo'), { trailer: 'x-sum' });
     req.write('hel');
     await letTimePass(30, 'the body arrives in pieces');
     req.write('lo ');
@@ -579,15 +579,9 @@ describe('WASI 0.3 HTTP handlers (e2e)', function () {
   it('takes more requests with bodies still arriving from one client than its share of instance threads: they hold places in a shared instance', async () => {
     // 5 instance threads at most (pool_size 1 + 4), half of them a client's share; 5 × 32 places.
     const answers = Array.from({ length: 4 }, (_, i) => {
-      let answered!: (a: Answer) => void;
-      const answer = new Promise<Answer>((resolve) => (answered = resolve));
-      const req = request(api('/echo'), { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => answered({ status: res.statusCode!, headers: res.headers, body, trailers: res.trailers, complete: true }));
-      });
-      req.write(`part ${i}, `);
-      return { req, answer };
+      const started = upload(api('/echo'));
+      started.req.write(`part ${i}, `);
+      return started;
     });
     await letTimePass(300, 'every body is arriving at once');
     for (const [i, { req }] of answers.entries()) req.end(`end ${i}`);
