@@ -39,6 +39,7 @@
   (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
+  ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
   (data (i32.const 64) "Hello from WASI 0.3!\n")
   (data (i32.const 96) "content-type")
   (data (i32.const 112) "text/plain; charset=utf-8")
@@ -94,12 +95,12 @@
     (if (i32.eq (call $stream-write (i32.load offset=4 (local.get $t)) (i32.const 64) (i32.const 21)) (i32.const -1))
       (then (return (call $wait (i32.load offset=4 (local.get $t))))))
     (call $trailers))
-  ;; The body is written: it ends, and the trailers future is written ok(none) (zero bytes at 32).
+  ;; The body is written: it ends, and the trailers future is written ok(none): the 16 bytes at 0, zeros, never written.
   (func $trailers (result i32) (local $t i32)
     (local.set $t (call $ctx-get))
     (call $stream-drop (i32.load offset=4 (local.get $t)))
     (i32.store offset=4 (local.get $t) (i32.const 0))
-    (if (i32.eq (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 32)) (i32.const -1))
+    (if (i32.eq (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 0)) (i32.const -1))
       (then (return (call $wait (i32.load offset=8 (local.get $t))))))
     (call $future-drop-w (i32.load offset=8 (local.get $t)))
     (call $exit))
@@ -117,7 +118,7 @@
     (call $respond (local.get $headers) (i32.load (i32.const 40)) (i32.load (i32.const 44)))
     ;; consume-body's res: ok, the body went where the guest meant it to.
     (i32.store offset=12 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $res) (i64.const 32))))
-    (if (i32.eq (call $res-write (i32.load offset=12 (local.get $t)) (i32.const 32)) (i32.const -1))
+    (if (i32.eq (call $res-write (i32.load offset=12 (local.get $t)) (i32.const 0)) (i32.const -1))
       (then (return (call $wait (i32.load offset=12 (local.get $t))))))
     (call $res-drop (i32.load offset=12 (local.get $t)))
     (call $exit))

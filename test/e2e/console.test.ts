@@ -60,7 +60,7 @@ describe('console (e2e, Chromium)', function () {
     expect(new URL(page.url()).pathname).to.equal('/console/');
     await service('example/greeter').waitFor();
     const names = await page.locator('section.service').evaluateAll((sections) => sections.map((s) => s.getAttribute('data-service')));
-    expect(names).to.have.members(['acme/counters', 'example/calculator', 'example/cart', 'example/digits', 'example/fetch-handler', 'example/greeter', 'example/hello-http', 'example/library', 'example/mandelbrot', 'example/primes', 'example/tally', 'example/ticker', ...(hasJspi ? ['default/p3-body'] : [])]);
+    expect(names).to.have.members(['acme/counters', 'example/calculator', 'example/cart', 'example/digits', 'example/fetch-handler', 'example/greeter', 'example/hello-http', 'example/library', 'example/mandelbrot', 'example/primes', 'example/tally', 'example/ticker', ...(hasJspi ? ['default/p3-body', 'example/hello-p3'] : [])]);
     expect(await service('example/greeter').locator('summary').first().innerText()).to.match(/example\/greeter@1\.0\.0\s*active/);
   });
 
