@@ -18,7 +18,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess, tempDir } from '../support/rt-process.js';
 import { uploadBeforeReading } from '../support/raw-connection.js';
-import { P3_HANDLER } from '../support/async-components.js';
+import { P3_HANDLER, P3_PROXY } from '../support/async-components.js';
 import { hasJspi } from '../../lib/platform.js';
 
 /** An answer as the client saw it, trailers included. */
@@ -497,18 +497,28 @@ describe('HTTP handler components under control operations, 2 workers (e2e)', fu
   });
 });
 
-describe('WASI 0.3 HTTP handlers (e2e)', function () {
+// On a Node without JSPI (22) a 0.3 handler does not load, as any WASI 0.3 component (platform.test.ts).
+if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
   this.timeout(120_000);
   const DEADLINE_S = 2;
   let rt: RtProcess;
   let workers: number[];
+  /** What the proxy's sidecar lets it reach. */
+  let upstream: LoopbackServer;
   const api = (path: string) => `${rt.url}/api/services/default/web/http${path}`;
 
   before(async function () {
-    if (!hasJspi) return this.skip();
     this.timeout(600_000);
+    upstream = await loopbackServer();
     // One instance takes up to 32 requests at once: the naps below share it.
-    const repo = await repository({ web: P3_HANDLER, 'web.toml': { raw: 'service = "web"\nhttp_route = "/web"\nmax_concurrency = 32\n' } });
+    const repo = await repository({
+      web: P3_HANDLER,
+      'web.toml': { raw: 'service = "web"\nhttp_route = "/web"\nmax_concurrency = 32\n' },
+      proxy: P3_PROXY,
+      'proxy.toml': { raw: `service = "proxy"\nallowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n` },
+      'closed.wasm': P3_PROXY,
+      'closed.toml': { raw: 'service = "closed"\n' },
+    });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${DEADLINE_S}\nmax_body_bytes = 67108864\n` });
     await rt.ready();
     workers = rt.workerPids();
@@ -516,10 +526,31 @@ describe('WASI 0.3 HTTP handlers (e2e)', function () {
 
   after(async () => {
     await rt?.stop();
+    await upstream?.close();
   });
 
   afterEach(function () {
     if (rt) expect(rt.workerPids(), `the workers after "${this.currentTest?.title}"`).to.deep.equal(workers);
+  });
+
+  it('sends a request through wasi:http/client to a host its sidecar allows, and answers with the response it got', async () => {
+    const before = await upstream.connections();
+    const r = await send(`${rt.url}/api/services/default/proxy/http/`, { headers: { 'x-target': `127.0.0.1:${upstream.port}` } });
+    expect(r.status, r.body).to.equal(200);
+    expect(r.body).to.equal('reached');
+    expect(await upstream.connections()).to.be.above(before);
+  });
+
+  it('fails a client.send to any other host with HTTP-request-denied, and nothing connects', async () => {
+    const before = await upstream.connections();
+    for (const service of ['proxy', 'closed']) {
+      const target = service === 'proxy' ? '127.0.0.1:9' : `127.0.0.1:${upstream.port}`;
+      const r = await send(`${rt.url}/api/services/default/${service}/http/`, { headers: { 'x-target': target } });
+      expect(r.status, r.body).to.equal(500);
+      expect(JSON.parse(r.body)).to.include({ code: 'RT_ERR_HANDLER_ERROR', service: `default.${service}` });
+      expect((JSON.parse(r.body) as { details: string }).details).to.match(/HTTP-request-denied/);
+    }
+    expect(await upstream.connections()).to.equal(before);
   });
 
   it('lists it as kind http with its WASI line, its routes and no unsatisfied import', async () => {

@@ -811,6 +811,7 @@ world handler {
   (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
+  ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
   (data (i32.const 64) "Hello, world!\\n")
   ;; A task's record, 32 bytes from 1024 on (a free list of them): +0 its waitable set, +4 the response body's
   ;; writable end, +8 the trailers' writable end, +12 consume-body's res writable end, +16 waits pending, +20 the request (a nap's).
@@ -867,8 +868,7 @@ world handler {
     (local.set $t (call $ctx-get))
     (call $stream-drop (i32.load offset=4 (local.get $t)))
     (i32.store offset=4 (local.get $t) (i32.const 0))
-    (i32.store (i32.const 32) (i32.const 0))
-    (local.set $r (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 32)))
+    (local.set $r (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 0)))
     (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (i32.load offset=8 (local.get $t))))))
     (call $future-drop-w (i32.load offset=8 (local.get $t)))
     (i32.store offset=8 (local.get $t) (i32.const 0))
@@ -880,8 +880,7 @@ world handler {
     (call $consume-body (local.get $req) (i32.wrap_i64 (local.get $res)) (i32.const 40))
     (call $return (i32.const 0) (call $respond (i32.load (i32.const 40)) (i32.load (i32.const 44)) (i32.const 200)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
     (i32.store offset=12 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $res) (i64.const 32))))
-    (i32.store (i32.const 32) (i32.const 0))
-    (local.set $r (call $res-write (i32.load offset=12 (local.get $t)) (i32.const 32)))
+    (local.set $r (call $res-write (i32.load offset=12 (local.get $t)) (i32.const 0)))
     (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (i32.load offset=12 (local.get $t))))))
     (call $res-drop (i32.load offset=12 (local.get $t)))
     (i32.store offset=12 (local.get $t) (i32.const 0))
@@ -922,5 +921,131 @@ world handler {
     (if (i32.eq (local.get $w) (i32.load offset=12 (local.get $t))) (then
       (call $res-drop (local.get $w))
       (i32.store offset=12 (local.get $t) (i32.const 0))))
+    (call $settle)))`,
+};
+
+/**
+ * A WASI 0.3 proxy: `handle` sends a GET through wasi:http/client@0.3.0 to
+ * the authority its request's `x-target` header names (scheme http, path
+ * `/proxied`), and returns the response it got as its own, body and all
+ * (none for a request without the header: err(HTTP-request-URI-invalid)). A
+ * client.send that fails answers its error-code (HTTP-request-denied for a
+ * host its sidecar does not grant). Its outgoing request has no body; its
+ * trailers future is written ok(none) when rt reads it.
+ */
+export const P3_PROXY: ComponentSource = {
+  kind: 'wat',
+  world: 'proxy',
+  wit: withWasi03(`package test:p3-proxy@0.1.0;
+world proxy {
+  import wasi:http/client@0.3.0;
+  export wasi:http/handler@0.3.0;
+}`),
+  wat: `(module
+  (import "wasi:http/types@0.3.0" "[constructor]fields" (func $fields-new (result i32)))
+  (import "wasi:http/types@0.3.0" "[method]fields.get" (func $fields-get (param i32 i32 i32 i32)))
+  (import "wasi:http/types@0.3.0" "[resource-drop]fields" (func $fields-drop (param i32)))
+  (import "wasi:http/types@0.3.0" "[method]request.get-headers" (func $get-headers (param i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[resource-drop]request" (func $request-drop (param i32)))
+  (import "wasi:http/types@0.3.0" "[static]request.new" (func $request-new (param i32 i32 i32 i32 i32 i32 i32)))
+  (import "wasi:http/types@0.3.0" "[future-new-1][static]request.new" (func $future-new (result i64)))
+  (import "wasi:http/types@0.3.0" "[async-lower][future-write-1][static]request.new" (func $future-write (param i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[future-drop-writable-1][static]request.new" (func $future-drop-w (param i32)))
+  (import "wasi:http/types@0.3.0" "[future-drop-readable-2][static]request.new" (func $future-drop-r (param i32)))
+  (import "wasi:http/types@0.3.0" "[method]request.set-scheme" (func $set-scheme (param i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[method]request.set-authority" (func $set-authority (param i32 i32 i32 i32) (result i32)))
+  (import "wasi:http/types@0.3.0" "[method]request.set-path-with-query" (func $set-path (param i32 i32 i32 i32) (result i32)))
+  (import "wasi:http/client@0.3.0" "[async-lower]send" (func $send (param i32 i32) (result i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  ;; The 16 bytes at 0 are never written: zeros, the value ok(none) the trailers future is written with.
+  (data (i32.const 96) "x-target")
+  (data (i32.const 112) "/proxied")
+  ;; A task's record, 32 bytes: +0 its set, +4 the trailers' writable end (0 once done), +8 the send's subtask (0 once
+  ;; done), +16 where send's result goes (16 bytes, 8-aligned).
+  (global $next (mut i32) (i32.const 1024))
+  (global $free (mut i32) (i32.const 0))
+  (global $heap (mut i32) (i32.const 49152))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (if (i32.gt_u (i32.add (global.get $heap) (local.get 3)) (i32.const 65536)) (then (global.set $heap (i32.const 49152))))
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get 3)) (i32.const 7)) (i32.const -8)))
+    (local.get $p))
+  (func $wait (param $w i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.eqz (i32.load (local.get $t))) (then (i32.store (local.get $t) (call $set-new))))
+    (call $join (local.get $w) (i32.load (local.get $t))))
+  ;; Exits once the send and the trailers write are both done, else waits on.
+  (func $settle (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.or (i32.load offset=4 (local.get $t)) (i32.load offset=8 (local.get $t)))
+      (then (return (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2)))))
+    (if (i32.load (local.get $t)) (then (call $set-drop (i32.load (local.get $t)))))
+    (i32.store (local.get $t) (global.get $free))
+    (global.set $free (local.get $t))
+    (i32.const 0))
+  ;; send returned: its response is ours, or its error-code our error (without a payload: the fixture sends none).
+  (func $answer (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.load8_u offset=16 (local.get $t))
+      (then (call $return (i32.const 1) (i32.load8_u offset=24 (local.get $t)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0)))
+      (else (call $return (i32.const 0) (i32.load offset=24 (local.get $t)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0)))))
+  (func (export "[async-lift]wasi:http/handler@0.3.0#handle") (param $req i32) (result i32) (local $t i32) (local $h i32) (local $f i64) (local $out i32) (local $r i32)
+    (if (global.get $free)
+      (then (local.set $t (global.get $free)) (global.set $free (i32.load (local.get $t))))
+      (else (local.set $t (global.get $next)) (global.set $next (i32.add (local.get $t) (i32.const 32)))))
+    (memory.fill (local.get $t) (i32.const 0) (i32.const 32))
+    (call $ctx-set (local.get $t))
+    ;; x-target's first value (fields.get: a list of list<u8> at 200).
+    (local.set $h (call $get-headers (local.get $req)))
+    (call $fields-get (local.get $h) (i32.const 96) (i32.const 8) (i32.const 200))
+    (call $fields-drop (local.get $h))
+    (call $request-drop (local.get $req))
+    (if (i32.eqz (i32.load offset=4 (i32.const 200))) (then
+      ;; err(HTTP-request-URI-invalid): case 19.
+      (call $return (i32.const 1) (i32.const 19) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
+      (return (call $settle))))
+    (local.set $f (call $future-new))
+    ;; request.new(fields, none, trailers, none) -> (request, its transmission future) at 40.
+    (call $request-new (call $fields-new) (i32.const 0) (i32.const 0) (i32.wrap_i64 (local.get $f)) (i32.const 0) (i32.const 0) (i32.const 40))
+    (call $future-drop-r (i32.load (i32.const 44)))
+    (local.set $out (i32.load (i32.const 40)))
+    ;; scheme some(HTTP): case 0.
+    (drop (call $set-scheme (local.get $out) (i32.const 1) (i32.const 0) (i32.const 0) (i32.const 0)))
+    (drop (call $set-authority (local.get $out) (i32.const 1) (i32.load (i32.load (i32.const 200))) (i32.load offset=4 (i32.load (i32.const 200)))))
+    (drop (call $set-path (local.get $out) (i32.const 1) (i32.const 112) (i32.const 8)))
+    ;; The trailers: ok(none), the zero bytes at 0; rt reads them once the (empty) body is sent.
+    (i32.store offset=4 (local.get $t) (i32.wrap_i64 (i64.shr_u (local.get $f) (i64.const 32))))
+    (local.set $r (call $future-write (i32.load offset=4 (local.get $t)) (i32.const 0)))
+    (if (i32.eq (local.get $r) (i32.const -1))
+      (then (call $wait (i32.load offset=4 (local.get $t))))
+      (else (call $future-drop-w (i32.load offset=4 (local.get $t))) (i32.store offset=4 (local.get $t) (i32.const 0))))
+    (local.set $r (call $send (local.get $out) (i32.add (local.get $t) (i32.const 16))))
+    ;; RETURNED (2) at once, or a subtask to wait for.
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2))
+      (then (call $answer))
+      (else
+        (i32.store offset=8 (local.get $t) (i32.shr_u (local.get $r) (i32.const 4)))
+        (call $wait (i32.load offset=8 (local.get $t)))))
+    (call $settle))
+  (func (export "[callback][async-lift]wasi:http/handler@0.3.0#handle") (param $event i32) (param $w i32) (param $p i32) (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    ;; SUBTASK: the send's progress; it has returned at status 2 (RETURNED).
+    (if (i32.eq (local.get $event) (i32.const 1)) (then
+      (if (i32.eq (local.get $p) (i32.const 2)) (then
+        (call $join (local.get $w) (i32.const 0))
+        (call $subtask-drop (local.get $w))
+        (i32.store offset=8 (local.get $t) (i32.const 0))
+        (call $answer)))
+      (return (call $settle))))
+    (call $join (local.get $w) (i32.const 0))
+    (call $future-drop-w (local.get $w))
+    (i32.store offset=4 (local.get $t) (i32.const 0))
     (call $settle)))`,
 };

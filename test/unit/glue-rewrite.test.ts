@@ -21,6 +21,7 @@ import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
 import { asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-components.js';
 import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 import type { ResponseParts } from '../../lib/worker/wasi-host/p3/http-types.js';
+import { byteReader } from '../../lib/worker/wasi-host/p3/bodies.js';
 import { eventually } from '../support/eventually.js';
 import { hasJspi } from '../../lib/platform.js';
 import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
@@ -219,9 +220,10 @@ console.log('collected, still running');
     // What rt's exchange does with a response (wasi-host/p3/handler.ts), 50 requests at a time.
     const serve = async () => {
       const parts = (await handle(new Request(head, (async function* () {})(), Promise.resolve({ tag: 'ok', val: undefined })))).parts();
+      const reader = byteReader(parts.contents!);
       let body = '';
-      for (let r = await parts.contents!.read(65_536); !r.done; r = await parts.contents!.read(65_536)) body += Buffer.from(r.value as Uint8Array).toString();
-      await parts.contents!.return!();
+      for (let bytes = await reader.read(65_536); bytes; bytes = await reader.read(65_536)) body += Buffer.from(bytes).toString();
+      reader.close();
       await parts.trailers;
       parts.transmitted({ tag: 'ok', val: undefined });
       expect(body).to.equal('Hello, world!\n');

@@ -6,7 +6,8 @@
 import * as preview2 from '@bytecodealliance/preview2-shim';
 import { expect } from 'chai';
 import { isServedWasiImport, WASI_0_3_SERVED } from '../../lib/wasi-lines.js';
-import { p3 } from '../../lib/worker/wasi-host/index.js';
+import { OutgoingChannel, p3, threadCells } from '../../lib/worker/wasi-host/index.js';
+import { MessageChannel } from 'node:worker_threads';
 import { MAX_RANDOM_BYTES, wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { interfaceKey, unversioned, versionLine } from '../../lib/wit/interface-key.js';
 import type { ImportedItem } from '../../lib/wit/types.js';
@@ -52,8 +53,8 @@ describe('WASI version lines', () => {
     const exit = (): never => {
       throw new Error('exit');
     };
-    // The sandbox's, and the handler host's http types, which every 0.3 instance gets (instance-spec.ts).
-    const table = { ...wasi03Interfaces({ env: [['A', 'b']], exit }), ...p3.httpTypes };
+    // The sandbox's, and the handler host's http types and client, which every 0.3 instance on a thread gets (instance-spec.ts).
+    const table = { ...wasi03Interfaces({ env: [['A', 'b']], exit }), ...p3.httpTypes, ...p3.clientImports(new OutgoingChannel(new MessageChannel().port1, threadCells())) };
     expect(Object.keys(table).sort()).to.deep.equal(WASI_0_3_SERVED.map((name) => `${name}@0.3`).sort());
     const random = table['wasi:random/random@0.3'] as { getRandomBytes: (n: bigint) => Uint8Array };
     expect(random.getRandomBytes(5n)).to.have.length(5);
@@ -108,7 +109,8 @@ describe('WASI version lines', () => {
     expect(isServedWasiImport('wasi:config/store@0.2.0-draft')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams@0.3.0')).to.equal(false);
     expect(isServedWasiImport('wasi:http/types@0.3.0')).to.equal(true);
-    expect(isServedWasiImport('wasi:http/client@0.3.0')).to.equal(false);
+    expect(isServedWasiImport('wasi:http/client@0.3.0')).to.equal(true);
+    expect(isServedWasiImport('wasi:sockets/types@0.3.0')).to.equal(false);
     expect(isServedWasiImport('wasi:random/random@0.3.0')).to.equal(true);
     expect(isServedWasiImport('wasi:io/streams')).to.equal(false);
     expect(isServedWasiImport('acme:faulty/host@1.0.0')).to.equal(false);

@@ -34,7 +34,9 @@ import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
 import type { InstanceOptions } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
-import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
+import { WASI_0_3 } from '../../wasi-lines.js';
+import { interfaceKey } from '../../wit/interface-key.js';
+import type { ServiceDescriptor } from '../../service.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
@@ -152,8 +154,8 @@ class PoolThread {
     private readonly pool: InstancePool,
     private readonly options: PoolOptions,
   ) {
-    // A 0.2 HTTP handler's outgoing requests are sent from here, within its allowed_outbound_hosts.
-    const outgoing = spec.descriptor.http?.wasi === WASI_0_2 ? new MessageChannel() : undefined;
+    // An HTTP handler's outgoing requests (and a 0.3 guest's wasi:http/client's) are sent from here, within its allowed_outbound_hosts.
+    const outgoing = sendsRequests(spec.descriptor) ? new MessageChannel() : undefined;
     if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts);
     this.worker = new Worker(THREAD_URL, {
       workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}) } satisfies ThreadSpec,
@@ -671,6 +673,11 @@ export class InstancePool implements Place {
     // Expires waiting calls, and moves them to overflow threads when the others are stuck.
     this.dispatch();
   }
+}
+
+/** Whether a service's guests send HTTP requests rt carries: an HTTP handler's (0.2's outgoing-handler is in its host), or any that imports WASI 0.3's client. */
+function sendsRequests(d: ServiceDescriptor): boolean {
+  return d.http !== null || d.interface.imports.some((i) => interfaceKey(i.name) === `wasi:http/client@${WASI_0_3}`);
 }
 
 /** The trap message inside a handle call's result, if it trapped. */

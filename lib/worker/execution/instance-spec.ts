@@ -7,7 +7,7 @@ import type { ServiceDescriptor } from '../../service.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
 import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
 import { WASI_0_2 } from '../../wasi-lines.js';
-import { p2, p3, type OutgoingTransport } from '../wasi-host/index.js';
+import { p2, p3, type OutgoingChannel } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 
 /**
@@ -17,9 +17,13 @@ import type { InstanceSpec } from './component-instance.js';
  * (`handlerHost`: where what the guest prints goes, and how its outgoing
  * requests leave the thread).
  */
-export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingTransport }): InstanceSpec {
-  // 0.3's http types are plain host objects: every instance may have them. 0.2's handler host needs the thread's.
-  const handlerInterfaces = { ...p3.httpTypes, ...(d.http?.wasi === WASI_0_2 && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {}) };
+export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingChannel }): InstanceSpec {
+  // 0.3's http types are plain host objects: every instance may have them; its client needs the thread's channel, as 0.2's handler host does.
+  const handlerInterfaces = {
+    ...p3.httpTypes,
+    ...(handlerHost?.outgoing && d.http?.wasi !== WASI_0_2 ? p3.clientImports(handlerHost.outgoing) : {}),
+    ...(d.http?.wasi === WASI_0_2 && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {}),
+  };
   return {
     entry: d.artifact.entry,
     modules: new Map(modules),

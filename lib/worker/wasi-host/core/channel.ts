@@ -142,24 +142,33 @@ export class PortBodySource implements RequestBodySource {
     return this.#trailers;
   }
 
-  /**
-   * The body's bytes as they arrive, for a guest that reads them through
-   * JSPI (a stream<T> parameter: jco's glue reads an async iterable), which
-   * leaves the thread's event loop free meanwhile: `waker` moves when the
-   * main thread posts. Ends with the body; a failed body ends it too (the
-   * main thread answers the failure: body-feed.ts).
-   */
-  async *chunks(waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+  /** The body's bytes as they arrive (arrivingChunks); a failed body ends it too (the main thread answers the failure: body-feed.ts). */
+  chunks(waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+    return arrivingChunks(this, waker);
+  }
+}
+
+/**
+ * `source`'s bytes as they arrive, for a guest that reads them through
+ * JSPI (a stream<T> parameter, a WASI 0.3 body: jco's glue reads an async
+ * iterable), which leaves the thread's event loop free meanwhile: `waker`
+ * moves when the main thread posts. Ends with the body, or its failure.
+ */
+export async function* arrivingChunks(source: RequestBodySource, waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+  try {
     for (;;) {
       const seen = waker.epoch();
-      const available = this.available();
+      const available = source.available();
       if (available > 0) {
-        yield this.read(available);
+        yield source.read(available);
         continue;
       }
-      if (this.status().kind !== 'open') return;
+      if (source.status().kind !== 'open') return;
       await waker.moved(seen);
     }
+  } finally {
+    // The guest let go of the body before its end: the far side may stop sending.
+    if (source.status().kind === 'open') source.release?.();
   }
 }
 

@@ -17,6 +17,11 @@ export function isHttpToken(text: string): boolean {
 
 export const isValidFieldName = isHttpToken;
 
+/** `headers` without the connection's (and any name that is no token), as wasmtime passes a message between a guest and the wire both ways: framing them is the transport's business. */
+export function endToEnd(headers: readonly FieldEntry[]): FieldEntry[] {
+  return headers.filter(([name]) => isValidFieldName(name) && !FORBIDDEN_HEADERS.has(name));
+}
+
 /** RFC 9110 field-value bytes as the http crate accepts them: no CTLs but HTAB, no DEL. */
 export function isValidFieldValue(value: Uint8Array): boolean {
   for (const b of value) if ((b < 0x20 && b !== 0x09) || b === 0x7f) return false;

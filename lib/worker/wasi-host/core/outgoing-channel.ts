@@ -38,6 +38,11 @@ export class OutgoingChannel implements OutgoingTransport {
     this.#waker = threadWaker(shared);
   }
 
+  /** What moves when the main thread posts for a request: a WASI 0.3 guest's host awaits it (Waker.moved) instead of sleeping. */
+  get waker(): Waker {
+    return this.#waker;
+  }
+
   start(head: OutgoingHead, timeouts: OutgoingTimeouts): { call: OutgoingCall } | { refused: ErrorCode } {
     if (!this.#awaitPolicy().allows(head.scheme, head.authority)) return { refused: { tag: 'HTTP-request-denied' } };
     const id = this.#nextId++;

@@ -13,7 +13,7 @@
 // http-types.ts's (outgoing-body, incoming-body, future-trailers): one
 // resource type each in the WIT, whichever way the message goes.
 
-import { FORBIDDEN_HEADERS, isHttpToken, isValidFieldName } from '../core/field-rules.js';
+import { endToEnd, isHttpToken } from '../core/field-rules.js';
 import type { ErrorCode, ResponseHead } from '../core/handler-io.js';
 import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
 import type { OutgoingCall, OutgoingHead, OutgoingTimeouts, OutgoingTransport } from '../core/outgoing-transport.js';
@@ -114,7 +114,7 @@ export class OutgoingRequest {
     const authority = this.#authority || fail({ tag: 'HTTP-request-URI-invalid' });
     const method = this.#method.tag === 'other' ? this.#method.val : this.#method.tag.toUpperCase();
     // Connection-level headers are the transport's (fields from rt's own, cloned, may carry host).
-    const headers = this.#headers.list().filter(([name]) => !FORBIDDEN_HEADERS.has(name));
+    const headers = endToEnd(this.#headers.list());
     const checked = headerProblem(headers);
     if ('problem' in checked) fail({ tag: 'internal-error', val: `the request cannot be sent: ${checked.problem}` });
     const contentLength = 'contentLength' in checked ? checked.contentLength : undefined;
@@ -205,7 +205,7 @@ export class IncomingResponse {
     this.#call = call;
     this.#status = head.status;
     // As wasmtime does: connection-level headers (transfer-encoding, keep-alive) were the transport's business.
-    this.#headers = Fields.fromHost(head.headers.filter(([name]) => isValidFieldName(name) && !FORBIDDEN_HEADERS.has(name)));
+    this.#headers = Fields.fromHost(endToEnd(head.headers));
     assignRep(this);
   }
 

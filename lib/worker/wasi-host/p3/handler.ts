@@ -13,6 +13,7 @@ import type { ErrorCode, HandleOutcome, HandlerRequest, ResponseSink } from '../
 import { headerProblem, statusProblem } from '../core/message-parts.js';
 import type { Waker } from '../core/waker.js';
 import { Fields } from './fields.js';
+import { byteReader, type ByteReader } from './bodies.js';
 import { Request, Response, type ResponseParts, type TrailersResult } from './http-types.js';
 
 /** The most bytes asked of the guest's body stream at once (the sink's credit bounds it further). */
@@ -26,8 +27,8 @@ export class HandlerExchange {
   readonly request: Request;
   readonly #sink: ResponseSink;
   readonly #waker: Waker;
-  /** The response's parts once its head went to the sink: a trap after that cuts its body. */
-  #sending: ResponseParts | undefined;
+  /** The response's parts (and its body's reader) once its head went to the sink: a trap after that cuts its body. */
+  #sending: { parts: ResponseParts; reader: ByteReader | undefined } | undefined;
   #bodyBytes = 0;
 
   constructor(head: HandlerRequest, body: PortBodySource, sink: ResponseSink, waker: Waker) {
@@ -67,8 +68,9 @@ export class HandlerExchange {
     }
     const length = 'contentLength' in checked ? checked.contentLength : undefined;
     this.#sink.head({ status: parts.status, headers: parts.headers });
-    this.#sending = parts;
-    if (parts.contents) {
+    const reader = parts.contents && byteReader(parts.contents);
+    this.#sending = { parts, reader };
+    if (reader) {
       for (;;) {
         if (!this.#sink.open()) return this.cut('the client went away');
         const seen = this.#waker.epoch();
@@ -77,14 +79,12 @@ export class HandlerExchange {
           await this.#waker.moved(seen);
           continue;
         }
-        const { done, value } = await guard(parts.contents.read(Math.min(credit, READ_BYTES)));
-        if (done) {
+        const bytes = await guard(reader.read(Math.min(credit, READ_BYTES)));
+        if (!bytes) {
           // The host's end of the stream, read to its end, is dropped as the guest's would be.
-          parts.contents.return?.().catch(() => {});
+          reader.close();
           break;
         }
-        if (!value || value.length === 0) continue;
-        const bytes = value instanceof Uint8Array ? value : Uint8Array.from(value);
         if (length !== undefined && this.#bodyBytes + bytes.length > length) return this.cut(`the handler wrote more than its content-length (${length})`);
         this.#sink.chunk(bytes);
         this.#bodyBytes += bytes.length;
@@ -104,11 +104,11 @@ export class HandlerExchange {
 
   /** The response stops short (a trap, the client gone, a body that broke its own rules): the guest's stream is dropped, its future told. */
   cut(reason: string): HandleOutcome {
-    const parts = this.#sending;
-    if (!parts) return { kind: 'no-response' };
+    if (!this.#sending) return { kind: 'no-response' };
+    const { parts, reader } = this.#sending;
     this.#sending = undefined;
     this.#sink.abort(reason);
-    parts.contents?.return?.().catch(() => {});
+    reader?.close();
     parts.transmitted({ tag: 'err', val: { tag: 'HTTP-response-incomplete' } });
     return { kind: 'responded', status: parts.status, complete: false, bodyBytes: this.#bodyBytes };
   }
