@@ -518,6 +518,9 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       'proxy.toml': { raw: `service = "proxy"\nallowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n` },
       'closed.wasm': P3_PROXY,
       'closed.toml': { raw: 'service = "closed"\n' },
+      // A 0.2 handler beside them.
+      'old.wasm': TYPES_HANDLER,
+      'old.toml': { raw: 'service = "old"\nhttp_route = "/old"\n' },
     });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${DEADLINE_S}\nmax_body_bytes = 67108864\n` });
     await rt.ready();
@@ -531,6 +534,18 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
 
   afterEach(function () {
     if (rt) expect(rt.workerPids(), `the workers after "${this.currentTest?.title}"`).to.deep.equal(workers);
+  });
+
+  it('serves a 0.2 and a 0.3 handler side by side, each at its mount, listed with its line', async () => {
+    const [p3, p2, mounted] = await Promise.all([send(`${rt.url}/web/x`), send(`${rt.url}/api/services/default/old/http/echo?z=1`), send(`${rt.url}/old/x`)]);
+    expect([p3.status, p3.body]).to.deep.equal([200, 'Hello, world!\n']);
+    expect(p2.status, p2.body).to.equal(200);
+    expect(JSON.parse(p2.body)).to.include({ method: 'GET', path: '/echo?z=1' });
+    // The 0.2 fixture answers a path it does not know (its whole path, at its mount) itself.
+    expect([mounted.status, mounted.body]).to.deep.equal([404, 'no such path /old/x']);
+    const { body } = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const lines = Object.fromEntries((body.services as { service: string; wasi?: string }[]).map((s) => [s.service, s.wasi]));
+    expect(lines).to.include({ web: '0.3', old: '0.2' });
   });
 
   it('sends a request through wasi:http/client to a host its sidecar allows, and answers with the response it got', async () => {
