@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { GuestMisuse, WasiError } from '../../lib/worker/wasi-host/core/host-objects.js';
 import { byteReader, type GuestByteStream } from '../../lib/worker/wasi-host/p3/bodies.js';
 import { Fields } from '../../lib/worker/wasi-host/p3/fields.js';
+import { timerMs } from '../../lib/worker/wasi-host/core/outgoing-transport.js';
 import { Request, RequestOptions, Response } from '../../lib/worker/wasi-host/p3/http-types.js';
 
 const enc = new TextEncoder();
@@ -66,6 +67,13 @@ describe('wasi-host p3: wasi:http/types@0.3 for handlers and clients', () => {
     expect(copy.getConnectTimeout()).to.equal(5_000_000n);
     Request.consumeBody(request, OK_NONE);
     expect(() => Request.consumeBody(request, OK_NONE)).to.throw(GuestMisuse, /already taken/);
+  });
+
+  it("gives a client.send's timeouts to the transport as timers can hold them: rounded up, at most setTimeout's longest", () => {
+    const options = new RequestOptions();
+    options.setConnectTimeout(1n);
+    options.setFirstByteTimeout(2n ** 64n - 1n);
+    expect([timerMs(options.getConnectTimeout()), timerMs(options.getFirstByteTimeout()), timerMs(options.getBetweenBytesTimeout())]).to.deep.equal([1, 2 ** 31 - 1, undefined]);
   });
 
   it('takes any status a u16 of 100–999 can be for the guest to set (what can be sent is checked as it goes out)', () => {

@@ -32,11 +32,10 @@ import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, typ
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
-import type { InstanceOptions } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
 import { WASI_0_3 } from '../../wasi-lines.js';
 import { interfaceKey } from '../../wit/interface-key.js';
-import type { ServiceDescriptor } from '../../service.js';
+import type { InstanceOptions, ServiceDescriptor } from '../../service.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */

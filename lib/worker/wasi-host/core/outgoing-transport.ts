@@ -30,6 +30,14 @@ export interface OutgoingTimeouts {
   betweenBytesMs?: number;
 }
 
+/** setTimeout's longest. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A wasi:clocks duration (ns) as a timer's milliseconds: rounded up (a bound is never shorter than asked), within what setTimeout can hold. */
+export function timerMs(ns: bigint | undefined): number | undefined {
+  return ns === undefined ? undefined : Math.min(MAX_TIMER_MS, Math.ceil(Number(ns) / 1e6));
+}
+
 /** What the response to an outgoing request is so far. */
 export type OutgoingResponseState = { kind: 'waiting' } | { kind: 'head'; head: ResponseHead } | { kind: 'failed'; code: ErrorCode };
 

@@ -16,7 +16,7 @@
 import { endToEnd, isHttpToken } from '../core/field-rules.js';
 import type { ErrorCode, ResponseHead } from '../core/handler-io.js';
 import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
-import type { OutgoingCall, OutgoingHead, OutgoingTimeouts, OutgoingTransport } from '../core/outgoing-transport.js';
+import { timerMs, type OutgoingCall, type OutgoingHead, type OutgoingTimeouts, type OutgoingTransport } from '../core/outgoing-transport.js';
 import { Fields } from '../core/fields.js';
 import { headerProblem, type Method, type Result, type Scheme } from '../core/message-parts.js';
 import { IncomingBody, OutgoingBody } from './http-types.js';
@@ -29,10 +29,6 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
 const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{0,5}))?$/;
 /** Origin-form (`/path?query`, visible ASCII, no fragment) or `*`. */
 const PATH_WITH_QUERY = /^(?:\/[\x21\x22\x24-\x7e]*|\*)$/;
-
-/** wasi:clocks duration (ns) → a timer's milliseconds, within what setTimeout can hold. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-const toMs = (ns: bigint | undefined): number | undefined => (ns === undefined ? undefined : Math.min(MAX_TIMER_MS, Math.ceil(Number(ns) / 1e6)));
 
 export class OutgoingRequest {
   readonly #headers: Fields;
@@ -159,7 +155,7 @@ export class RequestOptions {
   }
 
   /** @internal */ timeouts(): OutgoingTimeouts {
-    return { connectMs: toMs(this.#connect), firstByteMs: toMs(this.#firstByte), betweenBytesMs: toMs(this.#betweenBytes) };
+    return { connectMs: timerMs(this.#connect), firstByteMs: timerMs(this.#firstByte), betweenBytesMs: timerMs(this.#betweenBytes) };
   }
 
   [Symbol.dispose](): void {}

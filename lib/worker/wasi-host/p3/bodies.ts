@@ -4,6 +4,13 @@
 // response to a client.send) that a guest handed back to rt, unread, as its
 // own response's or outgoing request's.
 
+import type { ErrorCode, RequestBodySource } from '../core/handler-io.js';
+import type { Result } from '../core/message-parts.js';
+import { Fields } from './fields.js';
+
+/** What a body's trailers future resolves to. */
+export type TrailersResult = Result<Fields | undefined, ErrorCode>;
+
 /** A stream<u8> the guest writes, as the glue hands it to the host. */
 export interface GuestByteStream {
   read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
@@ -12,6 +19,15 @@ export interface GuestByteStream {
 }
 
 export type Body = GuestByteStream | AsyncIterable<Uint8Array>;
+
+/** What a body rt receives (a request's to a handler, the response to a client.send) ended with, as its trailers future gives it to the guest; undefined while it is open. */
+export function ending(source: RequestBodySource): TrailersResult | undefined {
+  const status = source.status();
+  if (status.kind === 'open') return undefined;
+  if (status.kind === 'failed') return { tag: 'err', val: status.code ?? { tag: 'internal-error', val: status.reason } };
+  const trailers = source.trailers();
+  return { tag: 'ok', val: trailers ? Fields.fromHost(trailers) : undefined };
+}
 
 export interface ByteReader {
   /** Up to `max` bytes (at least one), or undefined at the end. */

@@ -13,10 +13,9 @@ import type { ErrorCode } from '../core/handler-io.js';
 import { endToEnd } from '../core/field-rules.js';
 import { headerProblem, type Result } from '../core/message-parts.js';
 import type { OutgoingChannel } from '../core/outgoing-channel.js';
-import type { OutgoingCall, OutgoingTimeouts } from '../core/outgoing-transport.js';
-import { byteReader } from './bodies.js';
-import { Fields } from './fields.js';
-import { Request, Response, type RequestOptions, type Trailers, type TrailersResult } from './http-types.js';
+import { timerMs, type OutgoingCall, type OutgoingTimeouts } from '../core/outgoing-transport.js';
+import { byteReader, ending, type TrailersResult } from './bodies.js';
+import { Request, Response, type RequestOptions, type Trailers } from './http-types.js';
 
 const READ_BYTES = 64 * 1024;
 
@@ -95,23 +94,14 @@ async function sendBody(call: OutgoingCall, contents: Parameters<typeof byteRead
 
 /** The response's trailers once its body ended (or the error-code that broke it). */
 async function trailersOf(call: OutgoingCall, channel: OutgoingChannel): Promise<TrailersResult> {
-  const body = call.responseBody;
   for (;;) {
     const seen = channel.waker.epoch();
-    const status = body.status();
-    if (status.kind === 'ended') {
-      const trailers = body.trailers();
-      return { tag: 'ok', val: trailers ? Fields.fromHost(trailers) : undefined };
-    }
-    if (status.kind === 'failed') return err(status.code ?? { tag: 'internal-error', val: status.reason });
+    const ended = ending(call.responseBody);
+    if (ended) return ended;
     await channel.waker.moved(seen);
   }
 }
 
 function timeouts(options: RequestOptions | undefined): OutgoingTimeouts {
-  const ms = (ns: bigint | undefined) => (ns === undefined ? undefined : Number(ns / 1_000_000n));
-  const connectMs = ms(options?.connectTimeout);
-  const firstByteMs = ms(options?.firstByteTimeout);
-  const betweenBytesMs = ms(options?.betweenBytesTimeout);
-  return { ...(connectMs === undefined ? {} : { connectMs }), ...(firstByteMs === undefined ? {} : { firstByteMs }), ...(betweenBytesMs === undefined ? {} : { betweenBytesMs }) };
+  return { connectMs: timerMs(options?.connectTimeout), firstByteMs: timerMs(options?.firstByteTimeout), betweenBytesMs: timerMs(options?.betweenBytesTimeout) };
 }

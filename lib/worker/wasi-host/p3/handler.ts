@@ -12,9 +12,8 @@ import type { PortBodySource } from '../core/channel.js';
 import type { ErrorCode, HandleOutcome, HandlerRequest, ResponseSink } from '../core/handler-io.js';
 import { headerProblem, statusProblem } from '../core/message-parts.js';
 import type { Waker } from '../core/waker.js';
-import { Fields } from './fields.js';
-import { byteReader, type ByteReader } from './bodies.js';
-import { Request, Response, type ResponseParts, type TrailersResult } from './http-types.js';
+import { byteReader, ending, type ByteReader, type TrailersResult } from './bodies.js';
+import { Request, Response, type ResponseParts } from './http-types.js';
 
 /** The most bytes asked of the guest's body stream at once (the sink's credit bounds it further). */
 const READ_BYTES = 64 * 1024;
@@ -38,9 +37,7 @@ export class HandlerExchange {
     const trailers = new Promise<TrailersResult>((resolve) => (ended = resolve));
     async function* contents(): AsyncGenerator<Uint8Array, void, undefined> {
       yield* body.chunks(waker);
-      const status = body.status();
-      const sent = body.trailers();
-      ended(status.kind === 'failed' ? { tag: 'err', val: { tag: 'internal-error', val: status.reason } } : { tag: 'ok', val: sent ? Fields.fromHost(sent) : undefined });
+      ended(ending(body)!);
     }
     this.request = new Request(head, contents(), trailers);
   }

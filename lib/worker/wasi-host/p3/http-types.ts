@@ -12,14 +12,11 @@ import type { FieldEntry } from '../core/field-rules.js';
 import type { ErrorCode, HandlerRequest, ResponseHead } from '../core/handler-io.js';
 import { assignRep, GuestMisuse, WasiError } from '../core/host-objects.js';
 import { methodOf, schemeOf, type Method, type Result, type Scheme } from '../core/message-parts.js';
-import type { Body } from './bodies.js';
+import type { Body, TrailersResult } from './bodies.js';
 import { Fields } from './fields.js';
 
 /** A result-typed import without a payload (`result`): the glue maps a thrown payload to err. */
 const unitError = (): WasiError<undefined> => new WasiError(undefined);
-
-/** What a body's trailers future resolves to. */
-export type TrailersResult = Result<Fields | undefined, ErrorCode>;
 
 /** A future the guest writes, as the glue hands it to the host, or one rt made. */
 export type Trailers = PromiseLike<TrailersResult>;
