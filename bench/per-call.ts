@@ -88,6 +88,7 @@ async function invokePath(source: WatSource): Promise<{ sequential: number; conc
       paths: [],
       outboundHosts: [],
       http: null,
+      links: [],
     },
     { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, threadHeapMb: 512, log: pino({ level: 'silent' }) },
   );

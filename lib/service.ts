@@ -120,6 +120,18 @@ export interface ServiceDescriptor {
   outboundHosts: string[];
   /** The wasi:http incoming handler it exports (docs/api.md §5.8), and where its sidecar mounts it outside /api; null for none. */
   http: HttpService | null;
+  /** Imported interfaces its sidecar binds to other services (`[imports]`, docs/api.md §5.9). */
+  links: ServiceLink[];
+}
+
+/** The interface a middleware's downstream handler is: a link of it goes to a WASI 0.3 HTTP handler service. */
+export const HANDLER_LINK = 'wasi:http/handler';
+
+/** An imported interface served by another service in the same worker: calls cross between the two instances, no network between them. */
+export interface ServiceLink {
+  /** As the component imports it, e.g. `wasi:http/handler@0.3.0`. */
+  interface: string;
+  target: ServiceId;
 }
 
 /** An HTTP handler service: the handler export, and its mount (sidecar `http_route`) if any. */
@@ -162,7 +174,7 @@ export interface ServiceConfig {
 /** The revision of `d`, from everything its instances are made from. */
 export function serviceRevision(d: Omit<ServiceDescriptor, 'revision'>): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.paths, d.outboundHosts, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null, d.http?.route ?? null]));
+  hash.update(JSON.stringify([d.artifact.hash, d.instances, d.env, d.paths, d.outboundHosts, d.init, d.methods.map((m) => m.mediaType ?? null), d.config?.contentType ?? null, d.http?.route ?? null, d.links]));
   if (d.config) hash.update(d.config.bytes);
   return hash.digest('hex').slice(0, 16);
 }

@@ -24,6 +24,7 @@ import { findConfigFile, readConfigFile } from './service-config.js';
 import { readSidecar, SidecarError, sidecarPath, type Sidecar } from './sidecar.js';
 import { isServedWasiImport, WASI_0_2 } from '../wasi-lines.js';
 import { isUnder } from '../http-mounts.js';
+import { settleLinks, sidecarLinks } from './service-links.js';
 
 export interface Catalog {
   services: ServiceDescriptor[];
@@ -63,7 +64,7 @@ export async function buildCatalog(repoUrls: string[], cwd: string, { download, 
     if ('error' in outcome) failures.push(outcome);
     else candidates.push(outcome);
   }
-  const services = settleRoutes(settleConflicts(candidates, failures), failures, log);
+  const services = settleLinks(settleRoutes(settleConflicts(candidates, failures), failures, log), failures);
   for (const failure of failures) log.warn({ source: failure.source }, `skipped: ${failure.error}`);
   return { services, failures, unreadable };
 }
@@ -113,6 +114,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], m
     throw new SidecarError(`${sidecarPath(component.path)}: http_route: the component exports no HTTP handler (wasi:http/incoming-handler@0.2.x or wasi:http/handler@0.3.x) to mount`);
   }
   applyMediaTypes(methods, sidecar.media_types ?? {}, sidecarPath(component.path));
+  const links = sidecarLinks(iface, sidecar.imports ?? {}, sidecarPath(component.path));
   const configFile = await findConfigFile(component.path, sidecar.config, component.root);
   const descriptor: Omit<ServiceDescriptor, 'revision'> = {
     id: address.id,
@@ -122,7 +124,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], m
     interface: iface,
     methods,
     resources,
-    unsatisfiedImports: iface.imports.filter((i) => !isServedWasiImport(i.name) && !typesOnly(i)).map((i) => i.name),
+    unsatisfiedImports: iface.imports.filter((i) => !isServedWasiImport(i.name) && !typesOnly(i) && !links.some((l) => l.interface === i.name)).map((i) => i.name),
     instances: instanceOptions(sidecar, sidecarPath(component.path), http?.wasi === WASI_0_2),
     env: sidecar.env ?? {},
     init: init ? ({ exportKey: init.exportKey, jsName: init.jsName } satisfies ExportLocation) : null,
@@ -132,6 +134,7 @@ async function describe(component: FoundComponent, trusted: readonly string[], m
     paths: sidecar.allowed_paths ?? [],
     outboundHosts: sidecar.allowed_outbound_hosts ?? [],
     http: http ? { ...http, route: sidecar.http_route ?? null } : null,
+    links,
   };
   if (address.version !== undefined) descriptor.version = address.version;
   return { ...descriptor, revision: serviceRevision(descriptor) };

@@ -10,6 +10,7 @@ import { isMountPath, MOUNT_PATH_SHAPE, normalPath, reservedBy } from '../http-m
 import { HOST_PATTERN_SHAPE, parseHostPattern } from '../outbound-hosts.js';
 import { boolean, check, integer, list, misfitLine, oneOf, record, string, table, type Static } from '../shape.js';
 import type { PathGrant } from '../service.js';
+import { parseInterfaceName } from '../wit/types.js';
 import { ADDRESS_PART_SHAPE, isAddressPart } from './addressing.js';
 
 export interface Sidecar {
@@ -47,6 +48,8 @@ export interface Sidecar {
   allowed_outbound_hosts?: string[];
   /** An HTTP handler's mount outside /api (docs/api.md §5.8): it serves this path and everything below it. */
   http_route?: string;
+  /** Imported interface → the service (`domain/service`) that serves it (docs/api.md §5.9, links). */
+  imports?: Record<string, string>;
 }
 
 export class SidecarError extends Error {}
@@ -58,7 +61,7 @@ export interface SidecarOrigin {
 }
 
 /** The keys that grant what only the operator gives (docs/api.md §8): host access, and a mount in rt's own paths. */
-const GRANTS = ['allowed_paths', 'env', 'allowed_outbound_hosts', 'http_route'] as const;
+const GRANTS = ['allowed_paths', 'env', 'allowed_outbound_hosts', 'http_route', 'imports'] as const;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Waiting calls are held in memory: bound what one sidecar can ask for. */
@@ -113,6 +116,10 @@ const SIDECAR = record(
     ),
     allowed_outbound_hosts: list(string({ test: (s) => parseHostPattern(s) !== undefined, expected: HOST_PATTERN_SHAPE }), `a list of ${HOST_PATTERN_SHAPE}`),
     http_route: string({ test: isMountPath, expected: MOUNT_PATH_SHAPE }),
+    imports: table(string({ test: isServicePath, expected: `a service as "domain/service" (each ${ADDRESS_PART_SHAPE})` }), 'a table of "namespace:package/interface" = "domain/service"', {
+      test: (name) => parseInterfaceName(name) !== undefined,
+      problem: (name) => `${JSON.stringify(name)} is not an interface name such as "wasi:http/handler"`,
+    }),
   },
   'a table',
 );
@@ -148,6 +155,11 @@ export async function readSidecar(wasmPath: string, origin: SidecarOrigin): Prom
   if (route !== undefined) checked.value.http_route = normalPath(route);
   const { allowed_paths, ...rest } = checked.value;
   return allowed_paths ? { ...rest, allowed_paths: await pathGrants(path, allowed_paths) } : rest;
+}
+
+function isServicePath(path: string): boolean {
+  const parts = path.split('/');
+  return parts.length === 2 && parts.every(isAddressPart);
 }
 
 function isGuestPath(guest: string): boolean {

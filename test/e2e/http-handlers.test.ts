@@ -18,7 +18,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import autocannon from 'autocannon';
 import { call, RtProcess, tempDir } from '../support/rt-process.js';
 import { uploadBeforeReading } from '../support/raw-connection.js';
-import { P3_HANDLER, P3_PROXY } from '../support/async-components.js';
+import { P3_HANDLER, P3_MIDDLEWARE, P3_PROXY } from '../support/async-components.js';
 import { hasJspi } from '../../lib/platform.js';
 
 /** An answer as the client saw it, trailers included. */
@@ -518,6 +518,9 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       'proxy.toml': { raw: `service = "proxy"\nallowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n` },
       'closed.wasm': P3_PROXY,
       'closed.toml': { raw: 'service = "closed"\n' },
+      // A middleware whose downstream handler is `web`, through a link.
+      mw: P3_MIDDLEWARE,
+      'mw.toml': { raw: 'service = "mw"\nhttp_route = "/mw"\n[imports]\n"wasi:http/handler" = "default/web"\n' },
       // A 0.2 handler beside them.
       'old.wasm': TYPES_HANDLER,
       'old.toml': { raw: 'service = "old"\nhttp_route = "/old"\n' },
@@ -566,6 +569,44 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       expect((JSON.parse(r.body) as { details: string }).details).to.match(/HTTP-request-denied/);
     }
     expect(await upstream.connections()).to.equal(before);
+  });
+
+  it('serves a middleware through the handler its sidecar links ([imports]): a request and its streamed body pass to it and its response back, no network between them', async () => {
+    const before = await upstream.connections();
+    const hello = await send(`${rt.url}/mw/x`);
+    expect([hello.status, hello.body]).to.deep.equal([200, 'Hello, world!\n']);
+    const { req, answer } = upload(`${rt.url}/api/services/default/mw/http/echo`, { trailer: 'x-sum' });
+    req.write('through ');
+    await letTimePass(30, 'the body arrives in pieces');
+    req.addTrailers({ 'x-sum': '9' });
+    req.end('the link');
+    const echoed = await answer;
+    expect([echoed.status, echoed.body]).to.deep.equal([200, 'through the link']);
+    expect(echoed.trailers).to.deep.include({ 'x-sum': '9' });
+    const body = Buffer.alloc(4 * 1_048_576);
+    for (let i = 0; i < body.length; i += 4) body.writeUInt32LE(i, i);
+    const big = await fetch(`${rt.url}/api/services/default/mw/http/big`, { method: 'POST', body });
+    expect(big.status).to.equal(200);
+    expect(Buffer.from(await big.arrayBuffer()).equals(body), 'the same 4 MiB').to.equal(true);
+    expect(await upstream.connections()).to.equal(before);
+    const { body: listing } = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const mw = (listing.services as Record<string, unknown>[]).find((s) => s.service === 'mw');
+    expect(mw).to.deep.include({ links: { 'wasi:http/handler@0.3.0': 'default/web' }, unsatisfied_imports: [] });
+  });
+
+  it("answers a linked handler's error-code, trap or bad status as the middleware's error, and both serve on", async () => {
+    const refused = await send(`${rt.url}/mw/`, { method: 'PATCH' });
+    expect(refused.status).to.equal(500);
+    expect(JSON.parse(refused.body)).to.include({ code: 'RT_ERR_HANDLER_ERROR', service: 'default.mw' });
+    expect((JSON.parse(refused.body) as { details: string }).details).to.match(/connection-refused/);
+    for (const method of ['DELETE', 'PUT']) {
+      const failed = await send(`${rt.url}/mw/`, { method });
+      expect(failed.status, method).to.equal(500);
+      expect(JSON.parse(failed.body), method).to.include({ code: 'RT_ERR_HANDLER_ERROR', service: 'default.mw' });
+      expect((JSON.parse(failed.body) as { details: string }).details, method).to.match(/internal-error/);
+    }
+    expect((await send(`${rt.url}/mw/`)).status).to.equal(200);
+    expect((await send(api('/'))).status).to.equal(200);
   });
 
   it('lists it as kind http with its WASI line, its routes and no unsatisfied import', async () => {

@@ -1049,3 +1049,72 @@ world proxy {
     (i32.store offset=4 (local.get $t) (i32.const 0))
     (call $settle)))`,
 };
+
+/**
+ * A WASI 0.3 middleware (wasi:http's `middleware` world): its `handle`
+ * hands the request it got, as it is, to the wasi:http/handler it imports
+ * (a link: its sidecar's `[imports]`), and answers with what that returns:
+ * the downstream's response, body and all, or its error-code (the fixture
+ * passes on only a code without a payload).
+ */
+export const P3_MIDDLEWARE: ComponentSource = {
+  kind: 'wat',
+  world: 'middleware',
+  wit: withWasi03(`package test:p3-middleware@0.1.0;
+world middleware {
+  import wasi:http/handler@0.3.0;
+  export wasi:http/handler@0.3.0;
+}`),
+  wat: `(module
+  (import "wasi:http/handler@0.3.0" "[async-lower]handle" (func $downstream (param i32 i32) (result i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  ;; A task's record, 32 bytes: +0 its set, +16 where the downstream's result goes (16 bytes, 8-aligned).
+  (global $next (mut i32) (i32.const 1024))
+  (global $free (mut i32) (i32.const 0))
+  (global $heap (mut i32) (i32.const 49152))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (if (i32.gt_u (i32.add (global.get $heap) (local.get 3)) (i32.const 65536)) (then (global.set $heap (i32.const 49152))))
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get 3)) (i32.const 7)) (i32.const -8)))
+    (local.get $p))
+  ;; The downstream returned: its response is ours, or its error-code our error.
+  (func $answer (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (if (i32.load8_u offset=16 (local.get $t))
+      (then (call $return (i32.const 1) (i32.load8_u offset=24 (local.get $t)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0)))
+      (else (call $return (i32.const 0) (i32.load offset=24 (local.get $t)) (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0))))
+    (if (i32.load (local.get $t)) (then (call $set-drop (i32.load (local.get $t)))))
+    (i32.store (local.get $t) (global.get $free))
+    (global.set $free (local.get $t))
+    ;; EXIT
+    (i32.const 0))
+  (func (export "[async-lift]wasi:http/handler@0.3.0#handle") (param $req i32) (result i32) (local $t i32) (local $r i32)
+    (if (global.get $free)
+      (then (local.set $t (global.get $free)) (global.set $free (i32.load (local.get $t))))
+      (else (local.set $t (global.get $next)) (global.set $next (i32.add (local.get $t) (i32.const 32)))))
+    (memory.fill (local.get $t) (i32.const 0) (i32.const 32))
+    (call $ctx-set (local.get $t))
+    ;; The request goes downstream as it is (it is the downstream's now).
+    (local.set $r (call $downstream (local.get $req) (i32.add (local.get $t) (i32.const 16))))
+    ;; RETURNED (2) at once, or a subtask to wait for in this task's own set.
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then (return (call $answer))))
+    (i32.store (local.get $t) (call $set-new))
+    (call $join (i32.shr_u (local.get $r) (i32.const 4)) (i32.load (local.get $t)))
+    ;; WAIT on the set.
+    (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2)))
+  (func (export "[callback][async-lift]wasi:http/handler@0.3.0#handle") (param $event i32) (param $w i32) (param $p i32) (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    ;; SUBTASK (1) RETURNED (2): done with it.
+    (if (i32.and (i32.eq (local.get $event) (i32.const 1)) (i32.eq (local.get $p) (i32.const 2))) (then
+      (call $join (local.get $w) (i32.const 0))
+      (call $subtask-drop (local.get $w))
+      (return (call $answer))))
+    (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2))))`,
+};

@@ -28,6 +28,7 @@ import type { Logger } from 'pino';
 import type { Placement, ServiceDescriptor } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
 import { compileCoreModules } from './compile-core-modules.js';
+import { handlerLinks, type LinkedServices } from './handler-link.js';
 import { SYSTEM_CLOCKS, type Clocks } from './inline-budget.js';
 import { InlineInstance } from './inline-instance.js';
 import { InlinePlace, type InlineCalls } from './inline-place.js';
@@ -299,7 +300,8 @@ export interface InstanceLimits {
 }
 
 /** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones); `issuer` issues their handles. */
-export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, issuer: HandleIssuer, log: Logger): Instances {
+export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, issuer: HandleIssuer, log: Logger, linked?: LinkedServices): Instances {
+  const links = linked && handlerLinks(d, linked, limits.timeoutMs);
   const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   return {
     inlineRefusal: inlineRefusal(d),
@@ -318,7 +320,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
       return new InstancePool(
         { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes, issuer },
-        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput },
+        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput, ...(links ? { linked: links } : {}) },
       );
     },
   };
@@ -327,6 +329,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
 /** Why the service cannot run inline, if it cannot. */
 function inlineRefusal(d: ServiceDescriptor): string | undefined {
   if (d.http) return 'it is an HTTP handler: its guest blocks while its request body arrives and its response drains, which only a thread can do';
+  if (d.links.length > 0) return 'it imports interfaces other services serve ([imports]): a call across a link waits for that service, which only a thread can do';
   if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
   if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
   if (d.methods.some((m) => answersLater(m.function))) return 'it has functions that answer later (async, or taking or returning a future): a call waits for its answer, which the inline budget cannot bound';

@@ -18,6 +18,7 @@ import { endedBecause, CallHandles, neverIssued } from './call-handles.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
+import type { LinkedServices } from './handler-link.js';
 import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
@@ -38,6 +39,8 @@ export interface HostingOptions extends InstanceLimits {
   moved?: (service: HostedService, move: Move) => void;
   /** The placement policy's settings (tests shorten the probation). */
   placement?: PlacementSettings;
+  /** The worker's services, for the links services import (docs/api.md §5.9): the registry gives them. */
+  linked?: LinkedServices;
 }
 
 /** A call that involves handles, to be made in this worker (routeHandleCall): on what, with which handles, in which scope. */
@@ -99,7 +102,7 @@ export class HostedService {
     if (!descriptor.quiesced) {
       const log = options.log.child({ service: hosted.name });
       const onMove = options.moved && ((move: Move) => options.moved!(hosted, move));
-      hosted.#execution = await Execution.start(componentInstances(descriptor, options, hosted.#issuer, log), {
+      hosted.#execution = await Execution.start(componentInstances(descriptor, options, hosted.#issuer, log, options.linked), {
         log,
         holdsHandles: () => hosted.#handles.size > 0,
         ...(options.placement ? { placement: options.placement } : {}),

@@ -28,7 +28,7 @@ import { RingReader } from '../../byte-ring.js';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
-import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
+import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, type LinkedRequests, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
 import type { Place, RunOptions, RunReport } from './place.js';
@@ -50,6 +50,8 @@ export interface PoolOptions {
   /** Each thread's JS heap limit (runtime.max_thread_heap_mb): a thread that reaches it dies, its call is answered as lost, and a fresh thread replaces it. */
   heapMb: number;
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
+  /** Serves the guests' requests across links (handler-link.ts), on this thread's outgoing port. */
+  linked?: LinkedRequests;
 }
 
 interface CallBase {
@@ -155,7 +157,7 @@ class PoolThread {
   ) {
     // An HTTP handler's outgoing requests (and a 0.3 guest's wasi:http/client's) are sent from here, within its allowed_outbound_hosts.
     const outgoing = sendsRequests(spec.descriptor) ? new MessageChannel() : undefined;
-    if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts);
+    if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts, options.linked ? { linked: options.linked } : {});
     this.worker = new Worker(THREAD_URL, {
       workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}) } satisfies ThreadSpec,
       ...(outgoing ? { transferList: [outgoing.port2] } : {}),
@@ -674,9 +676,9 @@ export class InstancePool implements Place {
   }
 }
 
-/** Whether a service's guests send HTTP requests rt carries: an HTTP handler's (0.2's outgoing-handler is in its host), or any that imports WASI 0.3's client. */
+/** Whether a service's guests send HTTP requests rt carries: an HTTP handler's (0.2's outgoing-handler is in its host), any that imports WASI 0.3's client, or a middleware's to its linked handler. */
 function sendsRequests(d: ServiceDescriptor): boolean {
-  return d.http !== null || d.interface.imports.some((i) => interfaceKey(i.name) === `wasi:http/client@${WASI_0_3}`);
+  return d.http !== null || d.links.length > 0 || d.interface.imports.some((i) => interfaceKey(i.name) === `wasi:http/client@${WASI_0_3}`);
 }
 
 /** The trap message inside a handle call's result, if it trapped. */

@@ -3,7 +3,8 @@
 // (instance-thread.ts), both from the service's descriptor, so the two
 // cannot disagree on its methods, configuration or grants.
 
-import type { ServiceDescriptor } from '../../service.js';
+import { HANDLER_LINK, type ServiceDescriptor } from '../../service.js';
+import { unversioned } from '../../wit/interface-key.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
 import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
 import { WASI_0_2 } from '../../wasi-lines.js';
@@ -21,7 +22,7 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
   // 0.3's http types are plain host objects: every instance may have them; its client needs the thread's channel, as 0.2's handler host does.
   const handlerInterfaces = {
     ...p3.httpTypes,
-    ...(handlerHost?.outgoing && d.http?.wasi !== WASI_0_2 ? p3.clientImports(handlerHost.outgoing) : {}),
+    ...(handlerHost?.outgoing && d.http?.wasi !== WASI_0_2 ? p3.clientImports(handlerHost.outgoing, d.links.find((l) => unversioned(l.interface) === HANDLER_LINK)?.interface) : {}),
     ...(d.http?.wasi === WASI_0_2 && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {}),
   };
   return {

@@ -15,7 +15,12 @@ export class ServiceRegistry {
   #failures: LoadFailure[] = [];
   #generation = 0;
 
-  constructor(private readonly hosting: HostingOptions) {}
+  readonly #hosting: HostingOptions;
+
+  constructor(hosting: HostingOptions) {
+    // Links are looked up when a call crosses them: the service serving then, whatever was reloaded since.
+    this.#hosting = { ...hosting, linked: (id) => this.get(id.domain, id.service) };
+  }
 
   /** Changes whenever the set of services does: what is derived from the set can be cached by it. */
   get generation(): number {
@@ -57,7 +62,7 @@ export class ServiceRegistry {
           return;
         }
         try {
-          next.set(key, await HostedService.start(descriptor, this.hosting));
+          next.set(key, await HostedService.start(descriptor, this.#hosting));
         } catch (e) {
           failures.push({ source: descriptor.source, error: `failed to instantiate: ${firstLine(e)}` });
           if (current) next.set(key, current);
@@ -74,7 +79,7 @@ export class ServiceRegistry {
     const key = serviceKey(descriptor.id);
     await this.discard(descriptor.id); // a leftover from a restart whose outcome never came
     try {
-      this.#staged.set(key, await HostedService.start(descriptor, this.hosting));
+      this.#staged.set(key, await HostedService.start(descriptor, this.#hosting));
       return undefined;
     } catch (e) {
       return firstLine(e);

@@ -103,6 +103,8 @@ export function summary(hosted: HostedService, state: WorkerState) {
     /** Exported resources (docs/api.md §5.1.2): their constructors and methods are reached through /resources and /handles, their statics are methods. */
     resources: d.resources.map((r) => resourceSummary(d, r)),
     unsatisfied_imports: d.unsatisfiedImports,
+    /** Imported interfaces other services serve (sidecar `[imports]`, docs/api.md §5.9): interface → `domain/service`. */
+    links: Object.fromEntries(d.links.map((l) => [l.interface, serviceKey(l.target)])),
     instances: {
       pool_size: d.instances.poolSize,
       max_instances: d.instances.maxInstances,

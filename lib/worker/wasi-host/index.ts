@@ -10,14 +10,16 @@
 // thread, keeps one end in an OutgoingClient (with the service's
 // allowed_outbound_hosts) and hands the other to the thread in its
 // workerData, where an OutgoingChannel over it goes to the version's
-// handlerImports.
+// handlerImports. A WASI 0.3 middleware's downstream `wasi:http/handler`
+// (a link, docs/api.md §5.9) goes the same way and is served on the main
+// thread by the linked service instead of node:http (OutgoingHead.link).
 
 export type { ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseHead, ResponseSink } from './core/handler-io.js';
 export type { FieldEntry } from './core/field-rules.js';
 export { BODY_WINDOW_BYTES, BodyChannel, BufferedBody, MainEnd, PortBodySource, PortResponseSink, threadCells, threadWaker, type RequestBodyFeeder, type ResponseListener, type Settled } from './core/channel.js';
 export { Waker } from './core/waker.js';
-export type { OutgoingTransport } from './core/outgoing-transport.js';
+export type { OutgoingHead, OutgoingTransport } from './core/outgoing-transport.js';
 export { OutgoingChannel } from './core/outgoing-channel.js';
-export { OutgoingClient, RESPONSE_WINDOW, type OutgoingClientOptions, type OutgoingStats } from './core/outgoing-client.js';
+export { OutgoingClient, RESPONSE_WINDOW, type LinkedRequests, type OutboundRequest, type OutboundSide, type OutgoingClientOptions, type OutgoingStats } from './core/outgoing-client.js';
 export * as p2 from './p2/index.js';
 export * as p3 from './p3/index.js';

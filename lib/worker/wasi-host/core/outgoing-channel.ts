@@ -44,7 +44,7 @@ export class OutgoingChannel implements OutgoingTransport {
   }
 
   start(head: OutgoingHead, timeouts: OutgoingTimeouts): { call: OutgoingCall } | { refused: ErrorCode } {
-    if (!this.#awaitPolicy().allows(head.scheme, head.authority)) return { refused: { tag: 'HTTP-request-denied' } };
+    if (head.link === undefined && !this.#awaitPolicy().allows(head.scheme, head.authority)) return { refused: { tag: 'HTTP-request-denied' } };
     const id = this.#nextId++;
     const flight = new Flight(id, this);
     this.#flights.set(id, flight);

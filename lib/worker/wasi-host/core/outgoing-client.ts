@@ -23,7 +23,33 @@ export const RESPONSE_WINDOW = 256 * 1024;
 export interface OutgoingClientOptions {
   /** Response bytes sent to the thread and not yet read by the guest before the response is paused (default 256 KiB). */
   responseWindow?: number;
+  /** Serves the requests that name a link (OutgoingHead.link) in this worker: undefined for one the service is not granted. */
+  linked?: LinkedRequests;
 }
+
+/** One of the guest's requests on the main thread, whoever serves it: node:http (Outbound), or a linked service. */
+export interface OutboundRequest {
+  /** A request body chunk from the guest: its credit goes back (a `credit` message) once the far side took it. */
+  write(bytes: Uint8Array): void;
+  end(trailers: FieldEntry[] | undefined): void;
+  /** The request ends with `code` for the thread; everything is let go. */
+  fail(code: ErrorCode): void;
+  /** The guest read `bytes` more of the response. */
+  read(bytes: number): void;
+  /** The guest wants only the end (and trailers) of the response body. */
+  skip(): void;
+  /** Everything let go, nothing told (the thread is gone). */
+  destroy(): void;
+}
+
+/** How a request tells the thread of its progress (messages for its id), and that it is over. */
+export interface OutboundSide {
+  post(message: OutgoingToThread, transfer?: ArrayBuffer[]): void;
+  forget(id: number): void;
+}
+
+/** The request `id` to the link its head names, carried by the service behind it; undefined: no such link is granted. */
+export type LinkedRequests = (id: number, head: OutgoingHead, side: OutboundSide) => OutboundRequest | undefined;
 
 export interface OutgoingStats {
   /** Requests started and not yet over. */
@@ -33,10 +59,8 @@ export interface OutgoingStats {
 }
 
 /** What an Outbound needs of its client. */
-interface ClientSide {
+interface ClientSide extends OutboundSide {
   readonly window: number;
-  post(message: OutgoingToThread, transfer?: ArrayBuffer[]): void;
-  forget(id: number): void;
   agent(scheme: 'http' | 'https'): HttpAgent;
   noteUnread(bytes: number): void;
 }
@@ -51,7 +75,8 @@ export class OutgoingClient {
   readonly #port: MessagePort;
   readonly #shared: SharedArrayBuffer;
   readonly #policy: OutboundPolicy;
-  readonly #requests = new Map<number, Outbound>();
+  readonly #requests = new Map<number, OutboundRequest>();
+  readonly #linked: LinkedRequests | undefined;
   readonly #agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   readonly #side: ClientSide;
   #maxUnread = 0;
@@ -62,6 +87,7 @@ export class OutgoingClient {
     this.#port = port;
     this.#shared = shared;
     this.#policy = new OutboundPolicy(allowedHosts);
+    this.#linked = options.linked;
     this.#side = {
       window: options.responseWindow ?? RESPONSE_WINDOW,
       post: (message, transfer) => this.#post(message, transfer),
@@ -92,9 +118,17 @@ export class OutgoingClient {
   #receive(message: OutgoingToMain): void {
     if (this.#closed) return;
     if (message.kind === 'start') {
-      const outbound = new Outbound(message.id, this.#side);
-      this.#requests.set(message.id, outbound);
-      return outbound.start(message.head, message.timeouts, this.#policy.allows(message.head.scheme, message.head.authority));
+      const { id, head } = message;
+      if (head.link !== undefined) {
+        const linked = this.#linked?.(id, head, this.#side);
+        if (linked) this.#requests.set(id, linked);
+        // The thread serves only the links its service was given; this is the check that holds.
+        else this.#post({ kind: 'error', id, code: { tag: 'internal-error', val: `${head.link} is not linked to a service` } });
+        return;
+      }
+      const outbound = new Outbound(id, this.#side);
+      this.#requests.set(id, outbound);
+      return outbound.start(head, message.timeouts, this.#policy.allows(head.scheme, head.authority));
     }
     const outbound = this.#requests.get(message.id);
     if (!outbound) return;
@@ -136,7 +170,7 @@ function entries(raw: string[]): FieldEntry[] {
 }
 
 /** One request on the main thread, from `start` until both its body and its response are over. */
-class Outbound {
+class Outbound implements OutboundRequest {
   readonly #id: number;
   readonly #side: ClientSide;
   #req: ClientRequest | undefined;

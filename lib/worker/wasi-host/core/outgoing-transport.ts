@@ -21,6 +21,12 @@ export interface OutgoingHead {
    * false: all of it comes with the start (it is sent with its length).
    */
   bodyFollows: boolean;
+  /**
+   * Not for the network: the linked interface (`wasi:http/handler`) whose
+   * service in this worker serves it (docs/api.md §5.9). A link is the
+   * operator's grant, so allowed_outbound_hosts does not apply.
+   */
+  link?: string;
 }
 
 /** request-options in milliseconds; absent: no bound of its own (the exchange's deadline still ends it). */

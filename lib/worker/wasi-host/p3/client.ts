@@ -26,7 +26,16 @@ export function client(channel: OutgoingChannel): { send: (request: Request) => 
   return { send: (request) => send(request, channel) };
 }
 
-async function send(request: Request, channel: OutgoingChannel): Promise<Result<Response, ErrorCode>> {
+/**
+ * A middleware's downstream wasi:http/handler: `handle` hands the request to
+ * the service linked to it (docs/api.md §5.9), over the same channel as
+ * client.send; the main thread serves it with that service, not the network.
+ */
+export function linkedHandler(channel: OutgoingChannel, link: string): { handle: (request: Request) => Promise<Result<Response, ErrorCode>> } {
+  return { handle: (request) => send(request, channel, link) };
+}
+
+async function send(request: Request, channel: OutgoingChannel, link?: string): Promise<Result<Response, ErrorCode>> {
   const out = request.outgoing();
   const body = request.body;
   request.body = undefined;
@@ -36,13 +45,14 @@ async function send(request: Request, channel: OutgoingChannel): Promise<Result<
     request.transmitted?.(err(code));
     return err(code);
   };
-  if (scheme !== 'http' && scheme !== 'https') return fail({ tag: 'HTTP-request-URI-invalid' });
-  if (!out.authority) return fail({ tag: 'HTTP-request-URI-invalid' });
+  // A handler takes a request as it is; only one sent over the network needs a URL it can reach.
+  if (link === undefined && ((scheme !== 'http' && scheme !== 'https') || !out.authority)) return fail({ tag: 'HTTP-request-URI-invalid' });
   // Connection-level headers are the transport's (a request handed in and sent on carries host).
   const headers = endToEnd(out.headers);
   const problem = headerProblem(headers);
   if ('problem' in problem) return fail({ tag: 'internal-error', val: `the request cannot be sent: ${problem.problem}` });
-  const started = channel.start({ method: out.method, scheme, authority: out.authority, pathWithQuery: out.pathWithQuery, headers, bodyFollows: body?.contents !== undefined }, timeouts(out.options));
+  const sent = { method: out.method, scheme: scheme === 'http' ? ('http' as const) : ('https' as const), authority: out.authority ?? '', pathWithQuery: out.pathWithQuery, headers, bodyFollows: body?.contents !== undefined };
+  const started = channel.start(link === undefined ? sent : { ...sent, link }, timeouts(out.options));
   if ('refused' in started) return fail(started.refused);
   const call = started.call;
   // The body goes out while the response is awaited: a server may answer before it has all of it.

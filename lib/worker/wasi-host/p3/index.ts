@@ -11,7 +11,7 @@
 
 import { WASI_0_3 } from '../../../wasi-lines.js';
 import type { OutgoingChannel } from '../core/outgoing-channel.js';
-import { client } from './client.js';
+import { client, linkedHandler } from './client.js';
 import { Fields } from './fields.js';
 import { Request, RequestOptions, Response } from './http-types.js';
 
@@ -20,7 +20,7 @@ export { HandlerExchange, type Guard } from './handler.js';
 /** wasi:http/types@0.3, keyed as the sandbox's tables are. */
 export const httpTypes: Record<string, object> = { [`wasi:http/types@${WASI_0_3}`]: { Fields, Request, Response, RequestOptions } };
 
-/** wasi:http/client@0.3 over the thread's outgoing channel. */
-export function clientImports(channel: OutgoingChannel): Record<string, object> {
-  return { [`wasi:http/client@${WASI_0_3}`]: client(channel) };
+/** wasi:http/client@0.3 over the thread's outgoing channel; with `handlerLink`, the wasi:http/handler a middleware imports too, served by the service linked to it. */
+export function clientImports(channel: OutgoingChannel, handlerLink?: string): Record<string, object> {
+  return { [`wasi:http/client@${WASI_0_3}`]: client(channel), ...(handlerLink ? { [`wasi:http/handler@${WASI_0_3}`]: linkedHandler(channel, handlerLink) } : {}) };
 }
