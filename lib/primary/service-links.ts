@@ -9,15 +9,15 @@
 import { HANDLER_LINK, serviceKey, serviceName, type LoadFailure, type ServiceDescriptor, type ServiceLink } from '../service.js';
 import { WASI_0_3 } from '../wasi-lines.js';
 import { interfaceKey, unversioned } from '../wit/interface-key.js';
-import { printSignature } from '../wit/print.js';
-import type { ComponentInterface, WitFunction, WitType } from '../wit/types.js';
+import { printSignature, printType } from '../wit/print.js';
+import { innerTypes, type ComponentInterface, type WitFunction, type WitType } from '../wit/types.js';
 import { SidecarError } from './sidecar.js';
 
 /** The sidecar's `[imports]` of a component as links; `path` (the sidecar's) names a key whose interface the component does not import. */
 export function sidecarLinks(iface: ComponentInterface, imports: Record<string, string>, path: string): ServiceLink[] {
   return Object.entries(imports).map(([name, target]) => {
     const imported = iface.imports.find((i) => i.kind === 'instance' && (name.includes('@') ? interfaceKey(i.name) === interfaceKey(name) : unversioned(i.name) === name));
-    if (!imported) throw new SidecarError(`${path}: imports.${JSON.stringify(name)}: the component imports no interface ${name}`);
+    if (!imported) throw new SidecarError(`${path}: imports.${name}: the component imports no interface ${name}`);
     const [domain, service] = target.split('/');
     return { interface: imported.name, target: { domain, service } };
   });
@@ -61,6 +61,8 @@ function linkProblem(importer: ServiceDescriptor, link: ServiceLink, target: Ser
     const theirs = exported.functions.find((f) => f.name === fn.name);
     if (!theirs) return `${name} (${target.source}) has no function ${fn.name} in ${exported.name}`;
     if (!sameSignature(fn, theirs)) return `${name}'s ${fn.name} is ${printSignature(theirs)}, the import's is ${printSignature(fn)}`;
+    const held = [...fn.params.map((p) => p.type), ...(fn.result ? [fn.result] : [])].find((t) => !plainValue(t));
+    if (held) return `${fn.name} passes ${printType(held)}: a link of ${unversioned(link.interface)} carries values only so far (no resources, streams or futures)`;
   }
   return undefined;
 }
@@ -72,6 +74,11 @@ export function sameSignature(a: WitFunction, b: WitFunction): boolean {
 
 function sameType(a: WitType | null, b: WitType | null): boolean {
   return structure(a) === structure(b);
+}
+
+/** A value that is all data: no handle, stream or future anywhere in it. */
+function plainValue(t: WitType): boolean {
+  return t.kind !== 'own' && t.kind !== 'borrow' && t.kind !== 'stream' && t.kind !== 'future' && innerTypes(t).every(plainValue);
 }
 
 /** A type's structure as text, without the names it was exported under. */

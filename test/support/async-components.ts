@@ -1118,3 +1118,104 @@ world middleware {
       (return (call $answer))))
     (i32.or (i32.shl (i32.load (local.get $t)) (i32.const 4)) (i32.const 2))))`,
 };
+
+/**
+ * acme:rest/nap@1.0.0's `nap: async func(ns: u64) -> u64`, exported: waits
+ * `ns` nanoseconds (wasi:clocks' async wait-for) and answers how long it
+ * waited, calls side by side as P3_SLEEPER's `nap`.
+ */
+export const P3_NAP_SERVER: ComponentSource = {
+  kind: 'wat',
+  world: 'nap-server',
+  wit: withWasi03(`package test:p3-nap-server@0.1.0;
+package acme:rest@1.0.0 {
+  interface nap { nap: async func(ns: u64) -> u64; }
+}
+world nap-server {
+  import wasi:clocks/monotonic-clock@0.3.0;
+  export acme:rest/nap@1.0.0;
+}`),
+  wat: `(module
+  (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
+  (import "wasi:clocks/monotonic-clock@0.3.0" "now" (func $now (result i64)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]acme:rest/nap@1.0.0" "[task-return]nap" (func $return (param i64)))
+  (memory (export "memory") 1)
+  (global $calls (mut i32) (i32.const 0))
+  ;; A task's slot, 16 bytes from 1024 (1,024 of them, reused in turn): +0 its start, +8 its set.
+  (func (export "[async-lift]acme:rest/nap@1.0.0#nap") (param $ns i64) (result i32) (local $r i32) (local $slot i32)
+    (local.set $slot (i32.add (i32.const 1024) (i32.shl (i32.and (global.get $calls) (i32.const 1023)) (i32.const 4))))
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (call $ctx-set (local.get $slot))
+    (i64.store (local.get $slot) (call $now))
+    (local.set $r (call $wait-for (local.get $ns)))
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then
+      (call $return (i64.sub (call $now) (i64.load (local.get $slot))))
+      (return (i32.const 0))))
+    (i32.store offset=8 (local.get $slot) (call $set-new))
+    (call $join (i32.shr_u (local.get $r) (i32.const 4)) (i32.load offset=8 (local.get $slot)))
+    (i32.or (i32.shl (i32.load offset=8 (local.get $slot)) (i32.const 4)) (i32.const 2)))
+  (func (export "[callback][async-lift]acme:rest/nap@1.0.0#nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32) (local $slot i32)
+    (local.set $slot (call $ctx-get))
+    (call $join (local.get $subtask) (i32.const 0))
+    (call $subtask-drop (local.get $subtask))
+    (call $set-drop (i32.load offset=8 (local.get $slot)))
+    (call $return (i64.sub (call $now) (i64.load (local.get $slot))))
+    (i32.const 0)))`,
+};
+
+/**
+ * `doze: async func(ns: u64) -> u64`: calls the acme:rest/nap it imports
+ * (a link makes it P3_NAP_SERVER's) with `ns`, lowered async (its task waits
+ * on the subtask), and answers what that answered.
+ */
+export const P3_DOZER: ComponentSource = {
+  kind: 'wat',
+  world: 'dozer',
+  wit: withWasi03(`package test:p3-dozer@0.1.0;
+package acme:rest@1.0.0 {
+  interface nap { nap: async func(ns: u64) -> u64; }
+}
+world dozer {
+  import acme:rest/nap@1.0.0;
+  export doze: async func(ns: u64) -> u64;
+}`),
+  wat: `(module
+  (import "acme:rest/nap@1.0.0" "[async-lower]nap" (func $nap (param i64 i32) (result i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]$root" "[task-return]doze" (func $return (param i64)))
+  (memory (export "memory") 1)
+  (global $calls (mut i32) (i32.const 0))
+  ;; A task's slot, 16 bytes from 1024 (1,024 of them, reused in turn): +0 its set, +8 the nap's answer.
+  (func (export "[async-lift]doze") (param $ns i64) (result i32) (local $r i32) (local $slot i32)
+    (local.set $slot (i32.add (i32.const 1024) (i32.shl (i32.and (global.get $calls) (i32.const 1023)) (i32.const 4))))
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (call $ctx-set (local.get $slot))
+    (local.set $r (call $nap (local.get $ns) (i32.add (local.get $slot) (i32.const 8))))
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then
+      (call $return (i64.load offset=8 (local.get $slot)))
+      (return (i32.const 0))))
+    (i32.store (local.get $slot) (call $set-new))
+    (call $join (i32.shr_u (local.get $r) (i32.const 4)) (i32.load (local.get $slot)))
+    (i32.or (i32.shl (i32.load (local.get $slot)) (i32.const 4)) (i32.const 2)))
+  (func (export "[callback][async-lift]doze") (param $event i32) (param $w i32) (param $p i32) (result i32) (local $slot i32)
+    (local.set $slot (call $ctx-get))
+    ;; SUBTASK (1) RETURNED (2): the answer is in the slot.
+    (if (i32.and (i32.eq (local.get $event) (i32.const 1)) (i32.eq (local.get $p) (i32.const 2))) (then
+      (call $join (local.get $w) (i32.const 0))
+      (call $subtask-drop (local.get $w))
+      (call $set-drop (i32.load (local.get $slot)))
+      (call $return (i64.load offset=8 (local.get $slot)))
+      (return (i32.const 0))))
+    (i32.or (i32.shl (i32.load (local.get $slot)) (i32.const 4)) (i32.const 2))))`,
+};

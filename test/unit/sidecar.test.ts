@@ -85,6 +85,8 @@ describe('sidecar', () => {
       allowed_outbound_hosts: 'allowed_outbound_hosts = ["api.example.com"]',
       // A mount takes a piece of rt's own paths: the operator's to give (docs/api.md §8).
       http_route: 'http_route = "/shop"',
+      // A link reaches another service's instances.
+      imports: '[imports]\n"wasi:http/handler" = "acme/echo"',
     };
     for (const [key, toml] of Object.entries(grants)) {
       await writeFile(join(dir, 'c.toml'), toml);
@@ -95,6 +97,12 @@ describe('sidecar', () => {
       expect(refused, key).to.be.instanceOf(SidecarError);
       expect((refused as Error).message).to.equal(`${join(dir, 'c.toml')}: ${key}: a sidecar from https://repo.example/ may not grant ${key}; list the repository in repositories.trusted to allow its grants`);
     }
+  });
+
+  it('reads links: an interface with or without its version, to a service', async () => {
+    expect(await read('[imports]\n"wasi:http/handler" = "acme/echo"\n"example:llm/generate@1.2.0" = "acme/model"\n')).to.deep.equal({
+      imports: { 'wasi:http/handler': 'acme/echo', 'example:llm/generate@1.2.0': 'acme/model' },
+    });
   });
 
   it('keeps a mount as it is matched: normalised', async () => {
@@ -143,7 +151,12 @@ describe('sidecar', () => {
     ['domain = "a b"', /domain: expected a name of letters, digits and dashes, got "a b"$/],
     ['config = 1', /config: expected the path of the configuration file, got 1$/],
     ['config = ""', /config: expected the path of the configuration file, got ""$/],
-    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, max_concurrency, max_instances, handle_idle_seconds, max_handles, handle_scope, max_scopes, env, allowed_paths, allowed_outbound_hosts, http_route\)$/],
+    ['colour = "red"', /unknown key "colour" \(known: domain, service, config, media_types, pool_size, max_invocations, instance_per_call, max_queue, max_concurrency, max_instances, handle_idle_seconds, max_handles, handle_scope, max_scopes, env, allowed_paths, allowed_outbound_hosts, http_route, imports\)$/],
+    ['imports = "acme/echo"', /imports: expected a table of "namespace:package\/interface" = "domain\/service", got "acme\/echo"$/],
+    ['[imports]\nhandler = "acme/echo"', /imports: "handler" is not an interface name such as "wasi:http\/handler"/],
+    ['[imports]\n"wasi:http/handler" = "echo"', /imports\.wasi:http\/handler: expected a service as "domain\/service" \(each a name of letters, digits and dashes\), got "echo"$/],
+    ['[imports]\n"wasi:http/handler" = "acme/echo/x"', /expected a service as "domain\/service" .*, got "acme\/echo\/x"$/],
+    ['[imports]\n"wasi:http/handler" = 1', /expected a service as "domain\/service" .*, got 1$/],
     ['allowed_paths = "data"', /allowed_paths: expected an array of tables \(\[\[allowed_paths\]\] with host, guest and optional writable\), got "data"$/],
     ['[allowed_paths]\n"/data" = "data"', /allowed_paths: expected an array of tables .*, got \{"\/data":"data"\}$/],
     ['allowed_paths = ["data"]', /allowed_paths\[0\]: expected a table with host, guest and optional writable, got "data"$/],

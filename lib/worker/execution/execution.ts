@@ -24,11 +24,13 @@
 // passed in (`Instances`, `Clocks`), so the policy's moves are tested with
 // fakes of both (test/unit/execution.test.ts).
 
+import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Placement, ServiceDescriptor } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
 import { compileCoreModules } from './compile-core-modules.js';
 import { handlerLinks, type LinkedServices } from './handler-link.js';
+import { serveLinkCalls, valueLinks } from './link-calls.js';
 import { SYSTEM_CLOCKS, type Clocks } from './inline-budget.js';
 import { InlineInstance } from './inline-instance.js';
 import { InlinePlace, type InlineCalls } from './inline-place.js';
@@ -302,6 +304,7 @@ export interface InstanceLimits {
 /** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones); `issuer` issues their handles. */
 export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, issuer: HandleIssuer, log: Logger, linked?: LinkedServices): Instances {
   const links = linked && handlerLinks(d, linked, limits.timeoutMs);
+  const linkCalls = linked && valueLinks(d).length > 0 ? (port: MessagePort, cells: SharedArrayBuffer) => serveLinkCalls(port, cells, d, linked, limits.timeoutMs) : undefined;
   const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   return {
     inlineRefusal: inlineRefusal(d),
@@ -320,7 +323,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
       return new InstancePool(
         { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes, issuer },
-        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput, ...(links ? { linked: links } : {}) },
+        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput, ...(links ? { linked: links } : {}), ...(linkCalls ? { linkCalls } : {}) },
       );
     },
   };

@@ -11,7 +11,7 @@
 // The target is looked up when the request starts: a restart or reload of
 // it is what the next request sees.
 
-import { HANDLER_LINK, serviceKey, type ServiceDescriptor, type ServiceId } from '../../service.js';
+import { HANDLER_LINK, serviceKey, type ServiceDescriptor, type ServiceId, type ServiceLink } from '../../service.js';
 import { unversioned } from '../../wit/interface-key.js';
 import { MainEnd, type ErrorCode, type FieldEntry, type HandlerRequest, type LinkedRequests, type OutboundRequest, type OutboundSide, type OutgoingHead, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
 import type { HostedService } from './hosted-service.js';
@@ -23,9 +23,14 @@ export type LinkedServices = (id: ServiceId) => HostedService | undefined;
 /** Response bytes the target may write ahead of what the middleware has read. */
 const WINDOW_BYTES = 256 * 1024;
 
-/** The links of `d` the main thread serves: its downstream handler's requests, to the service linked to it; `timeoutMs` bounds each. */
+/** The link of `d`'s downstream wasi:http/handler (a middleware's), if its sidecar makes one. */
+export function handlerLink(d: ServiceDescriptor): ServiceLink | undefined {
+  return d.links.find((l) => unversioned(l.interface) === HANDLER_LINK);
+}
+
+/** How the main thread serves `d`'s downstream handler's requests: with the service linked to it, each within `timeoutMs`. */
 export function handlerLinks(d: ServiceDescriptor, services: LinkedServices, timeoutMs: number): LinkedRequests | undefined {
-  const link = d.links.find((l) => unversioned(l.interface) === HANDLER_LINK);
+  const link = handlerLink(d);
   if (!link) return undefined;
   return (id, head, side) => {
     if (head.link !== link.interface) return undefined;

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { serviceName, type Placement, type ResourceDescriptor, type ServiceDescriptor } from '../../service.js';
 import { WASI_0_3 } from '../../wasi-lines.js';
+import { interfaceKey } from '../../wit/interface-key.js';
 import { EndedHandles, HandleDirectory, type HandleChange } from './handle-directory.js';
 import { HandleScopes } from './handle-scopes.js';
 import type { HandleHomes } from './handle-homes.js';
@@ -263,6 +264,20 @@ export class HostedService {
     const execution = this.#quiescing ? undefined : this.#execution;
     if (!execution) return Promise.resolve({ kind: 'quiesced' });
     return execution.run({ kind: 'http', request, channel }, deadline, signal);
+  }
+
+  /**
+   * A call across a link (docs/api.md §5.9): function `fn` of the exported
+   * interface `iface`, with jco-shaped `args` (the importer's glue lifted
+   * them; the catalog checked that both sides have the same types), made
+   * where and as any call of it is.
+   */
+  callExport(iface: string, fn: string, args: unknown[], deadline: number): Promise<CallResult> {
+    const execution = this.#quiescing ? undefined : this.#execution;
+    if (!execution) return Promise.resolve({ kind: 'quiesced' });
+    const method = this.descriptor.methods.findIndex((m) => m.interface !== null && interfaceKey(m.interface) === interfaceKey(iface) && m.function.name === fn);
+    if (method === -1) return Promise.resolve({ kind: 'not-invocable', reason: `${this.name} exports no ${iface}#${fn}` });
+    return execution.run({ kind: 'call', method, args: { kind: 'arguments', args } }, deadline);
   }
 
   /** Whether `invocation` involves handles, and is made as routeHandleCall decides. */

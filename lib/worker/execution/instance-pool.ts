@@ -23,11 +23,12 @@
 // and response cross on a channel of their own (wasi-host/core/channel.ts), bound
 // to the thread's shared cells while the thread has the request.
 
-import { MessageChannel, Worker, type Transferable } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort, type Transferable } from 'node:worker_threads';
 import { RingReader } from '../../byte-ring.js';
 import type { Arguments } from './arguments.js';
 import { HandleHolder, type HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
+import { handlerLink } from './handler-link.js';
 import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, type LinkedRequests, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
@@ -52,6 +53,8 @@ export interface PoolOptions {
   onOutput: (stream: 'stdout' | 'stderr', text: string, dropped: number) => void;
   /** Serves the guests' requests across links (handler-link.ts), on this thread's outgoing port. */
   linked?: LinkedRequests;
+  /** Serves the calls across the service's other links (link-calls.ts), from a port of each thread's. */
+  linkCalls?: (port: MessagePort, cells: SharedArrayBuffer) => void;
 }
 
 interface CallBase {
@@ -149,6 +152,8 @@ class PoolThread {
   readonly cells = threadCells();
   /** The thread's outgoing requests (an HTTP handler's), ended with it. */
   #outgoing: OutgoingClient | undefined;
+  /** Where the thread's calls across links come from (link-calls.ts), closed with it. */
+  #linkPort: MessagePort | undefined;
 
   constructor(
     spec: PoolSpec,
@@ -158,9 +163,12 @@ class PoolThread {
     // An HTTP handler's outgoing requests (and a 0.3 guest's wasi:http/client's) are sent from here, within its allowed_outbound_hosts.
     const outgoing = sendsRequests(spec.descriptor) ? new MessageChannel() : undefined;
     if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts, options.linked ? { linked: options.linked } : {});
+    const links = options.linkCalls ? new MessageChannel() : undefined;
+    if (links) options.linkCalls!((this.#linkPort = links.port1), this.cells);
+    const ports = [outgoing?.port2, links?.port2].filter((p) => p !== undefined);
     this.worker = new Worker(THREAD_URL, {
-      workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}) } satisfies ThreadSpec,
-      ...(outgoing ? { transferList: [outgoing.port2] } : {}),
+      workerData: { ...spec, cells: this.cells, ...(outgoing ? { outgoing: outgoing.port2 } : {}), ...(links ? { links: links.port2 } : {}) } satisfies ThreadSpec,
+      ...(ports.length > 0 ? { transferList: ports } : {}),
       resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
     });
     this.holder = this.#newHolder();
@@ -253,6 +261,7 @@ class PoolThread {
     for (const shared of this.shared.values()) settle(shared, failure);
     this.shared.clear();
     this.#outgoing?.close();
+    this.#linkPort?.close();
     return this.worker.terminate();
   }
 
@@ -678,7 +687,7 @@ export class InstancePool implements Place {
 
 /** Whether a service's guests send HTTP requests rt carries: an HTTP handler's (0.2's outgoing-handler is in its host), any that imports WASI 0.3's client, or a middleware's to its linked handler. */
 function sendsRequests(d: ServiceDescriptor): boolean {
-  return d.http !== null || d.links.length > 0 || d.interface.imports.some((i) => interfaceKey(i.name) === `wasi:http/client@${WASI_0_3}`);
+  return d.http !== null || handlerLink(d) !== undefined || d.interface.imports.some((i) => interfaceKey(i.name) === `wasi:http/client@${WASI_0_3}`);
 }
 
 /** The trap message inside a handle call's result, if it trapped. */

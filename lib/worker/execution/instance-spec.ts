@@ -3,8 +3,9 @@
 // (instance-thread.ts), both from the service's descriptor, so the two
 // cannot disagree on its methods, configuration or grants.
 
-import { HANDLER_LINK, type ServiceDescriptor } from '../../service.js';
-import { unversioned } from '../../wit/interface-key.js';
+import type { ServiceDescriptor } from '../../service.js';
+import { handlerLink } from './handler-link.js';
+import type { LinkCaller } from './link-calls.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
 import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
 import { WASI_0_2 } from '../../wasi-lines.js';
@@ -15,14 +16,15 @@ import type { InstanceSpec } from './component-instance.js';
  * The instance spec of `d`, its core modules compiled already (with the
  * memory cap `memoryCapBytes`). An HTTP handler's instance takes wasi:io,
  * wasi:http/types and what goes with them from rt's handler host
- * (`handlerHost`: where what the guest prints goes, and how its outgoing
- * requests leave the thread).
+ * (`handlerHost`: where what the guest prints goes, how its outgoing
+ * requests leave the thread, and its calls across links).
  */
-export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingChannel }): InstanceSpec {
+export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, WebAssembly.Module]>, memoryCapBytes: number, handlerHost?: { output: OutputCapture; outgoing?: OutgoingChannel; links?: LinkCaller }): InstanceSpec {
   // 0.3's http types are plain host objects: every instance may have them; its client needs the thread's channel, as 0.2's handler host does.
   const handlerInterfaces = {
     ...p3.httpTypes,
-    ...(handlerHost?.outgoing && d.http?.wasi !== WASI_0_2 ? p3.clientImports(handlerHost.outgoing, d.links.find((l) => unversioned(l.interface) === HANDLER_LINK)?.interface) : {}),
+    ...(handlerHost?.outgoing && d.http?.wasi !== WASI_0_2 ? p3.clientImports(handlerHost.outgoing, handlerLink(d)?.interface) : {}),
+    ...(handlerHost?.links?.imports(d) ?? {}),
     ...(d.http?.wasi === WASI_0_2 && handlerHost ? p2.handlerImports(handlerHost.output, handlerHost.outgoing) : {}),
   };
   return {

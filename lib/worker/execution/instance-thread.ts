@@ -39,6 +39,7 @@ import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
 import { OutgoingChannel, p2, p3, PortBodySource, PortResponseSink, threadWaker, type ErrorCode, type HandleOutcome, type Waker } from '../wasi-host/index.js';
 import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
+import { LinkCaller } from './link-calls.js';
 import { argumentsCodec } from './method.js';
 import { NdjsonItems } from './ndjson-items.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
@@ -51,12 +52,14 @@ import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, t
 type TrapOutcome = Extract<CallOutcome, { kind: 'trap' }>;
 
 const port = parentPort!;
-const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort } = workerData as ThreadSpec;
+const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort, links: linkPort } = workerData as ThreadSpec;
 const output = new OutputCapture();
 captureAll(output);
 if (descriptor.http?.wasi === WASI_0_2) p2.usePollWaker(threadWaker(cells));
 /** An HTTP handler's outgoing requests, sent by the main thread. */
 const outgoing = outgoingPort && new OutgoingChannel(outgoingPort, cells);
+/** Calls across the service's links, made by the main thread. */
+const links = linkPort && new LinkCaller(linkPort, cells);
 
 function post(message: CallAnswer | StreamAnswer | ThreadEvent): void {
   port.postMessage(message);
@@ -66,7 +69,7 @@ function flushOutput(): void {
   for (const { stream, text, dropped } of output.take()) post({ type: 'output', stream, text, dropped });
 }
 
-const spec = { ...instanceSpec(descriptor, modules, memoryCapBytes, { output, ...(outgoing ? { outgoing } : {}) }), byteNexts: byteNexts(descriptor) };
+const spec = { ...instanceSpec(descriptor, modules, memoryCapBytes, { output, ...(outgoing ? { outgoing } : {}), ...(links ? { links } : {}) }), byteNexts: byteNexts(descriptor) };
 const recycleAfter = descriptor.instances.recycleAfter;
 const queue: CallRequest[] = [];
 let instance: ComponentInstance | undefined;

@@ -24,6 +24,8 @@ export interface ThreadSpec {
   cells: SharedArrayBuffer;
   /** An HTTP handler's outgoing requests (wasi-host/core/outgoing-channel.ts): the thread's end; the main thread sends them. */
   outgoing?: MessagePort;
+  /** Calls across the service's links (link-calls.ts): the thread's end; the main thread makes them. */
+  links?: MessagePort;
 }
 
 /**
