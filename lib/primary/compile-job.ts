@@ -50,7 +50,8 @@ export async function compile(bytes: Uint8Array, stage: (stage: CompileStage) =>
   const transpileOptions: TranspileOptions = asyncExports ? { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports } : TRANSPILE_OPTIONS;
   let output: Transpiled;
   try {
-    output = (await transpileHollow(bytes, transpileOptions)) ?? (await transpile(bytes, { ...transpileOptions }));
+    // jco's glue for the async ABI depends on the code too (which callbacks may suspend on an import): such a component is transpiled whole.
+    output = (asyncExports ? undefined : await transpileHollow(bytes, transpileOptions)) ?? (await transpile(bytes, { ...transpileOptions }));
   } catch (e) {
     throw new Error(`jco could not transpile the component: ${firstLine(e)}`, { cause: e });
   }

@@ -11,7 +11,10 @@
 // stands for, so a module jco did not write verbatim is noticed, and the
 // caller then transpiles the component itself. The glue is byte-identical
 // either way for every bundled example and test fixture
-// (test/unit/hollow-component.test.ts).
+// (test/unit/hollow-component.test.ts) but those that use the component
+// model's async ABI (WASI 0.3): there jco looks at the code to tell which
+// callbacks may suspend on an import (a hollow one never does, and its glue
+// then traps when one does), so the compiler transpiles those whole.
 
 import { BinaryReader, PREAMBLE, concatBytes, encodeSection, encodeU32, sections, type BinaryFaults } from '../wit/binary-reader.js';
 

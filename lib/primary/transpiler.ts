@@ -39,8 +39,9 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * 11: the glue's async waits are woken by events, a stream<u8>'s bytes stay bytes (glue-async-rewrite.ts).
  * 12: so are they in glue without host-side streams, and an async import call is looked at on setImmediate.
  * 13: tasks that end out of order are let go, and so are streams, futures and copy buffers once done with (glue-async-rewrite.ts taskExits, releases).
+ * 14: a component that uses the async ABI is transpiled whole, not from its hollow twin (compile-job.ts): its callbacks may call async imports.
  */
-const CACHE_LAYOUT = 13;
+const CACHE_LAYOUT = 14;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;

@@ -663,6 +663,21 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     expect((await send(api('/'))).status).to.equal(200);
   });
 
+  it('cuts the body short when the guest traps after writing some of it; the requests beside it on the instance are answered, and a fresh instance serves on', async () => {
+    const beside = [send(api('/nap'), { method: 'OPTIONS' }), send(api('/nap'), { method: 'OPTIONS' })];
+    await letTimePass(50, 'the naps are waiting in the instance');
+    const cut = await send(api('/'), { method: 'PURGE' });
+    expect(cut.status).to.equal(200);
+    expect(cut.body).to.equal('Hello, world!\n');
+    expect(cut.complete, 'no final chunk: the client knows the body is not whole').to.equal(false);
+    const began = performance.now();
+    for (const answer of await Promise.all(beside)) expect([200, 500], answer.body).to.include(answer.status);
+    expect(performance.now() - began, 'none waits for its deadline').to.be.below(DEADLINE_S * 1000);
+    const after = await send(api('/'));
+    expect([after.status, after.body]).to.deep.equal([200, 'Hello, world!\n']);
+    await eventually(() => rt.logLines().some((l) => l.msg === 'handler response cut short' && l.service === 'default.web'), { what: 'the cut in the log', timeoutMs: 5_000 });
+  });
+
   it('takes more requests with bodies still arriving from one client than its share of instance threads: they hold places in a shared instance', async () => {
     // 5 instance threads at most (pool_size 1 + 4), half of them a client's share; 5 × 32 places.
     const answers = Array.from({ length: 4 }, (_, i) => {

@@ -772,7 +772,9 @@ world speaker {
  * - PATCH: err(connection-refused) instead of a response;
  * - DELETE: a trap;
  * - OPTIONS: the hello after a nap of 300 ms (wasi:clocks wait-for); TRACE:
- *   after a nap of a minute.
+ *   after a nap of a minute;
+ * - PURGE (any method of its own): the hello's body written, then a nap of
+ *   300 ms, then a trap instead of its end.
  * Each task keeps its state in a record of its own (its context), so that
  * requests are served side by side in one instance, each waiting on a
  * waitable set of its own.
@@ -814,7 +816,8 @@ world handler {
   ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
   (data (i32.const 64) "Hello, world!\\n")
   ;; A task's record, 32 bytes from 1024 on (a free list of them): +0 its waitable set, +4 the response body's
-  ;; writable end, +8 the trailers' writable end, +12 consume-body's res writable end, +16 waits pending, +20 the request (a nap's).
+  ;; writable end, +8 the trailers' writable end, +12 consume-body's res writable end, +16 waits pending, +20 the request (a nap's),
+  ;; +24 1: it naps once its body is written, 2: it traps once that nap is over.
   (global $next (mut i32) (i32.const 1024))
   (global $free (mut i32) (i32.const 0))
   ;; What the glue allocates for strings (a method other than the standard ones): a bump region that starts over.
@@ -866,6 +869,11 @@ world handler {
     (call $finish))
   (func $finish (result i32) (local $t i32) (local $r i32)
     (local.set $t (call $ctx-get))
+    (if (i32.eq (i32.load offset=24 (local.get $t)) (i32.const 1)) (then
+      (i32.store offset=24 (local.get $t) (i32.const 2))
+      (local.set $r (call $wait-for (i64.const 300000000)))
+      (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then unreachable))
+      (return (call $wait (i32.shr_u (local.get $r) (i32.const 4))))))
     (call $stream-drop (i32.load offset=4 (local.get $t)))
     (i32.store offset=4 (local.get $t) (i32.const 0))
     (local.set $r (call $future-write (i32.load offset=8 (local.get $t)) (i32.const 0)))
@@ -898,6 +906,10 @@ world handler {
       (return (call $settle))))
     ;; POST: an echo.
     (if (i32.eq (local.get $m) (i32.const 2)) (then (return (call $echo (local.get $req)))))
+    ;; A method of its own: the hello's body, then a trap.
+    (if (i32.eq (local.get $m) (i32.const 9)) (then
+      (i32.store offset=24 (local.get $t) (i32.const 1))
+      (return (call $hello (local.get $req) (i32.const 200)))))
     ;; OPTIONS: hello after a nap of 300 ms; TRACE: after one of a minute.
     (if (i32.or (i32.eq (local.get $m) (i32.const 6)) (i32.eq (local.get $m) (i32.const 7))) (then
       (i32.store offset=20 (local.get $t) (local.get $req))
@@ -913,6 +925,7 @@ world handler {
     ;; SUBTASK: the nap is over.
     (if (i32.eq (local.get $event) (i32.const 1)) (then
       (call $subtask-drop (local.get $w))
+      (if (i32.eq (i32.load offset=24 (local.get $t)) (i32.const 2)) (then unreachable))
       (return (call $hello (i32.load offset=20 (local.get $t)) (i32.const 200)))))
     (if (i32.eq (local.get $w) (i32.load offset=4 (local.get $t))) (then (return (call $finish))))
     (if (i32.eq (local.get $w) (i32.load offset=8 (local.get $t))) (then
