@@ -5,8 +5,9 @@
 
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile, rm } from 'node:fs/promises';
-import { request, type ClientRequest } from 'node:http';
+import { Agent, request, type ClientRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { eventually, letTimePass, within } from '../support/eventually.js';
@@ -712,5 +713,64 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     expect(performance.now() - started).to.be.below(DEADLINE_S * 1000 + 2000);
     expect(others.map((a) => a.status)).to.deep.equal([200, 200, 200]);
     expect((await send(api('/'))).status).to.equal(200);
+  });
+});
+
+// On a Node without JSPI (22) a 0.3 handler does not load.
+if (hasJspi) describe('WASI 0.3 handler: 1,000 requests waiting in one instance (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+
+  before(async function () {
+    this.timeout(600_000);
+    const repo = await repository({
+      naps: P3_HANDLER,
+      'naps.toml': { raw: 'service = "naps"\nmax_concurrency = 1000\n' },
+      other: P3_HANDLER,
+      'other.toml': { raw: 'service = "other"\n' },
+    });
+    // One address may hold them all here (its share of the connections).
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nmax_connections = 2000\nclient_share_percent = 100\n` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  /** The worker's threads (Linux: /proc). */
+  const threads = (pid: number) => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+  it('holds them side by side in one instance and one thread (HEAD: a nap of 3 s each), while another service answers at once', async () => {
+    const [worker] = rt.workerPids();
+    expect((await send(`${rt.url}/api/services/default/naps/http/`, { method: 'HEAD' })).status, 'a first one').to.equal(200);
+    const before = threads(worker);
+    const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+    const head = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${rt.url}/api/services/default/naps/http/`, { method: 'HEAD', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const started = performance.now();
+    const waiting = Promise.all(Array.from({ length: 1000 }, head));
+    await letTimePass(1_500, 'the naps are all waiting');
+    expect(threads(worker), 'no thread each').to.be.at.most(before + 2);
+    const others: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const asked = performance.now();
+      expect((await send(`${rt.url}/api/services/default/other/http/`)).status).to.equal(200);
+      others.push(performance.now() - asked);
+    }
+    const statuses = await waiting;
+    expect(statuses.filter((s) => s === 200)).to.have.length(1000);
+    // One after another they would take 50 minutes; a thread each, 1,000 threads.
+    expect(performance.now() - started).to.be.below(30_000);
+    expect(Math.max(...others), 'the other service answers while they wait').to.be.below(1_000);
+    const { body } = await call(`${rt.url}/api/services/default/naps`, { method: 'GET' });
+    expect((body.instances as { live: number }).live, 'one instance').to.equal(1);
   });
 });

@@ -771,8 +771,8 @@ world speaker {
  * - PUT: status 700, which no client can be sent;
  * - PATCH: err(connection-refused) instead of a response;
  * - DELETE: a trap;
- * - OPTIONS: the hello after a nap of 300 ms (wasi:clocks wait-for); TRACE:
- *   after a nap of a minute;
+ * - OPTIONS: the hello after a nap of 300 ms (wasi:clocks wait-for); HEAD:
+ *   after one of 3 s; TRACE: after one of a minute;
  * - PURGE (any method of its own): the hello's body written, then a nap of
  *   300 ms, then a trap instead of its end.
  * Each task keeps its state in a record of its own (its context), so that
@@ -910,10 +910,10 @@ world handler {
     (if (i32.eq (local.get $m) (i32.const 9)) (then
       (i32.store offset=24 (local.get $t) (i32.const 1))
       (return (call $hello (local.get $req) (i32.const 200)))))
-    ;; OPTIONS: hello after a nap of 300 ms; TRACE: after one of a minute.
-    (if (i32.or (i32.eq (local.get $m) (i32.const 6)) (i32.eq (local.get $m) (i32.const 7))) (then
+    ;; OPTIONS: hello after a nap of 300 ms; HEAD: after one of 3 s; TRACE: after one of a minute.
+    (if (i32.or (i32.or (i32.eq (local.get $m) (i32.const 6)) (i32.eq (local.get $m) (i32.const 7))) (i32.eq (local.get $m) (i32.const 1))) (then
       (i32.store offset=20 (local.get $t) (local.get $req))
-      (local.set $r (call $wait-for (select (i64.const 300000000) (i64.const 60000000000) (i32.eq (local.get $m) (i32.const 6)))))
+      (local.set $r (call $wait-for (select (i64.const 300000000) (select (i64.const 3000000000) (i64.const 60000000000) (i32.eq (local.get $m) (i32.const 1))) (i32.eq (local.get $m) (i32.const 6)))))
       (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then (return (call $hello (local.get $req) (i32.const 200)))))
       (return (call $wait (i32.shr_u (local.get $r) (i32.const 4))))))
     ;; PUT: status 700, which no client can be sent.
