@@ -10,7 +10,7 @@ export const WASI_0_2 = '0.2';
 export const WASI_0_3 = '0.3';
 
 /** The WASI 0.3 interfaces rt serves so far (worker/sandbox/wasi-p3.ts, and wasi-host/p3's http types); the rest of that line are stubs. */
-export const WASI_0_3_SERVED: readonly string[] = ['wasi:random/random', 'wasi:random/insecure', 'wasi:random/insecure-seed', 'wasi:clocks/monotonic-clock', 'wasi:clocks/system-clock', 'wasi:cli/environment', 'wasi:cli/exit', 'wasi:cli/stdin', 'wasi:cli/stdout', 'wasi:cli/stderr', 'wasi:http/types', 'wasi:http/client'];
+export const WASI_0_3_SERVED: readonly string[] = ['wasi:random/random', 'wasi:random/insecure', 'wasi:random/insecure-seed', 'wasi:clocks/monotonic-clock', 'wasi:clocks/system-clock', 'wasi:cli/environment', 'wasi:cli/exit', 'wasi:cli/stdin', 'wasi:cli/stdout', 'wasi:cli/stderr', 'wasi:filesystem/types', 'wasi:filesystem/preopens', 'wasi:http/types', 'wasi:http/client'];
 
 /** Whether `name` (`wasi:io/streams@0.2.3`) is a WASI import rt serves: any of the 0.2 line, those above of 0.3. */
 export function isServedWasiImport(name: string): boolean {

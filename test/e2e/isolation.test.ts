@@ -9,6 +9,8 @@ import { letTimePass } from '../support/eventually.js';
 import { ENDLESS_START, examplesRepository, GRANTEE, HOSTILE, repository, RUNAWAY } from '../support/fixtures.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { P3_FILES } from '../support/async-components.js';
+import { hasJspi } from '../../lib/platform.js';
 
 const TIMEOUT_S = 2;
 
@@ -306,3 +308,68 @@ function p99(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
 }
+
+// WASI 0.3 components need JSPI (Node 24, 26).
+if (hasJspi) describe('WASI 0.3 files within the grants (e2e)', function () {
+  this.timeout(120_000);
+  let rt: RtProcess;
+  let repo: string;
+  const readFileOf = (service: string, path: string) => call(`${rt.url}/api/services/default/${service}/invoke/read-file`, { body: JSON.stringify({ path }), contentType: 'application/json', headers: { accept: 'application/json' } });
+  const touch = (service: string, path: string) => call(`${rt.url}/api/services/default/${service}/invoke/touch`, { body: JSON.stringify({ path }), contentType: 'application/json' });
+  /** The error-code case P3_FILES answers, by name (wasi:filesystem@0.3.0's order). */
+  const CASE = { 'no-entry': 19, 'not-permitted': 30, 'read-only': 32 };
+  const big = Buffer.alloc(100_000);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 251;
+
+  before(async function () {
+    this.timeout(300_000);
+    repo = await repository({
+      'ro.wasm': P3_FILES,
+      'ro.toml': { raw: 'service = "ro"\n[[allowed_paths]]\nhost = "data"\nguest = "/data"\n' },
+      'rw.wasm': P3_FILES,
+      'rw.toml': { raw: 'service = "rw"\n[[allowed_paths]]\nhost = "out"\nguest = "/out"\nwritable = true\n' },
+      'none.wasm': P3_FILES,
+      'none.toml': { raw: 'service = "none"\n' },
+      'data/hello.txt': { raw: 'hello from a file' },
+      'data/big.bin': { raw: big },
+      'out/.keep': { raw: '' },
+      'secret.txt': { raw: 'outside every grant' },
+    });
+    await symlink(join(repo, 'secret.txt'), join(repo, 'data', 'escape'));
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n` });
+    await rt.ready();
+  });
+
+  after(async () => {
+    await rt?.stop();
+  });
+
+  it('reads a granted file through wasi:filesystem@0.3 (open-at, read-via-stream), 100 KB in reads of 64 KiB', async () => {
+    const hello = await readFileOf('ro', 'hello.txt');
+    expect(hello.status, hello.text).to.equal(200);
+    expect(Buffer.from(hello.body.result as string, 'base64').toString()).to.equal('hello from a file');
+    const whole = await fetch(`${rt.url}/api/services/default/ro/invoke/read-file`, { method: 'POST', body: '{"path": "big.bin"}', headers: { 'content-type': 'application/json' } });
+    expect(Buffer.from(await whole.arrayBuffer()).equals(big), 'the same 100 KB').to.equal(true);
+    expect((await call(`${rt.url}/api/services/default/ro`, { method: 'GET' })).body.unsatisfied_imports).to.deep.equal([]);
+  });
+
+  it('answers no-entry for a missing file, not-permitted for a path or a symlink out of the grant, read-only for a write to a read-only grant; and none with no grant', async () => {
+    const failed = async (answer: Promise<{ status: number; body: Record<string, unknown> }>) => {
+      const { status, body } = await answer;
+      expect(status).to.equal(500);
+      return body.value;
+    };
+    expect(await failed(readFileOf('ro', 'missing.txt'))).to.equal(CASE['no-entry']);
+    for (const path of ['../secret.txt', '/etc/passwd', 'escape']) expect(await failed(readFileOf('ro', path)), path).to.equal(CASE['not-permitted']);
+    expect(await failed(touch('ro', 'new.txt'))).to.equal(CASE['read-only']);
+    // P3_FILES answers 255 when it is given no directory.
+    expect(await failed(readFileOf('none', 'hello.txt'))).to.equal(255);
+    expect((await readFileOf('ro', 'hello.txt')).status, 'served on').to.equal(200);
+  });
+
+  it('creates a file in a writable grant, which the host sees and the guest reads back', async () => {
+    expect((await touch('rw', 'made.txt')).status).to.equal(200);
+    expect(await readFile(join(repo, 'out', 'made.txt'), 'utf8')).to.equal('');
+    expect((await readFileOf('rw', 'made.txt')).body).to.deep.equal({ result: '' });
+  });
+});

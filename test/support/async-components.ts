@@ -1232,3 +1232,125 @@ world dozer {
       (return (i32.const 0))))
     (i32.or (i32.shl (i32.load (local.get $slot)) (i32.const 4)) (i32.const 2))))`,
 };
+
+/**
+ * WASI 0.3's wasi:filesystem through the async ABI, on the first directory
+ * its sidecar grants (none: err(255)), one call at a time:
+ * - `read-file: async func(path: string) -> result<list<u8>, u8>`: opens
+ *   `path` (open-at, lowered async: its task waits on the subtask), reads it
+ *   through read-via-stream 64 KiB a read, waiting on the stream while it
+ *   has nothing, until the host drops it; err(the error-code's case index)
+ *   when open-at fails, err(254) past 192 KiB;
+ * - `touch: async func(path: string) -> result<_, u8>`: opens `path` with
+ *   create, for writing, and drops it.
+ */
+export const P3_FILES: ComponentSource = {
+  kind: 'wat',
+  world: 'files',
+  wit: withWasi03(`package test:p3-files@0.1.0;
+world files {
+  import wasi:filesystem/types@0.3.0;
+  import wasi:filesystem/preopens@0.3.0;
+  export read-file: async func(path: string) -> result<list<u8>, u8>;
+  export touch: async func(path: string) -> result<_, u8>;
+}`),
+  wat: `(module
+  (import "wasi:filesystem/preopens@0.3.0" "get-directories" (func $dirs (param i32)))
+  (import "wasi:filesystem/types@0.3.0" "[async-lower][method]descriptor.open-at" (func $open-at (param i32 i32) (result i32)))
+  (import "wasi:filesystem/types@0.3.0" "[method]descriptor.read-via-stream" (func $read-via-stream (param i32 i64 i32)))
+  (import "wasi:filesystem/types@0.3.0" "[async-lower][stream-read-0][method]descriptor.read-via-stream" (func $stream-read (param i32 i32 i32) (result i32)))
+  (import "wasi:filesystem/types@0.3.0" "[stream-drop-readable-0][method]descriptor.read-via-stream" (func $stream-drop (param i32)))
+  (import "wasi:filesystem/types@0.3.0" "[future-drop-readable-1][method]descriptor.read-via-stream" (func $future-drop (param i32)))
+  (import "wasi:filesystem/types@0.3.0" "[resource-drop]descriptor" (func $descriptor-drop (param i32)))
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "[export]$root" "[task-return]read-file" (func $return-read (param i32 i32 i32)))
+  (import "[export]$root" "[task-return]touch" (func $return-touch (param i32 i32)))
+  (memory (export "memory") 4)
+  ;; 64: get-directories' list; 128: open-at's parameters (20 bytes); 160: its result (20 bytes); 192: read-via-stream's
+  ;; stream and future. The call's state from 256: +0 its waitable set, +4 the preopen, +8 the file, +12 the stream,
+  ;; +16 bytes read, +20 touch (1) or read-file (0). The bytes read go from 65536 on; what the glue allocates, from 1024.
+  (global $heap (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $p) (local.get 3)))
+    (local.get $p))
+  (func $wait-on (param $w i32) (result i32)
+    (if (i32.eqz (i32.load (i32.const 256))) (then (i32.store (i32.const 256) (call $set-new))))
+    (call $join (local.get $w) (i32.load (i32.const 256)))
+    (i32.or (i32.shl (i32.load (i32.const 256)) (i32.const 4)) (i32.const 2)))
+  ;; The call is over: its set goes, and what the glue allocated for it.
+  (func $exit (result i32)
+    (if (i32.load (i32.const 256)) (then (call $set-drop (i32.load (i32.const 256))) (i32.store (i32.const 256) (i32.const 0))))
+    (global.set $heap (i32.const 1024))
+    (i32.const 0))
+  (func $fail (param $code i32) (result i32)
+    (if (i32.load (i32.const 276))
+      (then (call $return-touch (i32.const 1) (local.get $code)))
+      (else (call $return-read (i32.const 1) (local.get $code) (i32.const 0))))
+    (call $exit))
+  (func $start (param $ptr i32) (param $len i32) (param $touch i32) (result i32) (local $r i32)
+    (i32.store (i32.const 272) (i32.const 0))
+    (i32.store (i32.const 276) (local.get $touch))
+    (call $dirs (i32.const 64))
+    (if (i32.eqz (i32.load (i32.const 68))) (then (return (call $fail (i32.const 255)))))
+    (i32.store (i32.const 260) (i32.load (i32.load (i32.const 64))))
+    ;; open-at(self, path-flags {symlink-follow}, path, open-flags, flags): create and write to touch, read to read.
+    (i32.store (i32.const 128) (i32.load (i32.const 260)))
+    (i32.store8 (i32.const 132) (i32.const 1))
+    (i32.store (i32.const 136) (local.get $ptr))
+    (i32.store (i32.const 140) (local.get $len))
+    (i32.store8 (i32.const 144) (local.get $touch))
+    (i32.store8 (i32.const 145) (select (i32.const 2) (i32.const 1) (local.get $touch)))
+    (local.set $r (call $open-at (i32.const 128) (i32.const 160)))
+    ;; RETURNED (2) at once, or a subtask to wait for.
+    (if (i32.eq (i32.and (local.get $r) (i32.const 15)) (i32.const 2)) (then (return (call $opened))))
+    (call $wait-on (i32.shr_u (local.get $r) (i32.const 4))))
+  (func $opened (result i32)
+    (call $descriptor-drop (i32.load (i32.const 260)))
+    (if (i32.load8_u (i32.const 160)) (then (return (call $fail (i32.load8_u (i32.const 164))))))
+    (i32.store (i32.const 264) (i32.load (i32.const 164)))
+    (if (i32.load (i32.const 276)) (then
+      (call $descriptor-drop (i32.load (i32.const 264)))
+      (call $return-touch (i32.const 0) (i32.const 0))
+      (return (call $exit))))
+    (call $read-via-stream (i32.load (i32.const 264)) (i64.const 0) (i32.const 192))
+    (i32.store (i32.const 268) (i32.load (i32.const 192)))
+    (call $future-drop (i32.load (i32.const 196)))
+    (call $pump))
+  ;; Reads on until the host drops the stream (or it would overflow), waiting while it has nothing.
+  (func $pump (result i32) (local $r i32)
+    (loop $more
+      (if (i32.gt_u (i32.load (i32.const 272)) (i32.const 131072)) (then (return (call $done (i32.const 254)))))
+      (local.set $r (call $stream-read (i32.load (i32.const 268)) (i32.add (i32.const 65536) (i32.load (i32.const 272))) (i32.const 65536)))
+      (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait-on (i32.load (i32.const 268))))))
+      (br_if $more (call $progress (local.get $r))))
+    (call $done (i32.const 0)))
+  ;; A read's outcome: its bytes counted; whether to read on (COMPLETED: 0), or not (the host dropped the stream).
+  (func $progress (param $r i32) (result i32)
+    (i32.store (i32.const 272) (i32.add (i32.load (i32.const 272)) (i32.shr_u (local.get $r) (i32.const 4))))
+    (i32.eqz (i32.and (local.get $r) (i32.const 15))))
+  (func $done (param $code i32) (result i32)
+    (call $stream-drop (i32.load (i32.const 268)))
+    (call $descriptor-drop (i32.load (i32.const 264)))
+    (if (local.get $code) (then (return (call $fail (local.get $code)))))
+    (call $return-read (i32.const 0) (i32.const 65536) (i32.load (i32.const 272)))
+    (call $exit))
+  (func $callback (param $event i32) (param $w i32) (param $p i32) (result i32)
+    ;; SUBTASK (1): open-at's; RETURNED (2) is its end.
+    (if (i32.eq (local.get $event) (i32.const 1)) (then
+      (if (i32.ne (local.get $p) (i32.const 2)) (then (return (i32.or (i32.shl (i32.load (i32.const 256)) (i32.const 4)) (i32.const 2)))))
+      (call $join (local.get $w) (i32.const 0))
+      (call $subtask-drop (local.get $w))
+      (return (call $opened))))
+    ;; STREAM_READ (2): the read that waited is done.
+    (call $join (local.get $w) (i32.const 0))
+    (if (call $progress (local.get $p)) (then (return (call $pump))))
+    (call $done (i32.const 0)))
+  (func (export "[async-lift]read-file") (param i32 i32) (result i32) (call $start (local.get 0) (local.get 1) (i32.const 0)))
+  (func (export "[callback][async-lift]read-file") (param i32 i32 i32) (result i32) (call $callback (local.get 0) (local.get 1) (local.get 2)))
+  (func (export "[async-lift]touch") (param i32 i32) (result i32) (call $start (local.get 0) (local.get 1) (i32.const 1)))
+  (func (export "[callback][async-lift]touch") (param i32 i32 i32) (result i32) (call $callback (local.get 0) (local.get 1) (local.get 2))))`,
+};

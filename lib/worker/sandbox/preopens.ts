@@ -242,10 +242,7 @@ function grantRoot(grant: PathGrant): string {
  * another component's imports in the same thread.
  */
 export function grantedFilesystem(paths: PathGrant[]): Record<string, object> {
-  const directories = paths.map((p): [Descriptor, string] => {
-    const root = grantRoot(p);
-    return [Descriptor.root(shim._createPreopenDescriptor(root), { root, writable: p.writable }), p.guest];
-  });
+  const directories = grantedDirectories(paths);
   return {
     'wasi:filesystem/types': {
       Descriptor,
@@ -254,4 +251,12 @@ export function grantedFilesystem(paths: PathGrant[]): Record<string, object> {
     },
     'wasi:filesystem/preopens': { getDirectories: () => directories },
   };
+}
+
+/** The granted directories as preopened descriptors, each with its guest name (WASI 0.3's filesystem wraps them: wasi-p3-filesystem.ts). */
+export function grantedDirectories(paths: PathGrant[]): [Descriptor, string][] {
+  return paths.map((p): [Descriptor, string] => {
+    const root = grantRoot(p);
+    return [Descriptor.root(shim._createPreopenDescriptor(root), { root, writable: p.writable }), p.guest];
+  });
 }

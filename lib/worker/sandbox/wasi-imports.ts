@@ -71,7 +71,7 @@ function sandboxed({ env, config, paths, outboundHosts }: Grants): InterfaceTabl
     throw new ComponentExit(status);
   };
   return {
-    ...wasi03Interfaces({ env, exit }),
+    ...wasi03Interfaces({ env, paths, exit }),
     ...onWasi02({
       // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
       'wasi:config/store': {

@@ -1,23 +1,27 @@
-// The host's WASI 0.3 interfaces (docs/api.md §5.9) but files, sockets and
-// HTTP: random, the clocks (sleeping among them), the environment, exit and
-// stdio. They are rt's own, not preview3-shim's: each is a line or two over
-// node:crypto, the process clocks, timers and stdio, within the same grants
-// as their 0.2 twins (the environment holds what the sidecar grants; exit
-// ends the call, never the worker; what a guest writes to stdout and stderr
-// goes to its thread's capture, into the log under its service, as 0.2's
-// output does, and never to the worker's own stdout; stdin is empty). The
-// rest of the 0.3 line is not served yet: those imports are stubs that trap.
+// The host's WASI 0.3 interfaces (docs/api.md §5.9) but HTTP (wasi-host/p3)
+// and sockets: random, the clocks (sleeping among them), the environment,
+// exit, stdio, and the granted directories (wasi-p3-filesystem.ts). They are
+// rt's own, not preview3-shim's: each is a line or two over node:crypto, the
+// process clocks, timers and stdio, within the same grants as their 0.2
+// twins (the environment holds what the sidecar grants; exit ends the call,
+// never the worker; what a guest writes to stdout and stderr goes to its
+// thread's capture, into the log under its service, as 0.2's output does,
+// and never to the worker's own stdout; stdin is empty). Sockets are not
+// served: those imports are stubs that trap.
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
+import type { PathGrant } from '../../service.js';
 import { writeCaptured, type StreamName } from './output-capture.js';
+import { filesystem03 } from './wasi-p3-filesystem.js';
 
 /** The most bytes one get-random-bytes call gives: 0.3 lets the host give fewer than `max-len`, and a guest's u64 must not make the worker allocate it. */
 export const MAX_RANDOM_BYTES = 65_536;
 
-/** What the 0.3 interfaces are given: the granted environment, and how exit ends the call. */
+/** What the 0.3 interfaces are given: the granted environment and directories, and how exit ends the call. */
 export interface P3Grants {
   env: [string, string][];
+  paths?: PathGrant[];
   exit: (status: unknown) => never;
 }
 
@@ -65,7 +69,7 @@ function u64(): bigint {
 }
 
 /** The interfaces of wasi-lines.ts's WASI_0_3_SERVED, in jco's values: u64 as bigint, list<u8> as Uint8Array, a tuple as an array, an option as the value or undefined. */
-export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object> {
+export function wasi03Interfaces({ env, paths = [], exit }: P3Grants): Record<string, object> {
   const table: Record<string, object> = {
     'wasi:random/random': { getRandomBytes: bytes, getRandomU64: u64 },
     // The same source: a guest asking for less than the secure kind gets no less.
@@ -85,6 +89,7 @@ export function wasi03Interfaces({ env, exit }: P3Grants): Record<string, object
     'wasi:cli/stdin': { readViaStream: () => [nothing(), Promise.resolve({ tag: 'ok', val: undefined })] },
     'wasi:cli/stdout': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stdout') },
     'wasi:cli/stderr': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stderr') },
+    ...filesystem03(paths),
   };
   return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_3}`, value]));
 }
