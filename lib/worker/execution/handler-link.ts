@@ -11,14 +11,11 @@
 // The target is looked up when the request starts: a restart or reload of
 // it is what the next request sees.
 
-import { HANDLER_LINK, serviceKey, type ServiceDescriptor, type ServiceId, type ServiceLink } from '../../service.js';
+import { HANDLER_LINK, serviceKey, type ServiceDescriptor, type ServiceLink } from '../../service.js';
 import { unversioned } from '../../wit/interface-key.js';
 import { MainEnd, type ErrorCode, type FieldEntry, type HandlerRequest, type LinkedRequests, type OutboundRequest, type OutboundSide, type OutgoingHead, type ResponseHead, type ResponseListener, type Settled } from '../wasi-host/index.js';
-import type { HostedService } from './hosted-service.js';
 import type { Failure } from './invocation.js';
-
-/** How a worker finds the service a link names, when a call across it is made. */
-export type LinkedServices = (id: ServiceId) => HostedService | undefined;
+import type { LinkedServices, LinkTarget } from './link-target.js';
 
 /** Response bytes the target may write ahead of what the middleware has read. */
 const WINDOW_BYTES = 256 * 1024;
@@ -62,7 +59,7 @@ class LinkedExchange implements OutboundRequest, ResponseListener {
     this.#channel = new MainEnd(this, WINDOW_BYTES);
   }
 
-  serve(target: HostedService, head: OutgoingHead, deadline: number): void {
+  serve(target: LinkTarget, head: OutgoingHead, deadline: number): void {
     const request: HandlerRequest = { method: head.method, scheme: head.scheme, authority: head.authority, pathWithQuery: head.pathWithQuery, headers: head.headers };
     void target.serveHttp(request, this.#channel, deadline, this.#stop.signal).then((result) => {
       if (result.kind !== 'ok') this.#failed(result);

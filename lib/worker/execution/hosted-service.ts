@@ -19,7 +19,7 @@ import { endedBecause, CallHandles, neverIssued } from './call-handles.js';
 import type { FunctionCodec } from '../../wit/codec.js';
 import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
-import type { LinkedServices } from './handler-link.js';
+import type { LinkedServices } from './link-target.js';
 import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';

@@ -19,7 +19,7 @@ import { interfaceKey, unversioned } from '../../wit/interface-key.js';
 import { jsIdentifier } from '../../wit/js-names.js';
 import { threadWaker, wakeThread, type Waker } from '../wasi-host/index.js';
 import type { Failure } from './invocation.js';
-import type { LinkedServices } from './handler-link.js';
+import type { LinkedServices } from './link-target.js';
 
 /** Importer's thread → main: call `fn` of the linked interface `link`. */
 export interface LinkCall {
