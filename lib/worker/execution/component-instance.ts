@@ -9,6 +9,7 @@ import type { ErrorCode } from '../../errors.js';
 import type { ExportLocation } from '../../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
 import { CoreByteNext } from './core-byte-next.js';
+import { TaskFailure } from './task-failure.js';
 import { TASK_FAILED_IMPORT } from '../../task-failed-import.js';
 
 type Bound = (...args: unknown[]) => unknown;
@@ -66,8 +67,8 @@ export class ComponentInstance {
     private readonly memories: WebAssembly.Memory[],
     private readonly handler: Bound | undefined,
     private readonly byteNexts: Map<string, CoreByteNext>,
-    /** Rejects with the first failure of a task that nobody awaits any more (glue-async-rewrite.ts): the instance has trapped. */
-    private readonly taskFailure: Promise<never>,
+    /** The first failure of a task that nobody awaits any more (glue-async-rewrite.ts): the instance has trapped. */
+    private readonly taskFailure: TaskFailure,
   ) {}
 
   /**
@@ -79,10 +80,7 @@ export class ComponentInstance {
     const memories: WebAssembly.Memory[] = [];
     const byteNexts = new Map<string, CoreByteNext>();
     const bounded = spec.bounded ?? ((fn) => fn());
-    let taskFailed!: (e: unknown) => void;
-    const taskFailure = new Promise<never>((_, reject) => (taskFailed = reject));
-    // Seen by whoever awaits the instance next, if anyone does.
-    taskFailure.catch(() => {});
+    const taskFailure = new TaskFailure();
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
       (name) => {
@@ -90,7 +88,7 @@ export class ComponentInstance {
         if (!module) throw new Error(`the glue asked for an unknown core module ${name}`);
         return module;
       },
-      { ...spec.imports, [TASK_FAILED_IMPORT]: taskFailed },
+      { ...spec.imports, [TASK_FAILED_IMPORT]: (e: unknown) => taskFailure.fail(e) },
       async (module, imports) => {
         const instance = bounded(() => new WebAssembly.Instance(module, spec.coreImports ? { ...imports, ...spec.coreImports } : imports));
         for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
@@ -139,7 +137,7 @@ export class ComponentInstance {
    */
   async settled(value: unknown): Promise<CallOutcome> {
     try {
-      while (isThenable(value)) value = await Promise.race([value, this.taskFailure]);
+      while (isThenable(value)) value = await this.taskFailure.guard(value);
       return { kind: 'ok', value };
     } catch (e) {
       return this.failure(e);
@@ -153,7 +151,7 @@ export class ComponentInstance {
 
   /** `promise`, a guest's (a stream's read, a future), rejecting instead if any of the instance's tasks traps meanwhile. */
   guard<T>(promise: PromiseLike<T>): Promise<T> {
-    return Promise.race([promise, this.taskFailure]);
+    return this.taskFailure.guard(promise);
   }
 
   /** Calls `next` on a stream's resource (what a streaming method returned): its value is the item, or undefined/null at the end. */
@@ -261,3 +259,4 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
   return String(e);
 }
+
