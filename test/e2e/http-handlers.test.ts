@@ -522,6 +522,11 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       // A middleware whose downstream handler is `web`, through a link.
       mw: P3_MIDDLEWARE,
       'mw.toml': { raw: 'service = "mw"\nhttp_route = "/mw"\n[imports]\n"wasi:http/handler" = "default/web"\n' },
+      // Two middlewares whose downstream is each other: a load error, not a request that waits on itself.
+      'loop-a.wasm': P3_MIDDLEWARE,
+      'loop-a.toml': { raw: 'service = "loop-a"\n[imports]\n"wasi:http/handler" = "default/loop-b"\n' },
+      'loop-b.wasm': P3_MIDDLEWARE,
+      'loop-b.toml': { raw: 'service = "loop-b"\n[imports]\n"wasi:http/handler" = "default/loop-a"\n' },
       // A 0.2 handler beside them.
       'old.wasm': TYPES_HANDLER,
       'old.toml': { raw: 'service = "old"\nhttp_route = "/old"\n' },
@@ -593,6 +598,15 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     const { body: listing } = await call(`${rt.url}/api/services`, { method: 'GET' });
     const mw = (listing.services as Record<string, unknown>[]).find((s) => s.service === 'mw');
     expect(mw).to.deep.include({ links: { 'wasi:http/handler@0.3.0': 'default/web' }, unsatisfied_imports: [] });
+  });
+
+  it('fails two middlewares linked to each other at load, naming the cycle; the rest serve', async () => {
+    const { body } = await call(`${rt.url}/api/services`, { method: 'GET' });
+    const failed: Record<string, string> = Object.fromEntries((body.failed as { source: string; error: string }[]).map((f) => [f.source.split('/').pop(), f.error]));
+    expect(failed['loop-a.wasm']).to.equal('its [imports] make a link cycle: default.loop-a → default.loop-b → default.loop-a (a call across it would wait on itself)');
+    expect(failed['loop-b.wasm']).to.equal('its [imports] make a link cycle: default.loop-b → default.loop-a → default.loop-b (a call across it would wait on itself)');
+    expect((await send(`${rt.url}/api/services/default/loop-a/http/`)).status).to.equal(404);
+    expect((await send(`${rt.url}/mw/`)).status).to.equal(200);
   });
 
   it("answers a linked handler's error-code, trap or bad status as the middleware's error, and both serve on", async () => {
