@@ -50,6 +50,8 @@ class LinkedExchange implements OutboundRequest, ResponseListener {
   #unread = 0;
   #skipping = false;
   #headSent = false;
+  /** The middleware ended its request body. */
+  #requestEnded = false;
   #over = false;
 
   constructor(id: number, side: OutboundSide, target: string) {
@@ -61,9 +63,12 @@ class LinkedExchange implements OutboundRequest, ResponseListener {
 
   serve(target: LinkTarget, head: OutgoingHead, deadline: number): void {
     const request: HandlerRequest = { method: head.method, scheme: head.scheme, authority: head.authority, pathWithQuery: head.pathWithQuery, headers: head.headers };
-    void target.serveHttp(request, this.#channel, deadline, this.#stop.signal).then((result) => {
-      if (result.kind !== 'ok') this.#failed(result);
-    });
+    target.serveHttp(request, this.#channel, deadline, this.#stop.signal).then(
+      (result) => {
+        if (result.kind !== 'ok') this.#failed(result);
+      },
+      (e: unknown) => this.fail({ tag: 'internal-error', val: `${this.#target} could not take the request: ${e instanceof Error ? e.message : String(e)}` }),
+    );
   }
 
   // ---- from the middleware (OutboundRequest) ----
@@ -73,6 +78,7 @@ class LinkedExchange implements OutboundRequest, ResponseListener {
   }
 
   end(trailers: FieldEntry[] | undefined): void {
+    this.#requestEnded = true;
     if (!this.#over) this.#channel.end(trailers);
   }
 
@@ -154,6 +160,8 @@ class LinkedExchange implements OutboundRequest, ResponseListener {
 
   /** The target is done with the request: what it sent stays with the middleware's thread, nothing more comes. */
   #done(): void {
+    // It answered without the rest of the body: the middleware's writes are taken and dropped from now on, as a server's that has answered.
+    if (!this.#requestEnded) this.#side.post({ kind: 'error', id: this.#id, code: { tag: 'internal-error', val: `${this.#target} answered without reading the rest of the request body` } });
     this.#over = true;
     this.#side.forget(this.#id);
     this.#channel.dispose();
