@@ -55,14 +55,19 @@
 //   copied the rest; they stay a Uint8Array, read as views. A 0.3 echo of
 //   1 MiB bodies (the body handed in and straight back out) in process:
 //   66 → 142 MiB/s.
+// - taskStarts: the task each call of an export starts is told to rt's
+//   import (TASK_STARTED_IMPORT), so that rt can ask for its cancellation
+//   (the client left, its deadline passed): the glue delivers TASK_CANCELLED
+//   to the guest's callback at its next wait, as the component model says,
+//   and the call resolves once the guest acknowledges with task.cancel.
 
-import { TASK_FAILED_IMPORT } from '../task-failed-import.js';
+import { TASK_FAILED_IMPORT, TASK_STARTED_IMPORT } from '../task-failed-import.js';
 
-/** A change: `find` (a string, or a global regex) must occur `times` times (or any of them); each occurrence becomes `replace`. */
+/** A change: `find` (a string, or a global regex) must occur `times` times (or any of them; `some`: once or more); each occurrence becomes `replace`. */
 interface Patch {
   find: string | RegExp;
   replace: string;
-  times: number | readonly number[];
+  times: number | readonly number[] | 'some';
 }
 
 /** Where `instantiate` begins: the helpers go first in it, in scope of everything the glue defines there. */
@@ -124,7 +129,7 @@ const RELEASE_HELPERS = `
 const weakTable = (table: string): string =>
   `((table) => { const registry = new FinalizationRegistry((rep) => table.remove(rep)); return { insert(value) { const rep = table.insert(new WeakRef(value)); registry.register(value, rep); return rep; }, get(rep) { return table.get(rep)?.deref(); } }; })(new RepTable({ target: '${table}' }))`;
 
-const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'releases' | 'byteCopies' | 'givenBytes', Patch[]> = {
+const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'releases' | 'byteCopies' | 'givenBytes' | 'taskStarts', Patch[]> = {
   taskFailures: [
     {
       find: 'const handleError = (err) => {',
@@ -226,6 +231,14 @@ $1drainInto(target, maxCount) {`,
     { find: "if (args.data !== undefined && !Array.isArray(args.data)) {", replace: 'if (args.data !== undefined && !Array.isArray(args.data) && !(args.data instanceof Uint8Array)) {', times: 1 },
     { find: 'this.#hostOnlyData = this.#hostOnlyData.slice(count);', replace: 'this.#hostOnlyData = this.#hostOnlyData instanceof Uint8Array ? this.#hostOnlyData.subarray(count) : this.#hostOnlyData.slice(count);', times: 1 },
   ],
+  // Every export's call makes its task this way, synchronously, before its first await.
+  taskStarts: [
+    {
+      find: /(const \[task, _wasm_call_currentTaskID\] = createNewCurrentTask\(\{[^}]*callingWasmExport: true,\s*\}\);)/g,
+      replace: `$1 imports?.[${JSON.stringify(TASK_STARTED_IMPORT)}]?.(task);`,
+      times: 'some',
+    },
+  ],
 };
 
 export type AsyncPatchGroup = keyof typeof GROUPS;
@@ -236,7 +249,7 @@ export function rewriteAsyncGlue(glue: string): { text: string; applied: AsyncPa
   let text = glue;
   const applied: AsyncPatchGroup[] = [];
   for (const [group, patches] of Object.entries(GROUPS) as [AsyncPatchGroup, Patch[]][]) {
-    if (!patches.every((p) => [p.times].flat().includes(occurrences(text, p.find)))) continue;
+    if (!patches.every((p) => (p.times === 'some' ? occurrences(text, p.find) > 0 : [p.times].flat().includes(occurrences(text, p.find))))) continue;
     for (const p of patches) text = typeof p.find === 'string' ? text.split(p.find).join(p.replace) : text.replace(p.find, p.replace);
     applied.push(group);
   }

@@ -460,6 +460,26 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
       expect((await call(url, { body: '{"ns": 1000000}', contentType: 'application/json' })).status, 'served on').to.equal(200);
     });
 
+    it('cancels the task of an async call whose client leaves, and of one past its deadline (504): the guest acknowledges, and its instance serves on', async () => {
+      const url = (method: string) => `${rt!.url}/api/services/default/p3-sleeper/invoke/${method}`;
+      const cancelled = async () => Number((await call(url('cancelled'))).body.result);
+      const before = await cancelled();
+      const leaving = new AbortController();
+      const left = fetch(url('nap'), { method: 'POST', body: '{"ns": 60000000000}', headers: { 'content-type': 'application/json' }, signal: leaving.signal }).catch(() => 'left');
+      await letTimePass(200, 'the nap is waiting in its task');
+      leaving.abort();
+      expect(await left).to.equal('left');
+      await eventually(async () => (await cancelled()) === before + 1, { what: 'the guest to hear TASK_CANCELLED and acknowledge', timeoutMs: 5_000, intervalMs: 50 });
+      const late = await call(url('nap'), { body: '{"ns": 60000000000}', contentType: 'application/json' });
+      expect(late.status).to.equal(504);
+      await eventually(async () => (await cancelled()) === before + 2, { what: 'the late task cancelled', timeoutMs: 5_000, intervalMs: 50 });
+      // A task that ignored the request would retire its instance after a second: this one's count goes on.
+      await letTimePass(1_500, 'past the grace a task that ignores cancellation gets');
+      expect(await cancelled(), 'the same instance').to.equal(before + 2);
+      const { body } = await call(`${rt!.url}/api/services/default/p3-sleeper`, { method: 'GET' });
+      expect((body.instances as { live: number }).live).to.equal(1);
+    });
+
     it('serves calls of an async function side by side in one instance while they wait (max_concurrency), and one that runs past its deadline retires its instance only once the others have answered', async () => {
       const url = `${rt!.url}/api/services/default/p3-sleeper/invoke/nap`;
       const nap = (ms: number) => call(url, { body: JSON.stringify({ ns: ms * 1_000_000 }), contentType: 'application/json' });

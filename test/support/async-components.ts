@@ -629,7 +629,9 @@ world host {
  * `boom: async func()`, which traps; `flood: async func(n: u32) -> u32`,
  * which starts `n` waits of a minute and waits for none (nor drops them),
  * then answers `n`: a guest that spawns tasks without bound; and `plain:
- * func() -> u32`, 7, a call that has its instance to itself.
+ * func() -> u32`, 7, a call that has its instance to itself. A nap asked
+ * to cancel (TASK_CANCELLED) acknowledges with task.cancel and leaves its
+ * wait; `cancelled: func() -> u32` counts those, in this instance.
  */
 export const P3_SLEEPER: ComponentSource = {
   kind: 'wat',
@@ -641,9 +643,11 @@ world sleeper {
   export boom: async func();
   export flood: async func(n: u32) -> u32;
   export plain: func() -> u32;
+  export cancelled: func() -> u32;
 }`),
   wat: `(module
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
+  (import "[export]$root" "[task-cancel]" (func $task-cancel))
   (import "wasi:clocks/monotonic-clock@0.3.0" "now" (func $now (result i64)))
   (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
   (import "$root" "[waitable-join]" (func $join (param i32 i32)))
@@ -678,9 +682,15 @@ world sleeper {
     (i32.const 0))
   (func (export "[callback][async-lift]flood") (param i32 i32 i32) (result i32) (i32.const 0))
   (func (export "plain") (result i32) (i32.const 7))
+  (global $cancelled (mut i32) (i32.const 0))
+  (func (export "cancelled") (result i32) (global.get $cancelled))
   (func (export "[callback][async-lift]boom") (param i32 i32 i32) (result i32) unreachable)
-  ;; The one event its set gives: SUBTASK, the wait has returned.
+  ;; SUBTASK: the wait has returned; TASK_CANCELLED (6): the host asks it to stop, and it does (its wait left to the host).
   (func (export "[callback][async-lift]nap") (param $event i32) (param $subtask i32) (param $status i32) (result i32)
+    (if (i32.eq (local.get $event) (i32.const 6)) (then
+      (global.set $cancelled (i32.add (global.get $cancelled) (i32.const 1)))
+      (call $task-cancel)
+      (return (i32.const 0))))
     (call $join (local.get $subtask) (i32.const 0))
     (call $subtask-drop (local.get $subtask))
     (call $return (i64.sub (call $now) (i64.load (call $ctx-get))))

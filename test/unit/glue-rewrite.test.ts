@@ -22,9 +22,9 @@ import { asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-component
 import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 import type { ResponseParts } from '../../lib/worker/wasi-host/p3/http-types.js';
 import { byteReader } from '../../lib/worker/wasi-host/p3/bodies.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, letTimePass } from '../support/eventually.js';
 import { hasJspi } from '../../lib/platform.js';
-import { TASK_FAILED_IMPORT } from '../../lib/task-failed-import.js';
+import { TASK_FAILED_IMPORT, TASK_STARTED_IMPORT } from '../../lib/task-failed-import.js';
 import { wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -144,7 +144,7 @@ console.log('collected, still running');
     const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     // A jco that writes its async machinery otherwise fails here: a group of changes would be left out.
-    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies', 'givenBytes']);
+    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies', 'givenBytes', 'taskStarts']);
     // Instances need JSPI; without it (Node 22) the counts above are what can be checked.
     if (!hasJspi) return;
     const failures: unknown[] = [];
@@ -169,7 +169,7 @@ console.log('collected, still running');
     const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     const rewritten = rewriteGlue(glue);
-    expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases']);
+    expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'taskStarts']);
     expect(glue).to.include('setTimeout(() => {\n        // NOTE: whether the import settled');
     expect(rewritten.text).to.include('setImmediate(() => {\n        // NOTE: whether the import settled');
     if (!hasJspi) return;
@@ -184,6 +184,35 @@ console.log('collected, still running');
     expect(Number(await nap(20_000_000n))).to.be.at.least(20_000_000);
     // 500 waits started and left: each call returns to the guest at once (it was at least 1 ms each).
     expect(await (exports.flood as (n: number) => Promise<number>)(500)).to.equal(500);
+  });
+
+  it("tells rt each export call's task as it starts, so that a task can be cancelled: the guest hears TASK_CANCELLED, acknowledges, and the call resolves", async () => {
+    const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
+    expect(rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches).to.include('taskStarts');
+    if (!hasJspi) return;
+    const exit = (): never => {
+      throw new Error('exit');
+    };
+    const started: { requestCancellation(): void }[] = [];
+    const imports = { [TASK_FAILED_IMPORT]: () => {}, [TASK_STARTED_IMPORT]: (task: { requestCancellation(): void }) => started.push(task), 'wasi:clocks/monotonic-clock': wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] };
+    const component = await loadTranspiled(transpiled, imports, 'component', (text) => rewriteGlue(text).text);
+    const exports = await component.instantiate();
+    const nap = exports.nap as (ns: bigint) => Promise<unknown>;
+    // Asked before the task entered the instance: the glue refuses to start it (ComponentInstance.settled takes that as cancelled).
+    const refused = nap(60_000_000_000n);
+    expect(started, 'told as the call starts, before it awaits anything').to.have.length(1);
+    started[0].requestCancellation();
+    expect(await refused.catch((e: unknown) => String(e))).to.equal('Error: failed to enter task');
+    // Asked while its task waits: the guest hears TASK_CANCELLED and acknowledges.
+    const began = performance.now();
+    const waiting = nap(60_000_000_000n);
+    await letTimePass(50, 'the nap waits in its task');
+    started[1].requestCancellation();
+    expect(await waiting).to.equal(null);
+    expect(performance.now() - began).to.be.below(5_000);
+    expect((exports.cancelled as () => number)()).to.equal(1);
+    // The instance serves on.
+    expect(Number(await (exports.nap as (ns: bigint) => Promise<bigint>)(1_000_000n))).to.be.at.least(1_000_000);
   });
 
   it('lets go of the tasks that ended out of order (calls side by side), which jco keeps for ever', async () => {

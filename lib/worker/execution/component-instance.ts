@@ -10,7 +10,7 @@ import type { ExportLocation } from '../../service.js';
 import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../sandbox/wasi-imports.js';
 import { CoreByteNext } from './core-byte-next.js';
 import { TaskFailure } from './task-failure.js';
-import { TASK_FAILED_IMPORT } from '../../task-failed-import.js';
+import { TASK_FAILED_IMPORT, TASK_STARTED_IMPORT } from '../../task-failed-import.js';
 
 type Bound = (...args: unknown[]) => unknown;
 /** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: core-byte-next.ts). */
@@ -60,6 +60,21 @@ function glue(entry: string): Promise<{ instantiate: Instantiate }> {
   return loaded;
 }
 
+/** Of the glue's task object, what rt uses: a request that the guest cancel it. */
+interface GuestTask {
+  requestCancellation(): void;
+}
+
+/** A call's task, which rt may ask the guest to cancel (ComponentInstance.started). */
+export interface StartedTask {
+  cancel(): void;
+  /** Its cancellation was asked for. */
+  readonly cancelled: boolean;
+}
+
+/** What jco's glue throws for a task asked to cancel before it entered the instance. */
+const NOT_ENTERED = 'failed to enter task';
+
 export class ComponentInstance {
   private constructor(
     private readonly spec: InstanceSpec,
@@ -69,6 +84,8 @@ export class ComponentInstance {
     private readonly byteNexts: Map<string, CoreByteNext>,
     /** The first failure of a task that nobody awaits any more (glue-async-rewrite.ts): the instance has trapped. */
     private readonly taskFailure: TaskFailure,
+    /** The task the export call being made started, as the glue tells it (TASK_STARTED_IMPORT). */
+    private readonly starts: { last: GuestTask | undefined },
   ) {}
 
   /**
@@ -81,6 +98,7 @@ export class ComponentInstance {
     const byteNexts = new Map<string, CoreByteNext>();
     const bounded = spec.bounded ?? ((fn) => fn());
     const taskFailure = new TaskFailure();
+    const starts: { last: GuestTask | undefined } = { last: undefined };
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
       (name) => {
@@ -88,7 +106,7 @@ export class ComponentInstance {
         if (!module) throw new Error(`the glue asked for an unknown core module ${name}`);
         return module;
       },
-      { ...spec.imports, [TASK_FAILED_IMPORT]: (e: unknown) => taskFailure.fail(e) },
+      { ...spec.imports, [TASK_FAILED_IMPORT]: (e: unknown) => taskFailure.fail(e), [TASK_STARTED_IMPORT]: (task: GuestTask) => (starts.last = task) },
       async (module, imports) => {
         const instance = bounded(() => new WebAssembly.Instance(module, spec.coreImports ? { ...imports, ...spec.coreImports } : imports));
         for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
@@ -110,7 +128,7 @@ export class ComponentInstance {
       const init = find(spec.init);
       bounded(() => runInit(init, spec.config, spec.isInterrupt));
     }
-    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts, taskFailure);
+    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts, taskFailure, starts);
   }
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
@@ -119,14 +137,28 @@ export class ComponentInstance {
   }
 
   /**
-   * Calls method `index`, which answers later (answersLater): its outcome
-   * once the answer is there. An async function's glue (through JSPI)
-   * returns a promise of its result; a future<T> result is jco's thenable
+   * What `start` (a call of an async export, or of the handler) returns, and
+   * how to ask the guest to cancel the task it started: its callback gets
+   * TASK_CANCELLED at its next wait, and the call resolves with no value
+   * once it acknowledges (undefined where the glue told no task). Its
+   * outcome is `settled`'s: an async function's glue (through JSPI) returns
+   * a promise of its result; a future<T> result is jco's thenable
    * FutureValue, which gives T.
    */
-  async callAsync(index: number, args: unknown[]): Promise<CallOutcome> {
-    const called = this.call(index, args);
-    return called.kind === 'ok' ? this.settled(called.value) : called;
+  started<T>(start: () => T): [T, StartedTask | undefined] {
+    this.starts.last = undefined;
+    const value = start();
+    const task = this.starts.last as GuestTask | undefined;
+    this.starts.last = undefined;
+    if (!task) return [value, undefined];
+    const started = {
+      cancelled: false,
+      cancel: () => {
+        started.cancelled = true;
+        task.requestCancellation();
+      },
+    };
+    return [value, started];
   }
 
   /**
@@ -135,11 +167,13 @@ export class ComponentInstance {
    * and so is a trap of any of the instance's tasks meanwhile (it has
    * trapped: nothing it promised comes any more).
    */
-  async settled(value: unknown): Promise<CallOutcome> {
+  async settled(value: unknown, task?: StartedTask): Promise<CallOutcome> {
     try {
       while (isThenable(value)) value = await this.taskFailure.guard(value);
       return { kind: 'ok', value };
     } catch (e) {
+      // Cancelled before the guest had begun it: the glue refuses to start it, and nothing of it ran.
+      if (task?.cancelled && e instanceof Error && e.message === NOT_ENTERED) return { kind: 'ok', value: undefined };
       return this.failure(e);
     }
   }

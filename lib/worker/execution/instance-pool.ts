@@ -75,6 +75,8 @@ interface CallBase {
   channel?: MainEnd | BodyChannel;
   /** It may share its thread's instance with others like it (an async function's call: instance-thread.ts's `sharing`). */
   shared?: boolean;
+  /** The thread a shared call went to (its task is cancelled there if its client leaves). */
+  thread?: PoolThread;
   /** When it went to its thread. */
   sentAt?: number;
 }
@@ -99,6 +101,8 @@ interface StreamState extends StreamOptions {
 const THREAD_URL = new URL('./instance-thread.js', import.meta.url);
 /** How often deadlines are checked while calls are pending: a 504 comes at most this late. */
 const SWEEP_MS = 25;
+/** How long a shared call's task has to end once asked to cancel (docs/api.md §5.9) before its thread retires as if it could not be. */
+const CANCEL_GRACE_MS = 1_000;
 const STUCK_MS = 100;
 const IDLE_MS = 10_000;
 /**
@@ -133,9 +137,12 @@ class PoolThread {
   running: Call | undefined;
   /** Calls that share the instance, waiting on it side by side (at most the service's max_concurrency), by id. */
   readonly shared = new Map<number, Call>();
+  /** Shared calls answered already whose tasks were asked to cancel and have not ended yet (cancelShared). */
+  readonly #cancelling = new Set<number>();
   /**
-   * A shared call ran past its deadline: it was answered, but jco's glue cannot cancel its task. The thread takes
-   * nothing more, and ends once its other calls have answered (never under them).
+   * A shared call's task was asked to cancel and did not end in time (its guest ignores the request), or the
+   * thread is to go for another reason: it takes nothing more, and ends once its other calls have answered
+   * (never under them).
    */
   retiring = false;
   readonly ready: Promise<void>;
@@ -212,18 +219,25 @@ class PoolThread {
   }
 
   get free(): boolean {
-    return this.#started && !this.#lost && !this.retiring && this.running === undefined && this.shared.size === 0;
+    return this.#taking && this.running === undefined && this.shared.size === 0;
+  }
+
+  /** Whether it takes work at all: started, not going, and no task it was asked to cancel still running (a guest busy in one takes nothing else in time). */
+  get #taking(): boolean {
+    return this.#started && !this.#lost && !this.retiring && this.#cancelling.size === 0;
   }
 
   /** Whether it takes another shared call: it has only shared ones, fewer than `max`. */
   sharesWith(max: number): boolean {
-    return this.#started && !this.#lost && !this.retiring && this.running === undefined && this.shared.size < max;
+    return this.#taking && this.running === undefined && this.shared.size < max;
   }
 
   send(call: Call): void {
     call.sentAt = performance.now();
-    if (call.shared) this.shared.set(call.request[0], call);
-    else this.running = call;
+    if (call.shared) {
+      this.shared.set(call.request[0], call);
+      call.thread = this;
+    } else this.running = call;
     const args = call.request[2];
     call.channel?.bind(this.cells);
     if (call.stream) call.request[4] = this.#ring(call.stream).shared;
@@ -272,7 +286,30 @@ class PoolThread {
     this.pool.dispatch();
   }
 
+  /**
+   * Answers shared call `id` with `failure` now (its deadline passed, its
+   * client left) and asks the guest to cancel its task. A task that has not
+   * ended within CANCEL_GRACE_MS (a guest that ignores the request, or is
+   * not waiting) retires the thread: it takes nothing more and ends once
+   * its other calls have answered, never cut under them.
+   */
+  cancelShared(id: number, failure: Failure): void {
+    const call = this.shared.get(id);
+    if (!call) return;
+    this.shared.delete(id);
+    this.#cancelling.add(id);
+    this.worker.postMessage({ type: 'cancel', id } satisfies StreamCancel);
+    setTimeout(() => {
+      if (!this.#cancelling.delete(id)) return;
+      this.retiring = true;
+      if (this.shared.size === 0 && !this.#lost) this.afterShared();
+    }, CANCEL_GRACE_MS).unref();
+    settle(call, failure);
+  }
+
   #answer(answer: CallAnswer | StreamAnswer): void {
+    // A cancelled task has ended (acknowledged, returned or trapped): its thread serves on.
+    if (this.#cancelling.delete(answer[0])) return this.#sharedEnded(answer as CallAnswer);
     const shared = this.shared.get(answer[0]);
     if (shared) return this.#sharedAnswer(shared, answer as CallAnswer);
     const call = this.running;
@@ -311,14 +348,19 @@ class PoolThread {
     this.shared.delete(answer[0]);
     const ms = ranMs(answer);
     if (ms !== undefined) call.onRun?.(ms, this.#ran++ === 0);
+    call.finish();
+    if (answer[1] !== OK) call.failed(failureOf(answer));
+    else if (!call.stream) call.returned(answer[2]);
+    this.#sharedEnded(answer);
+  }
+
+  /** A shared call's task has ended (its answer came): a trap means a new instance, once the calls beside it have answered. */
+  #sharedEnded(answer: CallAnswer): void {
     if (answer[1] === TRAP) {
       // Its instance is replaced once the calls in flight on it have answered (each of them the trap's, likely).
       this.holder.end(`a call on it trapped: ${answer[3]}`);
       this.holder = this.#newHolder();
     }
-    call.finish();
-    if (answer[1] !== OK) call.failed(failureOf(answer));
-    else if (!call.stream) call.returned(answer[2]);
     this.afterShared();
   }
 
@@ -533,10 +575,10 @@ export class InstancePool implements Place {
       }
     };
     this.#sweep ??= setInterval(() => this.#checkDeadlines(), SWEEP_MS).unref();
-    // Its client left: dropped if it still waits; a call running already runs on.
+    // Its client left: dropped if it still waits; a shared call's task is cancelled; any other call running runs on.
     const leave = () => {
       const waiting = this.#queue.indexOf(call);
-      if (waiting === -1) return;
+      if (waiting === -1) return call.thread?.cancelShared(call.request[0], ABANDONED);
       this.#queue.splice(waiting, 1);
       settle(call, ABANDONED);
     };
@@ -628,18 +670,9 @@ export class InstancePool implements Place {
     this.replace(thread);
   }
 
-  /**
-   * A shared call past its deadline is answered at once (504); its task runs on where jco cannot cancel it, so
-   * its thread retires: it takes nothing more and ends once its other calls have answered or timed out.
-   */
+  /** A shared call past its deadline is answered at once (504), and its task cancelled (PoolThread.cancelShared). */
   #sharedDeadlines(thread: PoolThread, now: number): void {
-    for (const [id, call] of thread.shared) {
-      if (now < call.deadline) continue;
-      thread.shared.delete(id);
-      thread.retiring = true;
-      settle(call, TIMEOUT);
-    }
-    if (thread.retiring && thread.shared.size === 0 && !thread.lost) thread.afterShared();
+    for (const [id, call] of thread.shared) if (now >= call.deadline) thread.cancelShared(id, TIMEOUT);
   }
 
   #retireIdle(): void {

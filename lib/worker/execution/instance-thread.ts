@@ -37,7 +37,7 @@ import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
 import { OutgoingChannel, p2, p3, PortBodySource, PortResponseSink, threadWaker, type ErrorCode, type HandleOutcome, type Waker } from '../wasi-host/index.js';
-import { ComponentInstance, errorText, type CallOutcome } from './component-instance.js';
+import { ComponentInstance, type StartedTask, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { LinkCaller } from './link-calls.js';
 import { argumentsCodec } from './method.js';
@@ -182,8 +182,10 @@ async function http03Work(id: number, { request, port, ring }: HttpWork): Promis
   const current = instance!;
   const sink = new PortResponseSink(port, ring);
   const exchange = new p3.HandlerExchange(request, new PortBodySource(port), sink, (bodyWaker ??= threadWaker(cells)));
-  let called = current.handle(exchange.request);
-  if (called.kind === 'ok') called = await current.settled(called.value);
+  const [handled, task] = current.started(() => current.handle(exchange.request));
+  let called = handled;
+  if (task) cancels.set(id, task);
+  if (called.kind === 'ok') called = await current.settled(called.value, task);
   let outcome: HandleOutcome;
   let trap: TrapOutcome | undefined;
   if (called.kind === 'ok') {
@@ -200,6 +202,7 @@ async function http03Work(id: number, { request, port, ring }: HttpWork): Promis
     trap = called;
     outcome = { kind: 'no-response' };
   }
+  cancels.delete(id);
   inFlight--;
   flushOutput();
   sink.settled(trap ? { outcome, trap: { code: trap.code, message: trap.message } } : { outcome });
@@ -238,7 +241,11 @@ async function asyncCall(id: number, method: number, args: unknown[], framing: F
   const began = performance.now();
   // A future<T> parameter came as T: the function gets a future resolved with it.
   for (const i of later[method].futures) args[i] = Promise.resolve(args[i]);
-  const outcome = await instance!.callAsync(method, args);
+  const current = instance!;
+  const [called, task] = current.started(() => current.call(method, args));
+  if (task) cancels.set(id, task);
+  const outcome = called.kind === 'ok' ? await current.settled(called.value, task) : called;
+  cancels.delete(id);
   inFlight--;
   flushOutput();
   // A body line that did not fit is the answer, whatever the guest made of the stream cut short before it.
@@ -423,8 +430,12 @@ port.on('message', (message: CallRequest | StreamCancel) => {
   drain();
 });
 
+/** The task of each async call in flight, which the guest may be asked to cancel (ComponentInstance.started), by call id. */
+const cancels = new Map<number, StartedTask>();
+
+/** The main thread gave up on call `id` (its client left, its deadline passed): its stream ends, or its task is asked to cancel. */
 function cancel(message: StreamCancel): void {
-  if (stream?.id !== message.id) return;
+  if (stream?.id !== message.id) return cancels.get(message.id)?.cancel();
   // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
   const id = stream.id;
   endStream({ kind: 'ok', value: undefined });
