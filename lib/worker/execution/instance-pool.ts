@@ -37,7 +37,7 @@ import { answersLater } from '../../wit/async-abi.js';
 import { WASI_0_3 } from '../../wasi-lines.js';
 import { interfaceKey } from '../../wit/interface-key.js';
 import type { InstanceOptions, ServiceDescriptor } from '../../service.js';
-import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type StreamCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type CallCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
 export type PoolSpec = Omit<ThreadSpec, 'cells'>;
@@ -298,7 +298,7 @@ class PoolThread {
     if (!call) return;
     this.shared.delete(id);
     this.#cancelling.add(id);
-    this.worker.postMessage({ type: 'cancel', id } satisfies StreamCancel);
+    this.worker.postMessage({ type: 'cancel', id } satisfies CallCancel);
     setTimeout(() => {
       if (!this.#cancelling.delete(id)) return;
       this.retiring = true;
@@ -393,7 +393,7 @@ class PoolThread {
     // The thread calls `next` no more from its next look at the ring, before the message reaches it (a pump runs
     // for a slice of time before it reads its messages, and the bytes still delivered are released at once).
     stream.ring!.close();
-    this.worker.postMessage({ type: 'cancel', id: call.request[0] } satisfies StreamCancel);
+    this.worker.postMessage({ type: 'cancel', id: call.request[0] } satisfies CallCancel);
   }
 
   /** The ring a stream's bytes come through, delivered to its sink (or released at once once it is cancelled). */

@@ -47,7 +47,7 @@ import { framer, type Framer } from './stream-framing.js';
 import type { Framing } from './invocation.js';
 import { byteNexts, readInPlace, streamItems, WrittenItems, type StreamItems } from './stream-items.js';
 import { RingProducer } from '../../byte-ring.js';
-import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type StreamCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
+import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type CallCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
 type TrapOutcome = Extract<CallOutcome, { kind: 'trap' }>;
 
@@ -424,7 +424,7 @@ function endStream(outcome: CallOutcome): void {
   if (!afterCall(last)) drain();
 }
 
-port.on('message', (message: CallRequest | StreamCancel) => {
+port.on('message', (message: CallRequest | CallCancel) => {
   if (!Array.isArray(message)) return cancel(message);
   queue.push(message);
   drain();
@@ -434,7 +434,7 @@ port.on('message', (message: CallRequest | StreamCancel) => {
 const cancels = new Map<number, StartedTask>();
 
 /** The main thread gave up on call `id` (its client left, its deadline passed): its stream ends, or its task is asked to cancel. */
-function cancel(message: StreamCancel): void {
+function cancel(message: CallCancel): void {
   if (stream?.id !== message.id) return cancels.get(message.id)?.cancel();
   // Acknowledged once the resource is dropped: the main thread holds the instance for the stream until then.
   const id = stream.id;

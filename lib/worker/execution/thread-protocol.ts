@@ -78,8 +78,8 @@ export function isHandleWork(body: CallRequest[2]): body is HandleWork {
   return isWork(body) && body.kind !== 'http-request';
 }
 
-/** Main → thread, for an open stream: the end of it (dropping the resource). */
-export interface StreamCancel {
+/** Main → thread: the end of an open stream (dropping the resource), or the cancellation of a shared call's task (its client left, its deadline passed). */
+export interface CallCancel {
   type: 'cancel';
   id: number;
 }
