@@ -9,7 +9,7 @@ import type * as wasiHttp from '@bytecodealliance/preview2-shim/interfaces/wasi-
 import { expect } from 'chai';
 import { allowsRequest, parseHostPattern } from '../../lib/outbound-hosts.js';
 import { grantedOutgoingHandler } from '../../lib/worker/sandbox/outbound.js';
-import { Descriptor, grantedFilesystem } from '../../lib/worker/sandbox/preopens.js';
+import { Descriptor, grantedDirectories, grantedFilesystem } from '../../lib/worker/sandbox/preopens.js';
 import { eventually } from '../support/eventually.js';
 import { loopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { tempDir } from '../support/rt-process.js';
@@ -41,10 +41,12 @@ describe('grants', () => {
       await symlink('../../secret.txt', join(dir, 'ro', 'sub', 'out'));
       await symlink('../hello.txt', join(dir, 'ro', 'sub', 'in'));
       await symlink('/nonexistent/file', join(dir, 'rw', 'dangling'));
-      const fs = grantedFilesystem([
-        { host: join(dir, 'ro'), guest: '/data', writable: false },
-        { host: join(dir, 'rw'), guest: '/scratch', writable: true },
-      ]);
+      const fs = grantedFilesystem(
+        grantedDirectories([
+          { host: join(dir, 'ro'), guest: '/data', writable: false },
+          { host: join(dir, 'rw'), guest: '/scratch', writable: true },
+        ]),
+      );
       const directories = (fs['wasi:filesystem/preopens'] as { getDirectories(): [Descriptor, string][] }).getDirectories();
       expect(directories.map(([, name]) => name)).to.deep.equal(['/data', '/scratch']);
       expect((fs['wasi:filesystem/types'] as { Descriptor: unknown }).Descriptor).to.equal(Descriptor);
@@ -57,7 +59,7 @@ describe('grants', () => {
     }
 
     it('are exactly the granted ones, and none without a grant', () => {
-      const none = grantedFilesystem([])['wasi:filesystem/preopens'] as { getDirectories(): unknown[] };
+      const none = grantedFilesystem(grantedDirectories([]))['wasi:filesystem/preopens'] as { getDirectories(): unknown[] };
       expect(none.getDirectories()).to.deep.equal([]);
     });
 

@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { grantedDirectories } from '../../lib/worker/sandbox/preopens.js';
 import { Descriptor, filesystem03 } from '../../lib/worker/sandbox/wasi-p3-filesystem.js';
 import { tempDir } from '../support/rt-process.js';
 
@@ -24,7 +25,7 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 function preopen(host: string, writable: boolean): Descriptor {
-  const { getDirectories } = filesystem03([{ host, guest: '/d', writable }])['wasi:filesystem/preopens'] as { getDirectories: () => [Descriptor, string][] };
+  const { getDirectories } = filesystem03(grantedDirectories([{ host, guest: '/d', writable }]))['wasi:filesystem/preopens'] as { getDirectories: () => [Descriptor, string][] };
   const [[root, guest]] = getDirectories();
   expect(guest).to.equal('/d');
   return root;

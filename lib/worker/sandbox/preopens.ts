@@ -235,26 +235,27 @@ function grantRoot(grant: PathGrant): string {
 
 /**
  * `wasi:filesystem/types` and `wasi:filesystem/preopens` for a component
- * granted `paths`: exactly those directories, under their guest names. The
+ * granted `preopens` (grantedDirectories): exactly those directories, under their guest names. The
  * shim's own preopen list (it starts with the host's `/`) is never shown to
  * a guest; it only gains the granted roots, since the shim opens nothing
  * while that list is empty, and resetting it would break the descriptors of
  * another component's imports in the same thread.
  */
-export function grantedFilesystem(paths: PathGrant[]): Record<string, object> {
-  const directories = grantedDirectories(paths);
+export function grantedFilesystem(preopens: Preopens): Record<string, object> {
   return {
     'wasi:filesystem/types': {
       Descriptor,
       DirectoryEntryStream: shim.types.DirectoryEntryStream,
       filesystemErrorCode: shim.types.filesystemErrorCode,
     },
-    'wasi:filesystem/preopens': { getDirectories: () => directories },
+    'wasi:filesystem/preopens': { getDirectories: () => preopens },
   };
 }
 
-/** The granted directories as preopened descriptors, each with its guest name (WASI 0.3's filesystem wraps them: wasi-p3-filesystem.ts). */
-export function grantedDirectories(paths: PathGrant[]): [Descriptor, string][] {
+/** Granted directories opened, each with its guest name: one set per instance, which both WASI lines' filesystems serve (WASI 0.3's wraps them: wasi-p3-filesystem.ts). */
+export type Preopens = [Descriptor, string][];
+
+export function grantedDirectories(paths: PathGrant[]): Preopens {
   return paths.map((p): [Descriptor, string] => {
     const root = grantRoot(p);
     return [Descriptor.root(shim._createPreopenDescriptor(root), { root, writable: p.writable }), p.guest];

@@ -13,7 +13,7 @@ import { interfaceKey, unversioned } from '../../wit/interface-key.js';
 import { jsClassName, jsIdentifier } from '../../wit/js-names.js';
 import { resourceFunctionName, type ImportedItem, type WitFunction } from '../../wit/types.js';
 import { grantedOutgoingHandler } from './outbound.js';
-import { grantedFilesystem } from './preopens.js';
+import { grantedDirectories, grantedFilesystem } from './preopens.js';
 import { wasi03Interfaces } from './wasi-p3.js';
 
 export type ImportObject = Record<string, unknown>;
@@ -67,11 +67,13 @@ export interface Grants {
 // granted host, outgoing HTTP stays a trapping stub.
 function sandboxed({ env, config, paths, outboundHosts }: Grants): InterfaceTable {
   const settings = new Map(config);
+  // One set of open grants, whichever line's filesystem the component imports.
+  const preopens = grantedDirectories(paths);
   const exit = (status: unknown): never => {
     throw new ComponentExit(status);
   };
   return {
-    ...wasi03Interfaces({ env, paths, exit }),
+    ...wasi03Interfaces({ env, preopens, exit }),
     ...onWasi02({
       // The WASI config proposal (as Spin and wasmCloud serve it): reads cannot fail, a missing key is none.
       'wasi:config/store': {
@@ -84,7 +86,7 @@ function sandboxed({ env, config, paths, outboundHosts }: Grants): InterfaceTabl
         initialCwd: () => undefined,
       },
       'wasi:cli/exit': { exit },
-      ...grantedFilesystem(paths),
+      ...grantedFilesystem(preopens),
       ...(outboundHosts.length > 0 ? { 'wasi:http/outgoing-handler': grantedOutgoingHandler(outboundHosts) } : {}),
     }),
   };

@@ -10,8 +10,7 @@
 // time, so a large file never sits whole in the thread's memory.
 
 import type * as wasi from '@bytecodealliance/preview2-shim/interfaces/wasi-filesystem-types';
-import type { PathGrant } from '../../service.js';
-import { grantedDirectories, type Descriptor as GrantedDescriptor } from './preopens.js';
+import type { Descriptor as GrantedDescriptor, Preopens } from './preopens.js';
 
 const CHUNK = 64 * 1024;
 
@@ -238,10 +237,9 @@ export class Descriptor {
   }
 }
 
-/** wasi:filesystem/types and preopens of the 0.3 line for a component granted `paths` (unversioned: wasi-p3.ts keys them). */
-export function filesystem03(paths: PathGrant[]): Record<string, object> {
-  // As 0.2's: a grant whose directory has gone fails the instance as it is made, naming it.
-  const directories = grantedDirectories(paths).map(([d, guest]): [Descriptor, string] => [new Descriptor(d, true), guest]);
+/** wasi:filesystem/types and preopens of the 0.3 line over the instance's `preopens` (unversioned: wasi-p3.ts keys them). */
+export function filesystem03(preopens: Preopens): Record<string, object> {
+  const directories = preopens.map(([d, guest]): [Descriptor, string] => [new Descriptor(d, true), guest]);
   return {
     'wasi:filesystem/types': { Descriptor },
     'wasi:filesystem/preopens': { getDirectories: () => directories },

@@ -11,7 +11,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
-import type { PathGrant } from '../../service.js';
+import type { Preopens } from './preopens.js';
 import { writeCaptured, type StreamName } from './output-capture.js';
 import { filesystem03 } from './wasi-p3-filesystem.js';
 
@@ -21,7 +21,8 @@ export const MAX_RANDOM_BYTES = 65_536;
 /** What the 0.3 interfaces are given: the granted environment and directories, and how exit ends the call. */
 export interface P3Grants {
   env: [string, string][];
-  paths?: PathGrant[];
+  /** The granted directories, opened (preopens.ts grantedDirectories). */
+  preopens?: Preopens;
   exit: (status: unknown) => never;
 }
 
@@ -69,7 +70,7 @@ function u64(): bigint {
 }
 
 /** The interfaces of wasi-lines.ts's WASI_0_3_SERVED, in jco's values: u64 as bigint, list<u8> as Uint8Array, a tuple as an array, an option as the value or undefined. */
-export function wasi03Interfaces({ env, paths = [], exit }: P3Grants): Record<string, object> {
+export function wasi03Interfaces({ env, preopens = [], exit }: P3Grants): Record<string, object> {
   const table: Record<string, object> = {
     'wasi:random/random': { getRandomBytes: bytes, getRandomU64: u64 },
     // The same source: a guest asking for less than the secure kind gets no less.
@@ -89,7 +90,7 @@ export function wasi03Interfaces({ env, paths = [], exit }: P3Grants): Record<st
     'wasi:cli/stdin': { readViaStream: () => [nothing(), Promise.resolve({ tag: 'ok', val: undefined })] },
     'wasi:cli/stdout': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stdout') },
     'wasi:cli/stderr': { writeViaStream: (data: GuestBytes) => copyTo(data, 'stderr') },
-    ...filesystem03(paths),
+    ...filesystem03(preopens),
   };
   return Object.fromEntries(Object.entries(table).map(([name, value]) => [`${name}@${WASI_0_3}`, value]));
 }
