@@ -293,4 +293,3 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
   return String(e);
 }
-

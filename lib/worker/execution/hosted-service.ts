@@ -254,6 +254,11 @@ export class HostedService {
     return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
   }
 
+  /** Where new calls run: none once the service is quiescing. */
+  get #serving(): Execution | undefined {
+    return this.#quiescing ? undefined : this.#execution;
+  }
+
   /**
    * Serves one request to the service's HTTP handler (docs/api.md §5.8): its
    * body and response cross on `channel`; resolves once `handle` has
@@ -261,7 +266,7 @@ export class HostedService {
    * not run or was cut off.
    */
   serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
-    const execution = this.#quiescing ? undefined : this.#execution;
+    const execution = this.#serving;
     if (!execution) return Promise.resolve({ kind: 'quiesced' });
     return execution.run({ kind: 'http', request, channel }, deadline, signal);
   }
@@ -273,7 +278,7 @@ export class HostedService {
    * where and as any call of it is.
    */
   callExport(iface: string, fn: string, args: unknown[], deadline: number): Promise<CallResult> {
-    const execution = this.#quiescing ? undefined : this.#execution;
+    const execution = this.#serving;
     if (!execution) return Promise.resolve({ kind: 'quiesced' });
     const method = this.descriptor.methods.findIndex((m) => m.interface !== null && interfaceKey(m.interface) === interfaceKey(iface) && m.function.name === fn);
     if (method === -1) return Promise.resolve({ kind: 'not-invocable', reason: `${this.name} exports no ${iface}#${fn}` });
@@ -302,7 +307,7 @@ export class HostedService {
       const failure = where.self(self, method);
       if (failure) return failure;
     }
-    const execution = this.#quiescing ? undefined : this.#execution;
+    const execution = this.#serving;
     if (!execution) return { kind: 'quiesced' };
     const checked = where.check(codec, input);
     if (checked) return checked;
@@ -345,7 +350,7 @@ export class HostedService {
   #prepare(method: Method, input: Invocation['input']): { kind: 'prepared'; execution: Execution; args: Arguments; codec: FunctionCodec } | Failure {
     const codec = method.codec;
     if (!codec) return { kind: 'not-invocable', reason: method.descriptor.reason ?? 'not invocable' };
-    const execution = this.#quiescing ? undefined : this.#execution;
+    const execution = this.#serving;
     if (!execution) return { kind: 'quiesced' };
     const args = callArguments(codec, input);
     return args.kind === 'arguments' || args.kind === 'large-json' ? { kind: 'prepared', execution, args, codec } : args;

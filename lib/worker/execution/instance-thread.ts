@@ -182,10 +182,7 @@ async function http03Work(id: number, { request, port, ring }: HttpWork): Promis
   const current = instance!;
   const sink = new PortResponseSink(port, ring);
   const exchange = new p3.HandlerExchange(request, new PortBodySource(port), sink, (bodyWaker ??= threadWaker(cells)));
-  const [handled, task] = current.started(() => current.handle(exchange.request));
-  let called = handled;
-  if (task) cancels.set(id, task);
-  if (called.kind === 'ok') called = await current.settled(called.value, task);
+  const called = await answerOf(id, current, () => current.handle(exchange.request));
   let outcome: HandleOutcome;
   let trap: TrapOutcome | undefined;
   if (called.kind === 'ok') {
@@ -202,7 +199,6 @@ async function http03Work(id: number, { request, port, ring }: HttpWork): Promis
     trap = called;
     outcome = { kind: 'no-response' };
   }
-  cancels.delete(id);
   inFlight--;
   flushOutput();
   sink.settled(trap ? { outcome, trap: { code: trap.code, message: trap.message } } : { outcome });
@@ -242,10 +238,7 @@ async function asyncCall(id: number, method: number, args: unknown[], framing: F
   // A future<T> parameter came as T: the function gets a future resolved with it.
   for (const i of later[method].futures) args[i] = Promise.resolve(args[i]);
   const current = instance!;
-  const [called, task] = current.started(() => current.call(method, args));
-  if (task) cancels.set(id, task);
-  const outcome = called.kind === 'ok' ? await current.settled(called.value, task) : called;
-  cancels.delete(id);
+  const outcome = await answerOf(id, current, () => current.call(method, args));
   inFlight--;
   flushOutput();
   // A body line that did not fit is the answer, whatever the guest made of the stream cut short before it.
@@ -432,6 +425,16 @@ port.on('message', (message: CallRequest | CallCancel) => {
 
 /** The task of each async call in flight, which the guest may be asked to cancel (ComponentInstance.started), by call id. */
 const cancels = new Map<number, StartedTask>();
+
+/** What call `id` of `current` (`start`: a call of an async export, or of the handler) answers, its task cancellable meanwhile by a `cancel` message. */
+async function answerOf(id: number, current: ComponentInstance, start: () => CallOutcome): Promise<CallOutcome> {
+  const [called, task] = current.started(start);
+  if (called.kind !== 'ok') return called;
+  if (task) cancels.set(id, task);
+  const outcome = await current.settled(called.value, task);
+  cancels.delete(id);
+  return outcome;
+}
 
 /** The main thread gave up on call `id` (its client left, its deadline passed): its stream ends, or its task is asked to cancel. */
 function cancel(message: CallCancel): void {
