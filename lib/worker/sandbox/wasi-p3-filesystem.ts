@@ -10,6 +10,7 @@
 // time, so a large file never sits whole in the thread's memory.
 
 import type * as wasi from '@bytecodealliance/preview2-shim/interfaces/wasi-filesystem-types';
+import type { GuestBytes } from './guest-bytes.js';
 import type { Descriptor as GrantedDescriptor, Preopens } from './preopens.js';
 
 const CHUNK = 64 * 1024;
@@ -24,11 +25,6 @@ interface DescriptorStat extends Omit<wasi.DescriptorStat, 'type'> {
 interface DirectoryEntry {
   type: DescriptorType;
   name: string;
-}
-
-/** A stream<u8> as jco's glue gives the host one the guest writes (wasi-p3.ts's stdout reads it the same way). */
-interface GuestBytes {
-  read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
 }
 
 /** 0.2's error-codes are thrown as their name; 0.3's are a variant (0.2's `would-block` is 0.3's `other`). */

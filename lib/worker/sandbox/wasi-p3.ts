@@ -11,6 +11,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { WASI_0_3 } from '../../wasi-lines.js';
+import type { GuestBytes } from './guest-bytes.js';
 import type { Preopens } from './preopens.js';
 import { writeCaptured, type StreamName } from './output-capture.js';
 import { filesystem03 } from './wasi-p3-filesystem.js';
@@ -42,11 +43,6 @@ async function until(mark: bigint): Promise<void> {
     const ms = Math.min(Number((left + 999_999n) / 1_000_000n), MAX_TIMER_MS);
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
-}
-
-/** A stream<u8> as jco's glue gives the host one the guest writes (stream-items.ts reads results the same way). */
-interface GuestBytes {
-  read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
 }
 
 /** stdout's or stderr's write-via-stream: copies what the guest writes to `stream`'s capture until it ends the stream; the future's result. */

@@ -7,13 +7,13 @@
 import type { ErrorCode, RequestBodySource } from '../core/handler-io.js';
 import type { Result } from '../core/message-parts.js';
 import { Fields } from './fields.js';
+import type { GuestBytes } from '../../sandbox/guest-bytes.js';
 
 /** What a body's trailers future resolves to. */
 export type TrailersResult = Result<Fields | undefined, ErrorCode>;
 
 /** A stream<u8> the guest writes, as the glue hands it to the host. */
-export interface GuestByteStream {
-  read(count: number): Promise<{ done: boolean; value?: Uint8Array | number[] }>;
+export interface GuestByteStream extends GuestBytes {
   /** Drops the readable end: the guest's next write finds it gone. */
   return?(): Promise<unknown>;
 }
