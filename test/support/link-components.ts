@@ -15,6 +15,14 @@ const MATH = `package acme:calc@1.0.0 {
   }
 }`;
 
+/** Both sides' allocator: what the glue allocates goes from 1024 up, and `$reset` (a post-return) starts it over. */
+const BUMP_ALLOCATOR = `(global $heap (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $p) (local.get 3)))
+    (local.get $p))
+  (func $reset (param i32) (global.set $heap (i32.const 1024)))`;
+
 /**
  * Exports acme:calc/math: `add` (a + b + `offset`), `tag` ("got:" before the
  * text), `checked-div` (err "division by zero" for b = 0), `crash` (traps).
@@ -28,12 +36,7 @@ export function calc(offset = 0): ComponentSource {
   (memory (export "memory") 1)
   (data (i32.const 64) "got:")
   (data (i32.const 96) "division by zero")
-  (global $heap (mut i32) (i32.const 1024))
-  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
-    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
-    (global.set $heap (i32.add (local.get $p) (local.get 3)))
-    (local.get $p))
-  (func $reset (param i32) (global.set $heap (i32.const 1024)))
+  ${BUMP_ALLOCATOR}
   (func (export "acme:calc/math@1.0.0#add") (param i32 i32) (result i32)
     (i32.add (i32.add (local.get 0) (local.get 1)) (i32.const ${offset})))
   (func (export "acme:calc/math@1.0.0#tag") (param $ptr i32) (param $len i32) (result i32) (local $out i32)
@@ -81,12 +84,7 @@ export const FRONT: ComponentSource = {
   (import "acme:calc/math@1.0.0" "checked-div" (func $div (param i32 i32 i32)))
   (import "acme:calc/math@1.0.0" "crash" (func $crash))
   (memory (export "memory") 1)
-  (global $heap (mut i32) (i32.const 1024))
-  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
-    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
-    (global.set $heap (i32.add (local.get $p) (local.get 3)))
-    (local.get $p))
-  (func $reset (param i32) (global.set $heap (i32.const 1024)))
+  ${BUMP_ALLOCATOR}
   (func (export "sum-twice") (param i32 i32) (result i32) (local $s i32)
     (local.set $s (call $add (local.get 0) (local.get 1)))
     (call $add (local.get $s) (local.get $s)))
