@@ -7,5 +7,5 @@
 /** A name no component's own imports can use (`rt:` is no WIT package): a function of the task's error. */
 export const TASK_FAILED_IMPORT = 'rt:task-failed';
 
-/** Told the glue's task object of each export call as the call starts (before the call's first await): `requestCancellation()` cancels it. */
+/** Told the glue's task object of each async export call as the call starts (before the call's first await): `requestCancellation()` cancels it. */
 export const TASK_STARTED_IMPORT = 'rt:task-started';

@@ -55,7 +55,7 @@
 //   copied the rest; they stay a Uint8Array, read as views. A 0.3 echo of
 //   1 MiB bodies (the body handed in and straight back out) in process:
 //   66 → 142 MiB/s.
-// - taskStarts: the task each call of an export starts is told to rt's
+// - taskStarts: the task each call of an async export starts is told to rt's
 //   import (TASK_STARTED_IMPORT), so that rt can ask for its cancellation
 //   (the client left, its deadline passed): the glue delivers TASK_CANCELLED
 //   to the guest's callback at its next wait, as the component model says,
@@ -231,10 +231,11 @@ $1drainInto(target, maxCount) {`,
     { find: "if (args.data !== undefined && !Array.isArray(args.data)) {", replace: 'if (args.data !== undefined && !Array.isArray(args.data) && !(args.data instanceof Uint8Array)) {', times: 1 },
     { find: 'this.#hostOnlyData = this.#hostOnlyData.slice(count);', replace: 'this.#hostOnlyData = this.#hostOnlyData instanceof Uint8Array ? this.#hostOnlyData.subarray(count) : this.#hostOnlyData.slice(count);', times: 1 },
   ],
-  // Every export's call makes its task this way, synchronously, before its first await.
+  // An async export's call makes its task this way, synchronously, before its first await. A sync export's task
+  // (the invoke path's) is never cancelled: its calls are not told.
   taskStarts: [
     {
-      find: /(const \[task, _wasm_call_currentTaskID\] = createNewCurrentTask\(\{[^}]*callingWasmExport: true,\s*\}\);)/g,
+      find: /(const \[task, _wasm_call_currentTaskID\] = createNewCurrentTask\(\{[^}]*isAsync: true,[^}]*callingWasmExport: true,\s*\}\);)/g,
       replace: `$1 imports?.[${JSON.stringify(TASK_STARTED_IMPORT)}]?.(task);`,
       times: 'some',
     },

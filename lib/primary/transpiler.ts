@@ -41,8 +41,9 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * 13: tasks that end out of order are let go, and so are streams, futures and copy buffers once done with (glue-async-rewrite.ts taskExits, releases).
  * 14: a component that uses the async ABI is transpiled whole, not from its hollow twin (compile-job.ts): its callbacks may call async imports.
  * 15: the glue tells rt each export call's task, which rt may cancel (glue-async-rewrite.ts taskStarts).
+ * 16: only an async export's (a sync one's call is never cancelled, and the invoke path pays nothing for it).
  */
-const CACHE_LAYOUT = 15;
+const CACHE_LAYOUT = 16;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;
