@@ -62,6 +62,7 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
     threadHeapMb: config.runtime.max_thread_heap_mb,
+    streamTimeoutMs: config.http.stream_timeout_seconds * 1000,
     log,
     issuer: { workerId, key: handleKey },
     homes,

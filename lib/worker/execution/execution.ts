@@ -300,12 +300,14 @@ export interface InstanceLimits {
   memoryCapBytes: number;
   /** The JS heap limit of each instance thread. */
   threadHeapMb: number;
+  /** How long a stream a service returns across a link may run (http.stream_timeout_seconds); left out (tests), as long as a call. */
+  streamTimeoutMs?: number;
 }
 
 /** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones); `issuer` issues their handles. */
 export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits, issuer: HandleIssuer, log: Logger, linked?: LinkedServices): Instances {
   const links = linked && handlerLinks(d, linked, limits.timeoutMs);
-  const linkCalls = linked && valueLinks(d).length > 0 ? (port: MessagePort, cells: SharedArrayBuffer) => serveLinkCalls(port, cells, d, linked, limits.timeoutMs) : undefined;
+  const linkCalls = linked && valueLinks(d).length > 0 ? (port: MessagePort, cells: SharedArrayBuffer) => serveLinkCalls(port, cells, d, linked, { callMs: limits.timeoutMs, streamMs: limits.streamTimeoutMs ?? limits.timeoutMs }) : undefined;
   const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
   return {
     inlineRefusal: inlineRefusal(d),

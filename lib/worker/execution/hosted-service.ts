@@ -21,7 +21,7 @@ import { callArguments, type Arguments } from './arguments.js';
 import { componentInstances, Execution, type InstanceLimits } from './execution.js';
 import type { LinkedServices } from './link-target.js';
 import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, StreamFailure, StreamOpening, StreamOptions } from './invocation.js';
-import type { HandlerRequest, MainEnd } from '../wasi-host/index.js';
+import type { BodyChannel, HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
 import type { Move, PlacementSettings } from './placement.js';
 
@@ -277,12 +277,25 @@ export class HostedService {
    * them; the catalog checked that both sides have the same types), made
    * where and as any call of it is.
    */
-  callExport(iface: string, fn: string, args: unknown[], deadline: number): Promise<CallResult> {
+  callExport(iface: string, fn: string, args: unknown[], deadline: number, body?: BodyChannel): Promise<CallResult> {
+    const found = this.#exported(iface, fn);
+    if (found.kind !== 'found') return Promise.resolve(found);
+    return found.execution.run({ kind: 'call', method: found.method, args: { kind: 'arguments', args }, ...(body ? { body } : {}) }, deadline);
+  }
+
+  openExportStream(iface: string, fn: string, args: unknown[], deadline: number, stream: StreamOptions, body?: BodyChannel): Promise<StreamOpening> {
+    const found = this.#exported(iface, fn);
+    if (found.kind !== 'found') return Promise.resolve(found);
+    return found.execution.run({ kind: 'stream', method: found.method, args: { kind: 'arguments', args }, options: stream, ...(body ? { body } : {}) }, deadline);
+  }
+
+  /** Where a call of `fn` of exported interface `iface` runs now, and its method's index. */
+  #exported(iface: string, fn: string): { kind: 'found'; execution: Execution; method: number } | Failure {
     const execution = this.#serving;
-    if (!execution) return Promise.resolve({ kind: 'quiesced' });
+    if (!execution) return { kind: 'quiesced' };
     const method = this.descriptor.methods.findIndex((m) => m.interface !== null && interfaceKey(m.interface) === interfaceKey(iface) && m.function.name === fn);
-    if (method === -1) return Promise.resolve({ kind: 'not-invocable', reason: `${this.name} exports no ${iface}#${fn}` });
-    return execution.run({ kind: 'call', method, args: { kind: 'arguments', args } }, deadline);
+    if (method === -1) return { kind: 'not-invocable', reason: `${this.name} exports no ${iface}#${fn}` };
+    return { kind: 'found', execution, method };
   }
 
   /** Whether `invocation` involves handles, and is made as routeHandleCall decides. */
