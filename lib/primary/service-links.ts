@@ -61,9 +61,27 @@ function linkProblem(importer: ServiceDescriptor, link: ServiceLink, target: Ser
     const theirs = exported.functions.find((f) => f.name === fn.name);
     if (!theirs) return `${name} (${target.source}) has no function ${fn.name} in ${exported.name}`;
     if (!sameSignature(fn, theirs)) return `${name}'s ${fn.name} is ${printSignature(theirs)}, the import's is ${printSignature(fn)}`;
-    const held = [...fn.params.map((p) => p.type), ...(fn.result ? [fn.result] : [])].find((t) => !plainValue(t));
-    if (held) return `${fn.name} passes ${printType(held)}: a link of ${unversioned(link.interface)} carries values only so far (no resources, streams or futures)`;
+    const refused = crossingProblem(fn);
+    if (refused) return refused;
   }
+  return undefined;
+}
+
+/**
+ * Why a call of `fn` cannot cross a link, if it cannot. Values cross
+ * anywhere; a stream<T> or future<T> of values crosses as a parameter (one
+ * stream at most) or as the result itself, of an async function: the
+ * importer's side reads and writes them while its task waits, which a
+ * synchronous call, blocking its thread, could not. Resources never cross.
+ */
+export function crossingProblem(fn: WitFunction): string | undefined {
+  for (const t of [...fn.params.map((p) => p.type), ...(fn.result ? [fn.result] : [])]) {
+    if (plainValue(t)) continue;
+    const carried = (t.kind === 'stream' && t.element !== null && plainValue(t.element)) || (t.kind === 'future' && (t.element === null || plainValue(t.element)));
+    if (!carried) return `${fn.name} passes ${printType(t)}: a link carries values, and streams and futures of values as a parameter or the result itself (no resources, nor a stream or future inside another type)`;
+    if (!fn.async) return `${fn.name} passes ${printType(t)} but is not async: a stream or future crosses a link only in an async func (the caller's task waits while it is read and written)`;
+  }
+  if (fn.params.filter((p) => p.type.kind === 'stream').length > 1) return `${fn.name} takes more than one stream: a link carries one stream parameter`;
   return undefined;
 }
 

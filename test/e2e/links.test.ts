@@ -10,9 +10,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildComponent } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
-import { calc, FRONT } from '../support/link-components.js';
-import { call, RtProcess } from '../support/rt-process.js';
-import { P3_DOZER, P3_NAP_SERVER } from '../support/async-components.js';
+import { call, openDuplex, RtProcess } from '../support/rt-process.js';
+import { asyncBodies, asyncCalls, asyncStreams, P3_DOZER, P3_NAP_SERVER } from '../support/async-components.js';
+import { calc, FLOW_BYTES, FLOW_FUTURES, FLOW_SOURCE, FRONT, P3_FLOW } from '../support/link-components.js';
+import { eventually } from '../support/eventually.js';
+import { randomBytes } from 'node:crypto';
+import { request, type IncomingMessage } from 'node:http';
 import { hasJspi } from '../../lib/platform.js';
 
 describe('links (e2e)', function () {
@@ -97,8 +100,18 @@ if (hasJspi) describe('async links (e2e)', function () {
       'naps.toml': { raw: 'domain = "acme"\nservice = "naps"\nmax_concurrency = 64\n' },
       dozer: P3_DOZER,
       'dozer.toml': { raw: 'domain = "acme"\nservice = "dozer"\nmax_concurrency = 64\n[imports]\n"acme:rest/nap" = "acme/naps"\n' },
+      // One instance of the bytes service: a call it kept after its caller left would hold up every later one.
+      'bytes.wasm': { raw: await asyncBodies(FLOW_BYTES) },
+      'bytes.toml': { raw: 'domain = "acme"\nservice = "bytes"\nmax_instances = 1\n' },
+      'futures.wasm': { raw: await asyncCalls(FLOW_FUTURES) },
+      'futures.toml': { raw: 'domain = "acme"\nservice = "futures"\n' },
+      // One instance too: its `drops` counts the writes that found their reader gone.
+      'source.wasm': { raw: await asyncStreams(FLOW_SOURCE) },
+      'source.toml': { raw: 'domain = "acme"\nservice = "source"\nmax_instances = 1\n' },
+      flow: P3_FLOW,
+      'flow.toml': { raw: 'domain = "acme"\nservice = "flow"\n[imports]\n"acme:flow/bytes" = "acme/bytes"\n"acme:flow/futures" = "acme/futures"\n"acme:flow/source" = "acme/source"\n' },
     });
-    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n` });
+    rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 5\n` });
     await rt.ready();
   });
 
@@ -119,6 +132,90 @@ if (hasJspi) describe('async links (e2e)', function () {
     expect(took).to.be.below(2_500);
     const { body } = await call(`${rt.url}/api/services`, { method: 'GET' });
     const live = Object.fromEntries((body.services as { service: string; instances: { live: number } }[]).map((s) => [s.service, s.instances.live]));
-    expect(live, 'one instance each served them').to.deep.equal({ naps: 1, dozer: 1 });
+    expect(live.naps, 'one instance served them').to.equal(1);
+    expect(live.dozer, 'one instance served them').to.equal(1);
+  });
+
+  const url = (service: string, method: string, query = '') => `${rt.url}/api/services/acme/${service}/invoke/${method}${query}`;
+
+  it('passes streams across a link both ways: bytes in and out (4 MiB, upper-cased by the target), bytes in for a number, NDJSON items in and out', async () => {
+    const text = randomBytes(3 * 2 ** 20).toString('base64').slice(0, 4 * 2 ** 20);
+    const upper = await fetch(url('flow', 'upper'), { method: 'POST', body: text, headers: { 'content-type': 'application/octet-stream' } });
+    expect(upper.status).to.equal(200);
+    expect(upper.headers.get('content-type')).to.equal('application/octet-stream');
+    const back = await upper.text();
+    expect(back.length).to.equal(text.length);
+    expect(back === text.toUpperCase(), 'every byte, upper-cased').to.equal(true);
+    const body = Buffer.from(text);
+    const linked = await call(url('flow', 'digest', '?seed=7'), { body, contentType: 'application/octet-stream' });
+    const direct = await call(url('bytes', 'digest', '?seed=7'), { body, contentType: 'application/octet-stream' });
+    expect([linked.status, linked.body], linked.text).to.deep.equal([200, direct.body]);
+    const sums = await call(url('flow', 'running'), { body: Array.from({ length: 10_000 }, (_, i) => `${i + 1}\n`).join(''), contentType: 'application/x-ndjson' });
+    const lines = sums.text.trim().split('\n');
+    expect(lines.length).to.equal(10_000);
+    expect(lines[2]).to.equal('6');
+    expect(lines.at(-1)).to.equal(String(50_005_000));
+  });
+
+  it('answers across a link while the body is still arriving (full duplex through both services)', async () => {
+    const { req, res } = await openDuplex(url('flow', 'upper'), 'application/octet-stream', 'hello, ');
+    const pieces: Buffer[] = [];
+    res.on('data', (d: Buffer) => pieces.push(d));
+    await eventually(() => expect(Buffer.concat(pieces).toString()).to.equal('HELLO, '), { what: 'the first piece back through the link, before the body has ended', timeoutMs: 5_000, intervalMs: 10 });
+    const ended = new Promise((resolve) => res.on('end', resolve));
+    req.end('wörld!');
+    await ended;
+    expect(Buffer.concat(pieces).toString()).to.equal('HELLO, WöRLD!');
+  });
+
+  it('passes futures across a link both ways: a future the target returns, and one the caller gives', async () => {
+    expect((await call(url('flow', 'promised'), { body: '{}', contentType: 'application/json' })).body).to.deep.equal({ result: 7 });
+    expect((await call(url('flow', 'wait'), { body: '{"v": 41}', contentType: 'application/json' })).body).to.deep.equal({ result: 42 });
+  });
+
+  it("drops a stream on both sides when the caller's client leaves mid-stream: the target, one instance, serves the next calls", async () => {
+    for (let i = 0; i < 3; i++) {
+      const { req, res } = await openDuplex(url('flow', 'upper'), 'application/octet-stream', 'going, ');
+      let got = '';
+      res.on('data', (d: Buffer) => (got += d.toString()));
+      await eventually(() => expect(got).to.equal('GOING, '), { what: 'the first piece back', timeoutMs: 5_000, intervalMs: 10 });
+      req.destroy();
+      res.destroy();
+    }
+    // A call the target still held would keep its one instance: these would wait out the 5 s timeout.
+    for (let i = 0; i < 3; i++) {
+      const again = await call(url('flow', 'upper'), { body: `again ${i}`, contentType: 'application/octet-stream' });
+      expect([again.status, again.text]).to.deep.equal([200, `AGAIN ${i}`]);
+    }
+    const { body } = await call(`${rt.url}/api/services/acme/flow`, { method: 'GET' });
+    expect(body.links).to.deep.equal({ [FLOW_BYTES]: 'acme/bytes', [FLOW_FUTURES]: 'acme/futures', [FLOW_SOURCE]: 'acme/source' });
+  });
+
+  it("drops a stream the target returned when the caller's client stops reading it: the target's next write finds its reader gone", async () => {
+    const drops = async () => (await call(url('source', 'drops'), { body: '{}', contentType: 'application/json' })).body.result as number;
+    const before = await drops();
+    const res = await new Promise<IncomingMessage>((resolve, reject) => request(url('flow', 'bytes'), { method: 'POST', headers: { 'content-type': 'application/json' } }, resolve).on('error', reject).end('{"count": 1000000000}'));
+    expect(res.statusCode).to.equal(200);
+    let got = 0;
+    res.on('data', (d: Buffer) => (got += d.length));
+    await eventually(() => expect(got).to.be.above(0), { what: 'the first bytes through the link', timeoutMs: 5_000, intervalMs: 10 });
+    res.destroy();
+    await eventually(async () => expect(await drops()).to.be.above(before), { what: "the target's write finding the stream dropped", timeoutMs: 5_000, intervalMs: 50 });
+    const whole = await call(url('flow', 'bytes'), { body: '{"count": 100000}', contentType: 'application/json' });
+    expect([whole.status, whole.text.length]).to.deep.equal([200, 100_000]);
+  });
+
+  it('cuts the caller\'s streamed answer short when the target traps mid-stream; both serve on', async () => {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => request(url('flow', 'broken'), { method: 'POST', headers: { 'content-type': 'application/json' } }, resolve).on('error', reject).end('{"count": 1000}'));
+    let text = '';
+    res.on('data', (d: Buffer) => (text += d.toString()));
+    const ending = await new Promise<string>((resolve) => {
+      res.on('end', () => resolve('ended whole'));
+      res.on('error', () => resolve('cut'));
+      res.on('aborted', () => resolve('cut'));
+    });
+    expect(ending, text.slice(-100)).to.equal('cut');
+    const numbers = await call(url('flow', 'bytes'), { body: '{"count": 10}', contentType: 'application/json' });
+    expect([numbers.status, [...Buffer.from(numbers.text)]]).to.deep.equal([200, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]]);
   });
 });

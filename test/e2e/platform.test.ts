@@ -6,7 +6,7 @@
 // loads either way. CI runs this file on Node 26 and on Node 22.
 
 import { expect } from 'chai';
-import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -16,7 +16,7 @@ import { examples } from '../../examples/index.js';
 import { asyncBodies, P3_HOST, P3_SLEEPER, P3_SPEAKER, asyncCalls, asyncStreams } from '../support/async-components.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
-import { call, invoke, RtProcess } from '../support/rt-process.js';
+import { call, invoke, openDuplex, RtProcess } from '../support/rt-process.js';
 import { ndjson, openStream, sseEvents } from '../support/stream-client.js';
 
 /** http.max_body_bytes here: a stream<u8> parameter's body is held to it as any body. */
@@ -47,17 +47,6 @@ function postPieces(url: string, pieces: Uint8Array[], options: { pauseMs?: numb
       req.end();
     })();
   });
-}
-
-/** A POST whose body stays open after its `first` piece: the request (to write the rest to), and the response once it has begun. */
-async function openDuplex(url: string, contentType: string, first: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
-  const req = request(url, { method: 'POST', headers: { 'content-type': contentType } });
-  const answered = new Promise<IncomingMessage>((resolve, reject) => {
-    req.on('response', resolve);
-    req.on('error', reject);
-  });
-  req.write(first);
-  return { req, res: await answered };
 }
 
 interface Listing {

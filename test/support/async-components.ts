@@ -7,6 +7,18 @@ import type { ComponentSource } from '../../examples/builder.js';
 import { withWasi03 } from '../../examples/index.js';
 
 /**
+ * What a module-style guest (wit-component's names) imports to wait on its
+ * subtasks: waitable sets, joins, subtask drops, and its task's context slot
+ * (where each call finds its own state when called back).
+ */
+export const TASK_INTRINSICS = `(import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))`;
+
+/**
  * World-level async functions, each lifted with the async option and a
  * callback, returning through `task.return`:
  * - `answer: async func() -> u32`, 42;
@@ -20,9 +32,11 @@ import { withWasi03 } from '../../examples/index.js';
  * - `wait: async func(v: future<u32>) -> u32`, what the future gives plus 1
  *   (read at once when it is ready, else once it is; one call at a time);
  * and `plain: func() -> u32`, 2, lifted without it; and `answer` again as
- * `later` in interface `acme:p3/api@0.1.0`.
+ * `later` in interface `acme:p3/api@0.1.0`. With `futures` (an interface's
+ * name, e.g. `acme:flow/futures@1.0.0`), `promised` and `wait` are exported
+ * in it too (what a link reaches: link-components.ts).
  */
-export function asyncCalls(): Promise<Uint8Array> {
+export function asyncCalls(futures?: string): Promise<Uint8Array> {
   return parse(`(component
     (core module $Memory (memory (export "memory") 1))
     (core instance $memory (instantiate $Memory))
@@ -121,7 +135,9 @@ export function asyncCalls(): Promise<Uint8Array> {
     (func $wait (type $wait-t) (canon lift (core func $i "wait") async (callback (core func $i "wait-callback"))))
     (export "wait" (func $wait))
     (instance $api (export "later" (func $answer)))
-    (export "acme:p3/api@0.1.0" (instance $api)))`);
+    (export "acme:p3/api@0.1.0" (instance $api))${futures ? `
+    (instance $futures (export "promised" (func $promised)) (export "wait" (func $wait)))
+    (export "${futures}" (instance $futures))` : ''})`);
 }
 
 /**
@@ -135,9 +151,11 @@ export function asyncCalls(): Promise<Uint8Array> {
  * - `broken: async func(count: u32) -> stream<u32>`: as numbers, then traps
  *   where numbers would end its stream;
  * and `drops: func() -> u32`, how many of those writes found the stream's
- * reader gone.
+ * reader gone. With `source` (an interface's name, e.g.
+ * `acme:flow/source@1.0.0`), `bytes` and `broken` are exported in it too
+ * (what a link reaches: link-components.ts).
  */
-export function asyncStreams(): Promise<Uint8Array> {
+export function asyncStreams(source?: string): Promise<Uint8Array> {
   return parse(`(component
     (core module $Memory (memory (export "memory") 4))
     (core instance $memory (instantiate $Memory))
@@ -270,7 +288,9 @@ export function asyncStreams(): Promise<Uint8Array> {
     (export "numbers" (func $numbers))
     (export "bytes" (func $bytes))
     (export "broken" (func $broken))
-    (export "drops" (func $drops)))`);
+    (export "drops" (func $drops))${source ? `
+    (instance $source (export "bytes" (func $bytes)) (export "broken" (func $broken)))
+    (export "${source}" (instance $source))` : ''})`);
 }
 
 /**
@@ -294,9 +314,11 @@ export function asyncStreams(): Promise<Uint8Array> {
  * - `running: async func(n: stream<u32>) -> stream<u32>`, the running sums,
  *   each read's written back before the next read, as `upper` does;
  * and, listed but never called, `pair: async func(a: stream<u8>, b:
- * stream<u8>) -> u32`.
+ * stream<u8>) -> u32`. With `bytes` (an interface's name, e.g.
+ * `acme:flow/bytes@1.0.0`), `upper`, `digest` and `running` are exported in
+ * it too (what a link reaches: link-components.ts).
  */
-export function asyncBodies(): Promise<Uint8Array> {
+export function asyncBodies(bytes?: string): Promise<Uint8Array> {
   return parse(`(component
     (core module $Memory (memory (export "memory") 2))
     (core instance $memory (instantiate $Memory))
@@ -558,7 +580,9 @@ export function asyncBodies(): Promise<Uint8Array> {
     (export "first-bytes" (func $first-bytes))
     (export "pair" (func $pair))
     (export "numbers" (func $numbers))
-    (export "products" (func $products)))`);
+    (export "products" (func $products))${bytes ? `
+    (instance $bytes (export "upper" (func $upper)) (export "digest" (func $digest)) (export "running" (func $running)))
+    (export "${bytes}" (instance $bytes))` : ''})`);
 }
 
 
@@ -815,12 +839,7 @@ world handler {
   (import "wasi:http/types@0.3.0" "[future-drop-readable-2][static]response.new" (func $future-drop-r (param i32)))
   (import "wasi:http/types@0.3.0" "[resource-drop]request" (func $request-drop (param i32)))
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
-  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
-  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
-  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
-  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
-  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
-  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  ${TASK_INTRINSICS}
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
   ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
@@ -979,12 +998,7 @@ world proxy {
   (import "wasi:http/types@0.3.0" "[method]request.set-authority" (func $set-authority (param i32 i32 i32 i32) (result i32)))
   (import "wasi:http/types@0.3.0" "[method]request.set-path-with-query" (func $set-path (param i32 i32 i32 i32) (result i32)))
   (import "wasi:http/client@0.3.0" "[async-lower]send" (func $send (param i32 i32) (result i32)))
-  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
-  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
-  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
-  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
-  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
-  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  ${TASK_INTRINSICS}
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
   ;; The 16 bytes at 0 are never written: zeros, the value ok(none) the trailers future is written with.
@@ -1090,12 +1104,7 @@ world middleware {
 }`),
   wat: `(module
   (import "wasi:http/handler@0.3.0" "[async-lower]handle" (func $downstream (param i32 i32) (result i32)))
-  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
-  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
-  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
-  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
-  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
-  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  ${TASK_INTRINSICS}
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
   ;; A task's record, 32 bytes: +0 its set, +16 where the downstream's result goes (16 bytes, 8-aligned).
@@ -1161,12 +1170,7 @@ world nap-server {
   wat: `(module
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
   (import "wasi:clocks/monotonic-clock@0.3.0" "now" (func $now (result i64)))
-  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
-  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
-  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
-  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
-  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
-  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  ${TASK_INTRINSICS}
   (import "[export]acme:rest/nap@1.0.0" "[task-return]nap" (func $return (param i64)))
   (memory (export "memory") 1)
   (global $calls (mut i32) (i32.const 0))
@@ -1210,12 +1214,7 @@ world dozer {
 }`),
   wat: `(module
   (import "acme:rest/nap@1.0.0" "[async-lower]nap" (func $nap (param i64 i32) (result i32)))
-  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
-  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
-  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
-  (import "$root" "[subtask-drop]" (func $subtask-drop (param i32)))
-  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
-  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  ${TASK_INTRINSICS}
   (import "[export]$root" "[task-return]doze" (func $return (param i64)))
   (memory (export "memory") 1)
   (global $calls (mut i32) (i32.const 0))

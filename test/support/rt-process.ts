@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -223,6 +223,17 @@ export async function call(url: string, init: { method?: string; body?: string |
     // not JSON; the test looks at `text`
   }
   return { status: res.status, headers: res.headers, body, text };
+}
+
+/** A POST whose body stays open after its `first` piece: the request (to write the rest to), and the response once it has begun. */
+export async function openDuplex(url: string, contentType: string, first: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+  const req = request(url, { method: 'POST', headers: { 'content-type': contentType } });
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    req.on('response', resolve);
+    req.on('error', reject);
+  });
+  req.write(first);
+  return { req, res: await answered };
 }
 
 export function invoke(rt: { url: string }, path: string, json?: unknown): Promise<JsonResponse> {

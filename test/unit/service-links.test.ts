@@ -1,7 +1,8 @@
 // Links as the catalog settles them (lib/primary/service-links.ts): a
 // sidecar's [imports] name interfaces the component imports; a link holds
 // when its target is served and exports the interface with the same types,
-// values only so far; a cycle fails every service on it; a service whose
+// whose values can cross (streams and futures only where the importer's task
+// can wait on them); a cycle fails every service on it; a service whose
 // target was refused is refused in turn. Each error names both sides.
 
 import { expect } from 'chai';
@@ -73,11 +74,28 @@ describe('service links', () => {
     ]);
   });
 
-  it('fails a link whose functions pass a stream, a future or a resource: a link carries values only so far', () => {
-    const streaming: WitFunction = { name: 'chat', params: [{ name: 'input', type: { kind: 'stream', element: str } }], result: str, async: true };
-    const { serving, failures } = settle([service('front', { imports: [{ name: MATH, functions: [streaming] }], links: [[MATH, 'acme/calc']] }), service('calc', { exports: [{ name: MATH, functions: [streaming] }] })]);
-    expect(serving).to.deep.equal(['calc']);
-    expect(failures[0].error).to.equal(`acme.front imports ${MATH} from acme/calc ([imports]): chat passes stream<string>: a link of acme:calc/math carries values only so far (no resources, streams or futures)`);
+  it('links async functions that pass a stream or a future of values as a parameter or the result itself', () => {
+    const chat: WitFunction = { name: 'chat', params: [{ name: 'input', type: { kind: 'stream', element: str } }, { name: 'seed', type: { kind: 'future', element: u32 } }], result: { kind: 'stream', element: u32 }, async: true };
+    const later: WitFunction = { name: 'later', params: [], result: { kind: 'future', element: null }, async: true };
+    const { serving, failures } = settle([service('front', { imports: [{ name: MATH, functions: [chat, later] }], links: [[MATH, 'acme/calc']] }), service('calc', { exports: [{ name: MATH, functions: [chat, later] }] })]);
+    expect(failures).to.deep.equal([]);
+    expect(serving).to.deep.equal(['front', 'calc']);
+  });
+
+  it('fails a link whose functions pass a resource, a stream inside another type, two streams, or a stream in a sync function, saying which', () => {
+    const bytes: WitType = { kind: 'stream', element: { kind: 'primitive', name: 'u8' } };
+    const cases: [WitFunction, string][] = [
+      [{ name: 'take', params: [{ name: 'r', type: { kind: 'own', resource: 'blob' } }], result: null }, 'take passes blob: a link carries values, and streams and futures of values as a parameter or the result itself (no resources, nor a stream or future inside another type)'],
+      [{ name: 'wrapped', params: [], result: { kind: 'option', inner: bytes }, async: true }, 'wrapped passes option<stream<u8>>: a link carries values, and streams and futures of values as a parameter or the result itself (no resources, nor a stream or future inside another type)'],
+      [{ name: 'handles', params: [], result: { kind: 'stream', element: { kind: 'own', resource: 'blob' } }, async: true }, 'handles passes stream<blob>: a link carries values, and streams and futures of values as a parameter or the result itself (no resources, nor a stream or future inside another type)'],
+      [{ name: 'pair', params: [{ name: 'a', type: bytes }, { name: 'b', type: bytes }], result: u32, async: true }, 'pair takes more than one stream: a link carries one stream parameter'],
+      [{ name: 'blocking', params: [{ name: 'data', type: bytes }], result: u32 }, 'blocking passes stream<u8> but is not async: a stream or future crosses a link only in an async func (the caller\'s task waits while it is read and written)'],
+    ];
+    for (const [fn, why] of cases) {
+      const { serving, failures } = settle([service('front', { imports: [{ name: MATH, functions: [fn] }], links: [[MATH, 'acme/calc']] }), service('calc', { exports: [{ name: MATH, functions: [fn] }] })]);
+      expect(serving, fn.name).to.deep.equal(['calc']);
+      expect(failures[0].error).to.equal(`acme.front imports ${MATH} from acme/calc ([imports]): ${why}`);
+    }
   });
 
   it("links a middleware's wasi:http/handler only to a WASI 0.3 handler service", () => {
