@@ -49,6 +49,10 @@
 //   Uint8Array again at the end. They stay a Uint8Array: one copy out of
 //   the guest's memory (it reuses it), and one more only where two writes
 //   are joined for one read. With eventWaits: 55 → 257 MiB/s in process.
+//   The host's read takes a view of what it holds, not a copy, and writes
+//   joined for one read fill one buffer of the read's size in place,
+//   instead of each join copying all before it: a stream<u8> of 16 KiB
+//   writes through rt (curl, 256 MiB): 2.3 → 1.5 s for the view.
 // - givenBytes: the other way, bytes the host hands a guest (an async
 //   iterable of Uint8Array: a request body, a stream<u8> parameter) went
 //   into an array one number at a time, and every read of what was left
@@ -96,6 +100,28 @@ const HELPERS = `
       const timer = setTimeout(waiter, ms);
       RT_EVENT_WAITERS.add(waiter);
     });
+  }`;
+
+/**
+ * The byteCopies group's join of bytes written to a buffer the host reads
+ * (`held`, still unread) and the next `values`: a buffer of the host's read's
+ * capacity at the first join, filled in place by the joins after it.
+ * `buffer.rtOwned` is the one it made, whose bytes past `held` nobody else
+ * sees: the host's reads took views of what came before.
+ */
+const BYTE_HELPERS = `
+  function rtAppendBytes(buffer, held, values) {
+    const length = held.length + values.length;
+    const end = held.byteOffset + held.length;
+    if (held.buffer === buffer.rtOwned && end + values.length <= held.buffer.byteLength) {
+      new Uint8Array(held.buffer, end, values.length).set(values);
+      return new Uint8Array(held.buffer, held.byteOffset, length);
+    }
+    const joined = new Uint8Array(Math.max(length, buffer.capacity));
+    joined.set(held);
+    joined.set(values, held.length);
+    buffer.rtOwned = joined.buffer;
+    return joined.subarray(0, length);
   }`;
 
 /** Where an async-lowered host import is looked at after the call (in glue whose component has async imports). */
@@ -180,6 +206,8 @@ const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'releases' | 
   ],
   byteCopies: [
     { find: 'values = Array.from(new Uint8Array(this.#memory.buffer, this.#ptr, count));', replace: 'values = new Uint8Array(this.#memory.buffer, this.#ptr, count).slice();', times: 1 },
+    // The host's read of bytes it holds: a view, not a copy (what it holds is never written into again: a write replaces it, joined or not).
+    { find: 'values = this.#hostOnlyData.slice(0, count);', replace: 'values = this.#hostOnlyData instanceof Uint8Array ? this.#hostOnlyData.subarray(0, count) : this.#hostOnlyData.slice(0, count);', times: 1 },
     {
       find: "if (!Array.isArray(values)) { throw new TypeError('values input to write() must be an array'); }",
       replace: "if (!Array.isArray(values) && !(values instanceof Uint8Array)) { throw new TypeError('values input to write() must be an array'); }",
@@ -187,8 +215,7 @@ const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'releases' | 
     },
     {
       find: 'this.#hostOnlyData = this.#hostOnlyData.concat(values);',
-      replace:
-        'this.#hostOnlyData = !(values instanceof Uint8Array) ? this.#hostOnlyData.concat(values) : this.#hostOnlyData.length === 0 ? values : ((held) => { const joined = new Uint8Array(held.length + values.length); joined.set(held); joined.set(values, held.length); return joined; })(this.#hostOnlyData);',
+      replace: 'this.#hostOnlyData = !(values instanceof Uint8Array) ? this.#hostOnlyData.concat(values) : this.#hostOnlyData.length === 0 ? values : rtAppendBytes(this, this.#hostOnlyData, values);',
       times: 1,
     },
     {
@@ -254,7 +281,7 @@ export function rewriteAsyncGlue(glue: string): { text: string; applied: AsyncPa
     for (const p of patches) text = typeof p.find === 'string' ? text.split(p.find).join(p.replace) : text.replace(p.find, p.replace);
     applied.push(group);
   }
-  if (applied.length > 0) text = text.replace(INSTANTIATE, (head) => head + HELPERS + (applied.includes('releases') ? RELEASE_HELPERS : ''));
+  if (applied.length > 0) text = text.replace(INSTANTIATE, (head) => head + HELPERS + (applied.includes('releases') ? RELEASE_HELPERS : '') + (applied.includes('byteCopies') ? BYTE_HELPERS : ''));
   return { text, applied };
 }
 

@@ -165,6 +165,25 @@ console.log('collected, still running');
     expect(await reads).to.match(/^failed: /);
   });
 
+  it("reads a stream<u8> of 16 KiB writes joined into larger reads: every byte in order, and what a read gave stays as it was while later writes fill the buffer it came from", async () => {
+    if (!hasJspi) return;
+    const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
+    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {} }, 'component', (text) => rewriteGlue(text).text);
+    const bytes = (await component.instantiate()).bytes as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean; value?: Uint8Array }> }>;
+    const total = 4 * 2 ** 20;
+    const stream = await bytes(total);
+    const held: Uint8Array[] = [];
+    for (;;) {
+      const { done, value } = await stream.read(65_536);
+      if (done) break;
+      expect(value).to.be.an.instanceOf(Uint8Array);
+      held.push(value!);
+    }
+    expect(Math.max(...held.map((c) => c.length)), 'some reads joined several writes').to.be.above(16_384);
+    const expected = Buffer.from(Array.from({ length: total }, (_, i) => i & 255));
+    expect(Buffer.concat(held).equals(expected), 'the bytes read, kept until the end').to.equal(true);
+  });
+
   it("wakes the waits of glue whose only async machinery is its async imports, and looks at such an import's call on setImmediate rather than a 1 ms timer", async () => {
     const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
