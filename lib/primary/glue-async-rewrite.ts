@@ -58,7 +58,8 @@
 //   into an array one number at a time, and every read of what was left
 //   copied the rest; they stay a Uint8Array, read as views. A 0.3 echo of
 //   1 MiB bodies (the body handed in and straight back out) in process:
-//   66 → 142 MiB/s.
+//   66 → 142 MiB/s. A read that one chunk holds is a view of it, not a
+//   copy (what the host hands in is never written again).
 // - taskStarts: the task each call of an async export starts is told to rt's
 //   import (TASK_STARTED_IMPORT), so that rt can ask for its cancellation
 //   (the client left, its deadline passed): the glue delivers TASK_CANCELLED
@@ -231,7 +232,16 @@ const GROUPS: Record<'taskFailures' | 'eventWaits' | 'taskExits' | 'releases' | 
       find: /^( *)drainInto\(target, maxCount\) \{/gm,
       replace: `$1rtDrainBytes(maxCount) {
         if (this.#length === 0 || !(this.#chunks[0] instanceof Uint8Array)) return undefined;
-        const out = new Uint8Array(Math.min(maxCount, this.#length));
+        const first = this.#chunks[0];
+        const wanted = Math.min(maxCount, this.#length);
+        if (first.length - this.#offset >= wanted) {
+          const view = first.subarray(this.#offset, this.#offset + wanted);
+          this.#offset += wanted;
+          this.#length -= wanted;
+          if (this.#offset === first.length) { this.#chunks.shift(); this.#offset = 0; }
+          return view;
+        }
+        const out = new Uint8Array(wanted);
         let filled = 0;
         while (filled < out.length && this.#chunks[0] instanceof Uint8Array) {
           const chunk = this.#chunks[0];

@@ -42,7 +42,7 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * 14: a component that uses the async ABI is transpiled whole, not from its hollow twin (compile-job.ts): its callbacks may call async imports.
  * 15: the glue tells rt each export call's task, which rt may cancel (glue-async-rewrite.ts taskStarts).
  * 16: only an async export's (a sync one's call is never cancelled, and the invoke path pays nothing for it).
- * 17: the host's read of a stream<u8>'s bytes it holds is a view, not a copy, and joined writes fill one buffer (glue-async-rewrite.ts byteCopies).
+ * 17: the host's read of a stream<u8>'s bytes it holds is a view, not a copy, and joined writes fill one buffer (glue-async-rewrite.ts byteCopies); so is a guest's read of bytes the host handed in, where one chunk holds it (givenBytes).
  */
 const CACHE_LAYOUT = 17;
 

@@ -18,7 +18,7 @@ import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
 import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
-import { asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-components.js';
+import { asyncBodies, asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-components.js';
 import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 import type { ResponseParts } from '../../lib/worker/wasi-host/p3/http-types.js';
 import { byteReader } from '../../lib/worker/wasi-host/p3/bodies.js';
@@ -182,6 +182,22 @@ console.log('collected, still running');
     expect(Math.max(...held.map((c) => c.length)), 'some reads joined several writes').to.be.above(16_384);
     const expected = Buffer.from(Array.from({ length: total }, (_, i) => i & 255));
     expect(Buffer.concat(held).equals(expected), 'the bytes read, kept until the end').to.equal(true);
+  });
+
+  it('hands a guest the bytes the host gives it in chunks larger and smaller than its reads (views of one chunk, copies across chunks): every byte in order', async () => {
+    if (!hasJspi) return;
+    const transpiled = await transpileBytes(await asyncBodies(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
+    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {} }, 'component', (text) => rewriteGlue(text).text);
+    const digest = (await component.instantiate()).digest as (data: AsyncIterable<Uint8Array>, seed: number) => Promise<number>;
+    // The guest reads 16 KiB at a time: a 100 KiB chunk is read as views of it, 3 KiB ones joined.
+    const sizes = [100_000, 3_000, 3_000, 3_000, 40_000, 1, 16_384, 70_000];
+    const chunks = sizes.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k) & 255));
+    async function* given() {
+      yield* chunks;
+    }
+    let expected = 1234;
+    for (const b of Buffer.concat(chunks)) expected = Math.imul(expected ^ b, 16_777_619) >>> 0;
+    expect(await digest(given(), 1234)).to.equal(expected);
   });
 
   it("wakes the waits of glue whose only async machinery is its async imports, and looks at such an import's call on setImmediate rather than a 1 ms timer", async () => {
