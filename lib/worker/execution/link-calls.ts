@@ -30,8 +30,8 @@ import { interfaceKey, unversioned } from '../../wit/interface-key.js';
 import { jsIdentifier } from '../../wit/js-names.js';
 import type { WitFunction, WitType } from '../../wit/types.js';
 import { BodyChannel, threadWaker, wakeThread, type Waker } from '../wasi-host/index.js';
-import type { CallResult, Failure, StreamControl, StreamFailure } from './invocation.js';
-import type { LinkedServices, LinkTarget } from './link-target.js';
+import type { Failure, StreamControl, StreamFailure } from './invocation.js';
+import type { LinkedServices } from './link-target.js';
 import { NdjsonItems } from './ndjson-items.js';
 
 /** Importer's thread → main: a call of `fn` of the linked interface `link` (without its stream parameter, its futures as their values); then that stream's bytes, and what the importer's guest took of the result stream's. */
@@ -293,6 +293,19 @@ export interface LinkTimeouts {
   streamMs: number;
 }
 
+/**
+ * The main thread's end for one importer thread: makes each call `port`
+ * brings with the service linked now (looked up per call, so a reload or
+ * restart of it is seen by the next), within the timeouts, and wakes the
+ * thread (its `cells`) with the answer and with what its streams bring.
+ */
+export function serveLinkCalls(port: MessagePort, cells: SharedArrayBuffer, d: ServiceDescriptor, services: LinkedServices, timeouts: LinkTimeouts): void {
+  const calls = new LinkCallServer(port, cells, d, services, timeouts);
+  port.on('message', (message: LinkMessage) => calls.receive(message));
+  // The importer's thread is gone (retired, ended at a deadline): what it was calling stops.
+  port.on('close', () => calls.abandon());
+}
+
 /** A call the main thread is making for an importer: its stream parameter's channel to the target, its result stream's control. */
 interface Flow {
   body?: BodyChannel;
@@ -301,24 +314,28 @@ interface Flow {
   dropped?: boolean;
 }
 
-/**
- * The main thread's end for one importer thread: makes each call `port`
- * brings with the service linked now (looked up per call, so a reload or
- * restart of it is seen by the next), within the timeouts, and wakes the
- * thread (its `cells`) with the answer and with what its streams bring.
- */
-export function serveLinkCalls(port: MessagePort, cells: SharedArrayBuffer, d: ServiceDescriptor, services: LinkedServices, timeouts: LinkTimeouts): void {
-  const flows = new Map<number, Flow>();
-  const reply = (message: LinkReply): void => {
-    port.postMessage(message);
-    // After the post: the woken thread finds the message when it drains the port.
-    wakeThread(cells);
-  };
-  port.on('message', (message: LinkMessage) => {
-    const flow = flows.get(message.id);
+class LinkCallServer {
+  readonly #flows = new Map<number, Flow>();
+  /** How each linked function's streams and futures cross, by `interface#function`. */
+  readonly #crossings = new Map<string, Crossing>();
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly cells: SharedArrayBuffer,
+    private readonly d: ServiceDescriptor,
+    private readonly services: LinkedServices,
+    private readonly timeouts: LinkTimeouts,
+  ) {
+    for (const link of valueLinks(d)) {
+      for (const fn of d.interface.imports.find((i) => i.name === link.interface)?.functions ?? []) this.#crossings.set(`${link.interface}#${fn.name}`, crossing(fn));
+    }
+  }
+
+  receive(message: LinkMessage): void {
+    const flow = this.#flows.get(message.id);
     switch (message.kind) {
       case 'call':
-        void answer(message, d, services, timeouts, flows, reply).then(reply);
+        void this.#answer(message).then((answered) => this.#reply(answered));
         break;
       case 'chunk':
         flow?.body?.push(message.bytes);
@@ -333,65 +350,66 @@ export function serveLinkCalls(port: MessagePort, cells: SharedArrayBuffer, d: S
       case 'drop':
         if (flow?.control) flow.control.cancel();
         else if (flow) flow.dropped = true;
-        finish(flows, message.id);
+        this.#finish(message.id);
         break;
     }
-  });
-  // The importer's thread is gone (retired, ended at a deadline): what it was calling stops.
-  port.on('close', () => {
-    for (const [id, flow] of flows) {
+  }
+
+  abandon(): void {
+    for (const [id, flow] of this.#flows) {
       flow.body?.fail('the caller is gone');
       flow.control?.cancel();
-      finish(flows, id);
+      this.#finish(id);
     }
-  });
-}
-
-function finish(flows: Map<number, Flow>, id: number): void {
-  flows.get(id)?.body?.dispose();
-  flows.delete(id);
-}
-
-async function answer({ id, link, fn, args }: Extract<LinkMessage, { kind: 'call' }>, d: ServiceDescriptor, services: LinkedServices, timeouts: LinkTimeouts, flows: Map<number, Flow>, reply: (message: LinkReply) => void): Promise<LinkAnswer> {
-  const linked = valueLinks(d).find((l) => l.interface === link);
-  if (!linked) return { id, kind: 'failed', message: `${link} is not linked to a service` };
-  const name = serviceKey(linked.target);
-  const target = services(linked.target);
-  if (!target) return { id, kind: 'failed', message: `the linked service ${name} is not served here now` };
-  const how = crossing(d.interface.imports.find((i) => i.name === link)?.functions?.find((f) => f.name === fn) ?? { name: fn, params: [], result: null });
-  const flow: Flow = {};
-  flows.set(id, flow);
-  if (how.stream) flow.body = new BodyChannel((bytes) => reply({ kind: 'taken', id, bytes }));
-  const failed = (failure: Failure): LinkAnswer => (failure.kind === 'component-error' ? { id, kind: 'err', payload: failure.payload } : { id, kind: 'failed', message: `${link}#${fn} across the link to ${name} failed: ${failureText(failure)}` });
-  const deadline = performance.now() + timeouts.callMs;
-  if (typeof how.result !== 'object') {
-    const result: CallResult = await target.callExport(link, fn, args, deadline, flow.body);
-    finish(flows, id);
-    return result.kind === 'ok' ? { id, kind: 'ok', value: result.value } : failed(result);
   }
-  return openStream(target, { id, link, fn, args }, isBytes(how.result.stream), deadline, timeouts.streamMs, flows, reply, failed);
-}
 
-/** Opens the result stream of a call: its items go to the importer as the target writes them, within the window it has taken. */
-async function openStream(target: LinkTarget, call: { id: number; link: string; fn: string; args: unknown[] }, bytes: boolean, deadline: number, streamMs: number, flows: Map<number, Flow>, reply: (message: LinkReply) => void, failed: (failure: Failure) => LinkAnswer): Promise<LinkAnswer> {
-  const { id } = call;
-  const flow = flows.get(id)!;
-  const sink = {
-    // A view of the target's ring: copied out, and granted back once the importer's guest has taken it.
-    chunk: (chunk: Uint8Array) => reply({ kind: 'chunk', id, bytes: chunk.slice() }),
-    end: (failure?: StreamFailure) => {
-      reply(failure ? { kind: 'end', id, failure: `${call.link}#${call.fn} across the link failed mid-stream: ${failureText(failure)}` } : { kind: 'end', id });
-      finish(flows, id);
-    },
-  };
-  const opening = await target.openExportStream(call.link, call.fn, call.args, deadline, { framing: bytes ? 'raw' : 'ndjson', window: STREAM_WINDOW, streamDeadline: performance.now() + streamMs, sink }, flow.body);
-  if (opening.kind !== 'open') {
-    finish(flows, id);
-    return failed(opening);
+  #reply(message: LinkReply): void {
+    this.port.postMessage(message);
+    // After the post: the woken thread finds the message when it drains the port.
+    wakeThread(this.cells);
   }
-  flow.control = opening.control;
-  if (flow.dropped) opening.control.cancel();
-  return { id, kind: 'ok', value: null };
+
+  #finish(id: number): void {
+    this.#flows.get(id)?.body?.dispose();
+    this.#flows.delete(id);
+  }
+
+  async #answer({ id, link, fn, args }: Extract<LinkMessage, { kind: 'call' }>): Promise<LinkAnswer> {
+    const linked = valueLinks(this.d).find((l) => l.interface === link);
+    const how = this.#crossings.get(`${link}#${fn}`);
+    if (!linked || !how) return { id, kind: 'failed', message: `${link}#${fn} is not linked to a service` };
+    const name = serviceKey(linked.target);
+    const target = this.services(linked.target);
+    if (!target) return { id, kind: 'failed', message: `the linked service ${name} is not served here now` };
+    const flow: Flow = {};
+    this.#flows.set(id, flow);
+    if (how.stream) flow.body = new BodyChannel((bytes) => this.#reply({ kind: 'taken', id, bytes }));
+    const failed = (failure: Failure): LinkAnswer => (failure.kind === 'component-error' ? { id, kind: 'err', payload: failure.payload } : { id, kind: 'failed', message: `${link}#${fn} across the link to ${name} failed: ${failureText(failure)}` });
+    const deadline = performance.now() + this.timeouts.callMs;
+    if (typeof how.result !== 'object') {
+      const result = await target.callExport(link, fn, args, deadline, flow.body);
+      this.#finish(id);
+      return result.kind === 'ok' ? { id, kind: 'ok', value: result.value } : failed(result);
+    }
+    // The result is a stream: its bytes go to the importer as the target writes them, each chunk granted back once the importer's guest has taken it.
+    const sink = {
+      // A view of the target's ring: copied out before the post.
+      chunk: (chunk: Uint8Array) => this.#reply({ kind: 'chunk', id, bytes: chunk.slice() }),
+      end: (failure?: StreamFailure) => {
+        this.#reply(failure ? { kind: 'end', id, failure: `${link}#${fn} across the link to ${name} failed mid-stream: ${failureText(failure)}` } : { kind: 'end', id });
+        this.#finish(id);
+      },
+    };
+    const framing = isBytes(how.result.stream) ? 'raw' : 'ndjson';
+    const opening = await target.openExportStream(link, fn, args, deadline, { framing, window: STREAM_WINDOW, streamDeadline: performance.now() + this.timeouts.streamMs, sink }, flow.body);
+    if (opening.kind !== 'open') {
+      this.#finish(id);
+      return failed(opening);
+    }
+    flow.control = opening.control;
+    if (flow.dropped) opening.control.cancel();
+    return { id, kind: 'ok', value: null };
+  }
 }
 
 function failureText(failure: Failure): string {
