@@ -74,7 +74,7 @@ function linkProblem(importer: ServiceDescriptor, link: ServiceLink, target: Ser
  * importer's side reads and writes them while its task waits, which a
  * synchronous call, blocking its thread, could not. Resources never cross.
  */
-export function crossingProblem(fn: WitFunction): string | undefined {
+function crossingProblem(fn: WitFunction): string | undefined {
   for (const t of [...fn.params.map((p) => p.type), ...(fn.result ? [fn.result] : [])]) {
     if (plainValue(t)) continue;
     const carried = (t.kind === 'stream' && t.element !== null && plainValue(t.element)) || (t.kind === 'future' && (t.element === null || plainValue(t.element)));

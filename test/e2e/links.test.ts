@@ -3,7 +3,10 @@
 // values passed between the two instances; the target's err case is the
 // caller's, its trap fails the caller's call and both serve on; a reload of
 // the target is what the next call sees; a link that cannot hold is a load
-// error naming both sides, and the rest serve.
+// error naming both sides, and the rest serve. With JSPI: async functions
+// across links, and streams and futures passed both ways (P3_FLOW forwards
+// what it is given to the targets and hands back what they answer), a
+// stream dropped or failed on one side ending it on the other.
 
 import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
