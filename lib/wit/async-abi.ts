@@ -41,13 +41,18 @@ export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
 /** `fn`'s stream parameter as the request body carries it: at position `at`, a stream<u8>'s raw bytes (`bytes`), or a stream<T>'s items as NDJSON (`items`, of type `element`). */
 export type BodyStream = { at: number; kind: 'bytes'; mediaType: string } | { at: number; kind: 'items'; mediaType: string; element: WitType };
 
+/** Whether a stream of `element`s is a stream<u8>, whose items go as raw bytes (others' as JSON values). */
+export function isByteElement(element: WitType | null): boolean {
+  return element?.kind === 'primitive' && element.name === 'u8';
+}
+
 /** How the request body carries `fn`'s stream parameter (bodyStreamParam); undefined when it takes none, or one without items. */
 export function bodyStreamItems(fn: WitFunction): BodyStream | undefined {
   const at = bodyStreamParam(fn);
   if (at === undefined) return undefined;
   const { type } = fn.params[at];
   const element = type.kind === 'stream' ? type.element : null;
-  if (element?.kind === 'primitive' && element.name === 'u8') return { at, kind: 'bytes', mediaType: 'application/octet-stream' };
+  if (isByteElement(element)) return { at, kind: 'bytes', mediaType: 'application/octet-stream' };
   return element ? { at, kind: 'items', mediaType: NDJSON_MEDIA_TYPE, element } : undefined;
 }
 

@@ -6,6 +6,7 @@
 // This module recognises them in a component's interface; nothing here runs
 // anything.
 
+import { isByteElement } from './async-abi.js';
 import { containsResource, isBytes, type ComponentInterface, type WitFunction, type WitType } from './types.js';
 
 /** How items go on the wire when the client does not ask for Server-Sent Events. */
@@ -80,7 +81,7 @@ export function streamSignature(iface: ComponentInterface, fn: WitFunction): Str
 /** A `stream<T>` result; whether JSON can carry its items is the method listing's to say (addressing.ts). */
 function asyncStream(element: WitType | null): AsyncStream | string {
   if (element === null) return 'it returns a stream without items (stream), which has nothing to answer with';
-  const item: WitType = element.kind === 'primitive' && element.name === 'u8' ? { kind: 'list', element: U8 } : element;
+  const item: WitType = isByteElement(element) ? { kind: 'list', element: U8 } : element;
   return { source: 'stream', item, error: null, fallible: false, encoding: itemEncoding(item) };
 }
 

@@ -24,15 +24,17 @@
 // to read.
 
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { HANDLER_LINK, serviceKey, type ServiceDescriptor } from '../../service.js';
+import { HANDLER_LINK, serviceKey, type ServiceDescriptor, type ServiceId, type ServiceLink } from '../../service.js';
 import { typeCodec } from '../../wit/codec.js';
 import { interfaceKey, unversioned } from '../../wit/interface-key.js';
 import { jsIdentifier } from '../../wit/js-names.js';
+import { bodyStreamItems, futureParams, isByteElement, type BodyStream } from '../../wit/async-abi.js';
 import type { WitFunction, WitType } from '../../wit/types.js';
 import { BodyChannel, threadWaker, wakeThread, type Waker } from '../wasi-host/index.js';
 import type { Failure, StreamControl, StreamFailure } from './invocation.js';
 import type { LinkedServices } from './link-target.js';
 import { NdjsonItems } from './ndjson-items.js';
+import { readCount, type GlueStream } from './stream-items.js';
 
 /** Importer's thread → main: a call of `fn` of the linked interface `link` (without its stream parameter, its futures as their values); then that stream's bytes, and what the importer's guest took of the result stream's. */
 export type LinkMessage =
@@ -50,39 +52,29 @@ export type LinkReply = LinkAnswer | { kind: 'taken'; id: number; bytes: number 
 
 /** Bytes of a stream across a link that may be on their way before the reader has taken them (a power of two: the target's ring). */
 const STREAM_WINDOW = 262_144;
-/** Bytes of a stream<u8> read from the importer's guest at a time; items of other streams. */
-const BYTES_PER_READ = 65_536;
-const ITEMS_PER_READ = 256;
 
 /** The links of `d` that LinkCaller and serveLinkCalls carry: every one but a middleware's handler. */
 export function valueLinks(d: ServiceDescriptor): ServiceDescriptor['links'] {
   return d.links.filter((l) => unversioned(l.interface) !== HANDLER_LINK);
 }
 
-/** How a function's streams and futures cross: where its stream parameter is and what it carries, which parameters are futures, and what its result is. */
+/** The functions of `link`'s interface, as `d` imports them. */
+function linkedFunctions(d: ServiceDescriptor, link: ServiceLink): WitFunction[] {
+  return d.interface.imports.find((i) => i.name === link.interface)?.functions ?? [];
+}
+
+/** How a function's streams and futures cross: its stream parameter as a request body would carry it (raw bytes or NDJSON items), which parameters are futures, and what its result is. */
 interface Crossing {
-  stream?: { at: number; element: WitType };
+  stream?: BodyStream;
   futures: number[];
   result: 'value' | 'future' | { stream: WitType };
 }
 
 function crossing(fn: WitFunction): Crossing {
-  const at = fn.params.findIndex((p) => p.type.kind === 'stream');
-  const element = at === -1 ? null : (fn.params[at].type as { element: WitType | null }).element;
-  const futures = fn.params.flatMap((p, i) => (p.type.kind === 'future' ? [i] : []));
+  const stream = bodyStreamItems(fn);
   const r = fn.result;
   const result = r?.kind === 'future' ? 'future' : r?.kind === 'stream' && r.element ? { stream: r.element } : 'value';
-  return { ...(element ? { stream: { at, element } } : {}), futures, result };
-}
-
-function isBytes(t: WitType): boolean {
-  return t.kind === 'primitive' && t.name === 'u8';
-}
-
-/** A stream<T> as jco's glue gives the host one its guest writes: reads up to `count` items as the guest writes them; `return` drops it. */
-interface GlueStream {
-  read(count: number): Promise<{ done: boolean; value?: unknown }>;
-  return?(): Promise<unknown>;
+  return { ...(stream ? { stream } : {}), futures: futureParams(fn), result };
 }
 
 /** One call across a link as the importer's thread sees it: its answer once there, and its streams' progress. */
@@ -94,8 +86,6 @@ class Pending {
   /** The result stream's bytes not yet given to the guest; how it ended (undefined while open). */
   readonly chunks: Uint8Array[] = [];
   ended: { failure?: string } | undefined;
-  /** The call is over for its stream parameter: the target answered a value, failed, or its result stream is over. */
-  unread = false;
 }
 
 /** The importer thread's end: the linked interfaces' imports, each function posting its call and waiting for the answer. */
@@ -116,7 +106,7 @@ export class LinkCaller {
     const table: Record<string, object> = {};
     for (const link of valueLinks(d)) {
       const members: Record<string, (...args: unknown[]) => unknown> = {};
-      for (const fn of d.interface.imports.find((i) => i.name === link.interface)?.functions ?? []) {
+      for (const fn of linkedFunctions(d, link)) {
         const how = crossing(fn);
         members[jsIdentifier(fn.name)] = fn.async ? (...args) => this.#callAsync(link.interface, fn.name, args, how) : (...args) => this.#callSync(link.interface, fn.name, args);
       }
@@ -154,9 +144,9 @@ export class LinkCaller {
   async #callAsync(link: string, fn: string, args: unknown[], how: Crossing): Promise<unknown> {
     // A future<T> parameter (the glue's thenable) crosses as T: the target's function gets a future resolved with it.
     for (const i of how.futures) args[i] = await args[i];
-    const param = how.stream && { stream: args.splice(how.stream.at, 1)[0] as GlueStream, element: how.stream.element };
+    const param = how.stream && { stream: args.splice(how.stream.at, 1)[0] as GlueStream, carried: how.stream };
     const [id, pending] = this.#start(link, fn, args);
-    if (param) void this.#send(id, pending, param.stream, param.element);
+    if (param) void this.#send(id, pending, param.stream, param.carried);
     await this.#until(pending, () => pending.answer !== undefined);
     const answer = pending.answer!;
     if (answer.kind !== 'ok' || typeof how.result !== 'object') {
@@ -174,7 +164,7 @@ export class LinkCaller {
    */
   #resultStream(id: number, pending: Pending, element: WitType): AsyncIterable<unknown> {
     const chunks = this.#received(id, pending);
-    const items = isBytes(element) ? chunks : new NdjsonItems(element, 'stream').items(chunks);
+    const items = isByteElement(element) ? chunks : new NdjsonItems(element, 'stream').items(chunks);
     const iterator: AsyncIterator<unknown, void> = {
       next: () => items.next(),
       return: (value?: unknown) => {
@@ -188,7 +178,6 @@ export class LinkCaller {
   /** The importer is done with call `id`'s streams: a result stream the target has not ended is dropped there. */
   #over(id: number, pending: Pending): void {
     if (!this.#pending.delete(id)) return;
-    pending.unread = true;
     if (!pending.ended) this.#post({ kind: 'drop', id });
   }
 
@@ -203,15 +192,16 @@ export class LinkCaller {
   }
 
   /** The importer's stream parameter to the target, as its guest writes it, within the window the target's guest has taken. */
-  async #send(id: number, pending: Pending, stream: GlueStream, element: WitType): Promise<void> {
-    const bytes = isBytes(element);
-    const encode = bytes ? undefined : typeCodec(element).encode;
+  async #send(id: number, pending: Pending, stream: GlueStream, carried: BodyStream): Promise<void> {
+    const encode = carried.kind === 'items' ? typeCodec(carried.element).encode : undefined;
+    // Nobody reads it any more: the target answered a value or failed (the importer is done with the call), or its result stream is over.
+    const unread = () => !this.#pending.has(id) || pending.ended !== undefined;
     let failure: string | undefined;
     try {
       for (;;) {
-        await this.#until(pending, () => pending.unread || pending.sent - pending.taken < STREAM_WINDOW);
-        if (pending.unread) return;
-        const { done, value } = await stream.read(bytes ? BYTES_PER_READ : ITEMS_PER_READ);
+        await this.#until(pending, () => unread() || pending.sent - pending.taken < STREAM_WINDOW);
+        if (unread()) return;
+        const { done, value } = await stream.read(readCount(!encode));
         if (done) break;
         const chunk = encode ? Buffer.from(Array.from(value as ArrayLike<unknown>, (item) => `${JSON.stringify(encode(item))}\n`).join('')) : asBytes(value as Uint8Array | number[]);
         if (chunk.length === 0) continue;
@@ -221,7 +211,7 @@ export class LinkCaller {
     } catch (e) {
       failure = `the caller's stream failed: ${(e as Error).message}`;
     } finally {
-      stream.return?.().catch(() => {});
+      stream.return().catch(() => {});
     }
     this.#post(failure ? { kind: 'end', id, failure } : { kind: 'end', id });
   }
@@ -260,7 +250,6 @@ export class LinkCaller {
           break;
         case 'end':
           pending.ended = reply.failure ? { failure: reply.failure } : {};
-          pending.unread = true;
           break;
         default:
           pending.answer = reply;
@@ -316,18 +305,18 @@ interface Flow {
 
 class LinkCallServer {
   readonly #flows = new Map<number, Flow>();
-  /** How each linked function's streams and futures cross, by `interface#function`. */
-  readonly #crossings = new Map<string, Crossing>();
+  /** Each linked function's target, and how its streams and futures cross, by `interface#function`. */
+  readonly #linked = new Map<string, { target: ServiceId; how: Crossing }>();
 
   constructor(
     private readonly port: MessagePort,
     private readonly cells: SharedArrayBuffer,
-    private readonly d: ServiceDescriptor,
+    d: ServiceDescriptor,
     private readonly services: LinkedServices,
     private readonly timeouts: LinkTimeouts,
   ) {
     for (const link of valueLinks(d)) {
-      for (const fn of d.interface.imports.find((i) => i.name === link.interface)?.functions ?? []) this.#crossings.set(`${link.interface}#${fn.name}`, crossing(fn));
+      for (const fn of linkedFunctions(d, link)) this.#linked.set(`${link.interface}#${fn.name}`, { target: link.target, how: crossing(fn) });
     }
   }
 
@@ -375,9 +364,9 @@ class LinkCallServer {
   }
 
   async #answer({ id, link, fn, args }: Extract<LinkMessage, { kind: 'call' }>): Promise<LinkAnswer> {
-    const linked = valueLinks(this.d).find((l) => l.interface === link);
-    const how = this.#crossings.get(`${link}#${fn}`);
-    if (!linked || !how) return { id, kind: 'failed', message: `${link}#${fn} is not linked to a service` };
+    const linked = this.#linked.get(`${link}#${fn}`);
+    if (!linked) return { id, kind: 'failed', message: `${link}#${fn} is not linked to a service` };
+    const { how } = linked;
     const name = serviceKey(linked.target);
     const target = this.services(linked.target);
     if (!target) return { id, kind: 'failed', message: `the linked service ${name} is not served here now` };
@@ -400,7 +389,7 @@ class LinkCallServer {
         this.#finish(id);
       },
     };
-    const framing = isBytes(how.result.stream) ? 'raw' : 'ndjson';
+    const framing = isByteElement(how.result.stream) ? 'raw' : 'ndjson';
     const opening = await target.openExportStream(link, fn, args, deadline, { framing, window: STREAM_WINDOW, streamDeadline: performance.now() + this.timeouts.streamMs, sink }, flow.body);
     if (opening.kind !== 'open') {
       this.#finish(id);

@@ -119,15 +119,16 @@ export class InPlaceBytes implements StreamItems {
   }
 }
 
-/** A `stream<T>` as jco's glue gives it (its `Stream`): reads up to `count` items as the guest writes them; `return` drops it. */
-interface GlueStream {
+/** A `stream<T>` as jco's glue gives the host one its guest writes (its `Stream`): reads up to `count` items as the guest writes them; `return` drops it. */
+export interface GlueStream {
   read(count: number): Promise<{ done: boolean; value?: unknown }>;
   return(): Promise<unknown>;
 }
 
-/** Bytes read from a stream<u8> at a time; items of other streams. */
-const BYTES_PER_READ = 65_536;
-const ITEMS_PER_READ = 256;
+/** What one read of a guest's stream asks for: 64 KiB of a stream<u8>, 256 items of another. */
+export function readCount(bytes: boolean): number {
+  return bytes ? 65_536 : 256;
+}
 
 /**
  * The items a guest writes to a `stream<T>` it returned (WASI 0.3), read
@@ -146,7 +147,7 @@ export class WrittenItems {
     private readonly bytes: boolean,
   ) {
     this.#stream = stream as GlueStream;
-    this.#count = bytes ? BYTES_PER_READ : ITEMS_PER_READ;
+    this.#count = readCount(bytes);
   }
 
   /** The items written since the last read (undefined: the stream's end), or how the guest failed meanwhile. */
