@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildComponent } from '../../examples/builder.js';
 import { repository } from '../support/fixtures.js';
-import { call, openDuplex, RtProcess } from '../support/rt-process.js';
+import { call, duplexExchange, openDuplex, RtProcess } from '../support/rt-process.js';
 import { asyncBodies, asyncCalls, asyncStreams, P3_DOZER, P3_NAP_SERVER } from '../support/async-components.js';
 import { calc, FLOW_BYTES, FLOW_FUTURES, FLOW_SOURCE, FRONT, P3_FLOW } from '../support/link-components.js';
 import { eventually } from '../support/eventually.js';
@@ -161,14 +161,8 @@ if (hasJspi) describe('async links (e2e)', function () {
   });
 
   it('answers across a link while the body is still arriving (full duplex through both services)', async () => {
-    const { req, res } = await openDuplex(url('flow', 'upper'), 'application/octet-stream', 'hello, ');
-    const pieces: Buffer[] = [];
-    res.on('data', (d: Buffer) => pieces.push(d));
-    await eventually(() => expect(Buffer.concat(pieces).toString()).to.equal('HELLO, '), { what: 'the first piece back through the link, before the body has ended', timeoutMs: 5_000, intervalMs: 10 });
-    const ended = new Promise((resolve) => res.on('end', resolve));
-    req.end('wörld!');
-    await ended;
-    expect(Buffer.concat(pieces).toString()).to.equal('HELLO, WöRLD!');
+    const { text } = await duplexExchange(url('flow', 'upper'), 'application/octet-stream', ['hello, ', 'HELLO, '], 'wörld!', 'the first piece back through the link, before the body has ended');
+    expect(text).to.equal('HELLO, WöRLD!');
   });
 
   it('passes futures across a link both ways: a future the target returns, and one the caller gives', async () => {

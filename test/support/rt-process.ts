@@ -236,6 +236,23 @@ export async function openDuplex(url: string, contentType: string, first: string
   return { req, res: await answered };
 }
 
+/**
+ * A full-duplex exchange: POSTs `first` and, the body still open, waits
+ * (up to 5 s, failing with `what` otherwise) until the answer so far is
+ * `firstAnswer`; then sends `rest` and ends the body. The response, and
+ * its whole text.
+ */
+export async function duplexExchange(url: string, contentType: string, [first, firstAnswer]: [string, string], rest: string, what: string): Promise<{ res: IncomingMessage; text: string }> {
+  const { req, res } = await openDuplex(url, contentType, first);
+  const pieces: Buffer[] = [];
+  res.on('data', (d: Buffer) => pieces.push(d));
+  await eventually(() => Buffer.concat(pieces).toString() === firstAnswer, { what, timeoutMs: 5_000, intervalMs: 10 });
+  const ended = new Promise((resolve) => res.on('end', resolve));
+  req.end(rest);
+  await ended;
+  return { res, text: Buffer.concat(pieces).toString() };
+}
+
 export function invoke(rt: { url: string }, path: string, json?: unknown): Promise<JsonResponse> {
   return call(`${rt.url}/api/services/${path}`, json === undefined ? {} : { body: JSON.stringify(json), contentType: 'application/json' });
 }

@@ -17,7 +17,7 @@ import { BRITTLE } from '../support/resource-fixtures.js';
 import { buildComponent, type WatSource } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
 import { rewriteGlue } from '../../lib/primary/glue-rewrite.js';
-import { loadTranspiled, loadWithJco } from '../support/jco-instance.js';
+import { loadTranspiled, loadWithJco, type JcoExports, type Transpiled } from '../support/jco-instance.js';
 import { asyncBodies, asyncStreams, P3_HANDLER, P3_SLEEPER } from '../support/async-components.js';
 import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
 import type { ResponseParts } from '../../lib/worker/wasi-host/p3/http-types.js';
@@ -59,6 +59,29 @@ function countingEnvReads(fn: () => void): number {
     process.env = env;
   }
   return reads;
+}
+
+/** `bytes` transpiled as rt transpiles a component of the async ABI: through JSPI, `asyncExports` lifted async. */
+function transpileAsync(bytes: Uint8Array, asyncExports: string[] = []): Promise<Transpiled> {
+  return transpileBytes(bytes, { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports });
+}
+
+/** The groups of async changes rt's rewrite applies to `transpiled`'s glue. */
+function asyncPatchesOf(transpiled: Transpiled): string[] {
+  return rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches;
+}
+
+/** An instance's exports through the glue as rt rewrites it, given `imports` (a task's failure is ignored unless they take it). */
+async function rewrittenExports(transpiled: Transpiled, imports: object = {}): Promise<JcoExports> {
+  return (await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {}, ...imports }, 'component', (text) => rewriteGlue(text).text)).instantiate();
+}
+
+/** rt's own WASI 0.3 clock, as an instance gets it. */
+function clock03(): object {
+  const exit = (): never => {
+    throw new Error('exit');
+  };
+  return wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'];
 }
 
 describe('glue rewrite', function () {
@@ -141,15 +164,13 @@ console.log('collected, still running');
   });
 
   it(`reports a task that traps after it returned (while it writes the stream it returned) through ${TASK_FAILED_IMPORT}, which jco's glue would lose`, async () => {
-    const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
-    const glue = new TextDecoder().decode(transpiled.files['component.js']);
+    const transpiled = await transpileAsync(await asyncStreams());
     // A jco that writes its async machinery otherwise fails here: a group of changes would be left out.
-    expect(rewriteGlue(glue).asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies', 'givenBytes', 'taskStarts']);
+    expect(asyncPatchesOf(transpiled)).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'byteCopies', 'givenBytes', 'taskStarts']);
     // Instances need JSPI; without it (Node 22) the counts above are what can be checked.
     if (!hasJspi) return;
     const failures: unknown[] = [];
-    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: (e: unknown) => failures.push(e) }, 'component', (text) => rewriteGlue(text).text);
-    const broken = (await component.instantiate()).broken as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean }> }>;
+    const broken = (await rewrittenExports(transpiled, { [TASK_FAILED_IMPORT]: (e: unknown) => failures.push(e) })).broken as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean }> }>;
     const stream = await broken(3);
     // The guest writes its 3 items, then traps where it would end the stream: the read after them waits for what never comes.
     const reads = stream
@@ -167,9 +188,7 @@ console.log('collected, still running');
 
   it("reads a stream<u8> of 16 KiB writes joined into larger reads: every byte in order, and what a read gave stays as it was while later writes fill the buffer it came from", async () => {
     if (!hasJspi) return;
-    const transpiled = await transpileBytes(await asyncStreams(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
-    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {} }, 'component', (text) => rewriteGlue(text).text);
-    const bytes = (await component.instantiate()).bytes as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean; value?: Uint8Array }> }>;
+    const bytes = (await rewrittenExports(await transpileAsync(await asyncStreams()))).bytes as (count: number) => Promise<{ read(count: number): Promise<{ done: boolean; value?: Uint8Array }> }>;
     const total = 4 * 2 ** 20;
     const stream = await bytes(total);
     const held: Uint8Array[] = [];
@@ -186,9 +205,7 @@ console.log('collected, still running');
 
   it('hands a guest the bytes the host gives it in chunks larger and smaller than its reads (views of one chunk, copies across chunks): every byte in order', async () => {
     if (!hasJspi) return;
-    const transpiled = await transpileBytes(await asyncBodies(), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: [] });
-    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {} }, 'component', (text) => rewriteGlue(text).text);
-    const digest = (await component.instantiate()).digest as (data: AsyncIterable<Uint8Array>, seed: number) => Promise<number>;
+    const digest = (await rewrittenExports(await transpileAsync(await asyncBodies()))).digest as (data: AsyncIterable<Uint8Array>, seed: number) => Promise<number>;
     // The guest reads 16 KiB at a time: a 100 KiB chunk is read as views of it, 3 KiB ones joined.
     const sizes = [100_000, 3_000, 3_000, 3_000, 40_000, 1, 16_384, 70_000];
     const chunks = sizes.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k) & 255));
@@ -201,20 +218,14 @@ console.log('collected, still running');
   });
 
   it("wakes the waits of glue whose only async machinery is its async imports, and looks at such an import's call on setImmediate rather than a 1 ms timer", async () => {
-    const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
+    const transpiled = await transpileAsync(await buildComponent(P3_SLEEPER), ['nap', 'boom', 'flood']);
     const glue = new TextDecoder().decode(transpiled.files['component.js']);
     const rewritten = rewriteGlue(glue);
     expect(rewritten.asyncPatches).to.deep.equal(['taskFailures', 'eventWaits', 'taskExits', 'releases', 'taskStarts']);
     expect(glue).to.include('setTimeout(() => {\n        // NOTE: whether the import settled');
     expect(rewritten.text).to.include('setImmediate(() => {\n        // NOTE: whether the import settled');
     if (!hasJspi) return;
-    // rt's own clock, as an instance gets it.
-    const exit = (): never => {
-      throw new Error('exit');
-    };
-    const clock = wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'];
-    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {}, 'wasi:clocks/monotonic-clock': clock }, 'component', (text) => rewriteGlue(text).text);
-    const exports = await component.instantiate();
+    const exports = await rewrittenExports(transpiled, { 'wasi:clocks/monotonic-clock': clock03() });
     const nap = exports.nap as (ns: bigint) => Promise<bigint>;
     expect(Number(await nap(20_000_000n))).to.be.at.least(20_000_000);
     // 500 waits started and left: each call returns to the guest at once (it was at least 1 ms each).
@@ -222,16 +233,11 @@ console.log('collected, still running');
   });
 
   it("tells rt each export call's task as it starts, so that a task can be cancelled: the guest hears TASK_CANCELLED, acknowledges, and the call resolves", async () => {
-    const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
-    expect(rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches).to.include('taskStarts');
+    const transpiled = await transpileAsync(await buildComponent(P3_SLEEPER), ['nap', 'boom', 'flood']);
+    expect(asyncPatchesOf(transpiled)).to.include('taskStarts');
     if (!hasJspi) return;
-    const exit = (): never => {
-      throw new Error('exit');
-    };
     const started: { requestCancellation(): void }[] = [];
-    const imports = { [TASK_FAILED_IMPORT]: () => {}, [TASK_STARTED_IMPORT]: (task: { requestCancellation(): void }) => started.push(task), 'wasi:clocks/monotonic-clock': wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] };
-    const component = await loadTranspiled(transpiled, imports, 'component', (text) => rewriteGlue(text).text);
-    const exports = await component.instantiate();
+    const exports = await rewrittenExports(transpiled, { [TASK_STARTED_IMPORT]: (task: { requestCancellation(): void }) => started.push(task), 'wasi:clocks/monotonic-clock': clock03() });
     const nap = exports.nap as (ns: bigint) => Promise<unknown>;
     // Asked before the task entered the instance: the glue refuses to start it (ComponentInstance.settled takes that as cancelled).
     const refused = nap(60_000_000_000n);
@@ -251,15 +257,10 @@ console.log('collected, still running');
   });
 
   it('lets go of the tasks that ended out of order (calls side by side), which jco keeps for ever', async () => {
-    const transpiled = await transpileBytes(await buildComponent(P3_SLEEPER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['nap', 'boom', 'flood'] });
-    expect(rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches).to.include('taskExits');
+    const transpiled = await transpileAsync(await buildComponent(P3_SLEEPER), ['nap', 'boom', 'flood']);
+    expect(asyncPatchesOf(transpiled)).to.include('taskExits');
     if (!hasJspi) return;
-    const exit = (): never => {
-      throw new Error('exit');
-    };
-    const clock = wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'];
-    const component = await loadTranspiled(transpiled, { [TASK_FAILED_IMPORT]: () => {}, 'wasi:clocks/monotonic-clock': clock }, 'component', (text) => rewriteGlue(text).text);
-    const nap = (await component.instantiate()).nap as (ns: bigint) => Promise<bigint>;
+    const nap = (await rewrittenExports(transpiled, { 'wasi:clocks/monotonic-clock': clock03() })).nap as (ns: bigint) => Promise<bigint>;
     // Naps of 0–4 ms at once: they end in another order than they began.
     const round = (n: number) => Promise.all(Array.from({ length: n }, (_, i) => nap(BigInt((i % 5) * 1_000_000))));
     await round(500);
@@ -270,16 +271,11 @@ console.log('collected, still running');
   });
 
   it("lets go of each request's streams, futures, buffers and tasks once a 0.3 handler's response is read, which jco keeps for ever", async () => {
-    const transpiled = await transpileBytes(await buildComponent(P3_HANDLER), { ...TRANSPILE_OPTIONS, asyncMode: 'jspi', asyncExports: ['wasi:http/handler@0.3.0#handle'] });
-    expect(rewriteGlue(new TextDecoder().decode(transpiled.files['component.js'])).asyncPatches).to.include('releases');
+    const transpiled = await transpileAsync(await buildComponent(P3_HANDLER), ['wasi:http/handler@0.3.0#handle']);
+    expect(asyncPatchesOf(transpiled)).to.include('releases');
     if (!hasJspi) return;
     const { Request } = p3.httpTypes['wasi:http/types@0.3'] as { Request: new (head: HandlerRequest, contents: AsyncIterable<Uint8Array>, trailers: Promise<unknown>) => object };
-    const exit = (): never => {
-      throw new Error('exit');
-    };
-    const imports = { [TASK_FAILED_IMPORT]: () => {}, 'wasi:http/types': p3.httpTypes['wasi:http/types@0.3'], 'wasi:clocks/monotonic-clock': wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] };
-    const component = await loadTranspiled(transpiled, imports, 'component', (text) => rewriteGlue(text).text);
-    const handle = ((await component.instantiate()).handler as { handle: (request: object) => Promise<{ parts(): ResponseParts }> }).handle;
+    const handle = ((await rewrittenExports(transpiled, { 'wasi:http/types': p3.httpTypes['wasi:http/types@0.3'], 'wasi:clocks/monotonic-clock': clock03() })).handler as { handle: (request: object) => Promise<{ parts(): ResponseParts }> }).handle;
     const head: HandlerRequest = { method: 'GET', pathWithQuery: '/', scheme: 'http', authority: 'localhost', headers: [] };
     // What rt's exchange does with a response (wasi-host/p3/handler.ts), 50 requests at a time.
     const serve = async () => {
