@@ -446,12 +446,17 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
     it('cancels the task of an async call whose client leaves, and of one past its deadline (504): the guest acknowledges, and its instance serves on', async () => {
       const url = (method: string) => `${rt!.url}/api/services/default/p3-sleeper/invoke/${method}`;
       const cancelled = async () => Number((await call(url('cancelled'))).body.result);
+      const leftNap = (l: Record<string, unknown>) => l.msg === 'request' && l.status === 499 && String((l.req as { url?: unknown } | undefined)?.url).endsWith('/p3-sleeper/invoke/nap');
       const before = await cancelled();
       const leaving = new AbortController();
       const left = fetch(url('nap'), { method: 'POST', body: '{"ns": 60000000000}', headers: { 'content-type': 'application/json' }, signal: leaving.signal }).catch(() => 'left');
       await letTimePass(200, 'the nap is waiting in its task');
+      const leftBefore = rt!.logLines().filter(leftNap).length;
       leaving.abort();
       expect(await left).to.equal('left');
+      // Until rt has seen the client leave, the nap holds the instance, and a call of another method beside it would
+      // (rightly) start a second instance after a moment, one whose count is not this one's.
+      await eventually(() => rt!.logLines().filter(leftNap).length > leftBefore, { what: 'the nap logged 499', timeoutMs: 5_000 });
       await eventually(async () => (await cancelled()) === before + 1, { what: 'the guest to hear TASK_CANCELLED and acknowledge', timeoutMs: 5_000, intervalMs: 50 });
       const late = await call(url('nap'), { body: '{"ns": 60000000000}', contentType: 'application/json' });
       expect(late.status).to.equal(504);
