@@ -5,6 +5,7 @@ import sade from 'sade';
 import { ConfigError, formatConfig, loadConfig, type Config } from './config/index.js';
 import { createLogger } from './log.js';
 import { StartupError } from './startup-error.js';
+import { traceSettings, type TraceSettings } from './tracing/settings.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -22,6 +23,16 @@ const EXIT_USAGE = 2;
 function fail(message: string): never {
   process.stderr.write(`rt: ${message}\n`);
   process.exit(EXIT_USAGE);
+}
+
+/** The OTEL_* variables' trace settings (docs/api.md §7): a value rt cannot honour is a configuration error. */
+function tracesFrom(env: NodeJS.ProcessEnv): TraceSettings | undefined {
+  try {
+    return traceSettings(env);
+  } catch (e) {
+    if (e instanceof ConfigError) fail(e.message);
+    throw e;
+  }
 }
 
 function configFrom(opts: { config?: unknown }): Config {
@@ -44,8 +55,10 @@ export function cli(argv: string[]): void {
     .option('--config', 'An extra configuration file, applied over rt/config.toml and the user config')
     .action(async (opts: { verbose: boolean; 'logo-off': boolean; config?: string }) => {
       const config = configFrom(opts);
+      const traces = tracesFrom(process.env);
       if (!opts['logo-off']) process.stdout.write(LOGO + '\n');
       const log = createLogger(opts.verbose ? 'debug' : config.log.level, { role: 'primary' });
+      if (traces) log.info({ endpoint: traces.endpoint, protocol: traces.protocol }, 'traces: each worker exports spans over OTLP/HTTP');
       // Loaded here, not at the top: `rt config` and `--help` need none of the runtime (jco, Koa).
       const { Supervisor } = await import('./primary/supervisor.js');
       const supervisor = new Supervisor({ version: pkg.version, config, cwd: process.cwd(), verbose: opts.verbose, log });

@@ -25,6 +25,7 @@ import type { Peers } from './http/peers.js';
 import type { RequestListener } from './http/server.js';
 import type { WorkerState } from './http/worker-state.js';
 import { WorkerMetrics } from './metrics.js';
+import type { Traces } from '../tracing/traces.js';
 
 export interface WorkerParts {
   version: string;
@@ -39,6 +40,8 @@ export interface WorkerParts {
   control: (request: ControlRequest) => Promise<ControlOutcome>;
   /** Where this worker runs its services changed (for the primary's listing). */
   placementsChanged: () => void;
+  /** Where spans go, when traces are on (docs/api.md §7). */
+  traces?: Traces | undefined;
 }
 
 export interface Worker {
@@ -57,12 +60,13 @@ export interface Worker {
   answer(request: WorkerRequest): Promise<WorkerReply>;
 }
 
-export function assembleWorker({ version, config, log, workerId, handleKey, homes, peers, control, placementsChanged }: WorkerParts): Worker {
+export function assembleWorker({ version, config, log, workerId, handleKey, homes, peers, control, placementsChanged, traces }: WorkerParts): Worker {
   const registry: ServiceRegistry = new ServiceRegistry({
     timeoutMs: config.http.request_timeout_seconds * 1000,
     memoryCapBytes: config.runtime.max_memory_mb * 1_048_576,
     threadHeapMb: config.runtime.max_thread_heap_mb,
     streamTimeoutMs: config.http.stream_timeout_seconds * 1000,
+    traces,
     log,
     issuer: { workerId, key: handleKey },
     homes,
@@ -83,6 +87,7 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
     workerId: String(workerId),
     timeoutMs: config.http.request_timeout_seconds * 1000,
     proxies: new TrustedProxies(config.http.trusted_proxies),
+    traces,
   };
   const shares = new FairShares(config.http.client_share_percent, log, (share, service) => metrics.shareRefused(share, service));
   const bodies = bodyLimits(config.http, shares);

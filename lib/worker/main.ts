@@ -20,6 +20,9 @@ import type { ControlOutcome, ControlRequest } from '../control.js';
 import { createLogger, exitAfterLogs, type Logger } from '../log.js';
 import { Peers } from './http/peers.js';
 import { createHttpsServer, createServer } from './http/server.js';
+import { traceSettings as readTraceSettings } from '../tracing/settings.js';
+import { startTraces } from '../tracing/start.js';
+import type { SpanFate } from '../tracing/traces.js';
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -32,6 +35,8 @@ function send(message: WorkerMessage): void {
  * against a primary that is gone.
  */
 const CONTROL_TIMEOUT_MS = 600_000;
+/** How long a stopping worker waits for its last spans to be exported: a collector that is gone must not hold up a shutdown. */
+const SPANS_FLUSH_MS = 5_000;
 const SEQUENTIAL = new Set<PrimaryMessage['type']>(['load', 'stage', 'commit', 'discard', 'quiesce']);
 const controlAnswers = new Correlator<{ id: number; outcome: ControlOutcome }>();
 
@@ -52,7 +57,12 @@ async function main(): Promise<void> {
   const peers = new Peers(bootstrap.peerDir, workerId, log);
   /** Tells the primary where this worker runs its services, for every worker's listing. */
   const reportPlacements = () => send({ type: 'placements', services: registry.placements() });
-  const { registry, state, listener: handler, answer, shares } = assembleWorker({
+  // Inherited from the primary, which refused what it could not use (cli.ts): settings here are valid.
+  const traceSettings = readTraceSettings(process.env);
+  // The metrics that count the spans' fates are made with the rest of the worker, after the traces it is given.
+  const spanFates: { count?: (fate: SpanFate, spans: number) => void } = {};
+  const traces = traceSettings && (await startTraces(traceSettings, bootstrap.version, (fate, spans) => spanFates.count?.(fate, spans)));
+  const { registry, state, listener: handler, answer, shares, metrics } = assembleWorker({
     version: bootstrap.version,
     config,
     log,
@@ -62,7 +72,9 @@ async function main(): Promise<void> {
     peers,
     control: askPrimary,
     placementsChanged: () => reportPlacements(),
+    traces,
   });
+  spanFates.count = (fate, spans) => metrics.spansDone(fate, spans);
   const servers = [listen(createServer(config.http, handler, shares), config.http.port)];
   // Other workers forward requests for this worker's handles here.
   servers.push(listenForPeers(peers.listen(createServer(config.http, handler, shares))));
@@ -101,7 +113,11 @@ async function main(): Promise<void> {
       } catch {
         // other workers' sockets are still there, or it is gone already
       }
-      void exitAfterLogs(0);
+      // The spans of the last requests go out before the worker does, within the batch processor's export timeout.
+      const giveUp = new Promise<void>((resolve) => setTimeout(resolve, SPANS_FLUSH_MS).unref());
+      void Promise.race([traces?.shutdown(), giveUp])
+        .catch((e: unknown) => log.warn({ err: e }, 'the last spans could not be exported'))
+        .finally(() => void exitAfterLogs(0));
     });
   };
 

@@ -11,6 +11,7 @@ import type { Move } from './execution/placement.js';
 import type { ServiceRegistry } from './execution/registry.js';
 import { RequestStats } from './http/request-stats.js';
 import type { ShareKind } from './http/fair-shares.js';
+import type { SpanFate } from '../tracing/traces.js';
 
 export class WorkerMetrics {
   readonly #registry = new Registry();
@@ -18,6 +19,7 @@ export class WorkerMetrics {
   readonly #placementChanges: Counter<'service' | 'to' | 'reason'>;
   readonly #handleEvents: Counter<'service' | 'event'>;
   readonly #shareRefusals: Counter<'share' | 'service'>;
+  readonly #spans: Counter<'fate'>;
 
   constructor(services: ServiceRegistry) {
     const registers = [this.#registry];
@@ -80,6 +82,12 @@ export class WorkerMetrics {
       labelNames: ['share', 'service'],
       registers,
     });
+    this.#spans = new Counter({
+      name: 'rt_trace_spans_total',
+      help: 'Spans (docs/api.md §7, traces on) the batch processor is done with, by fate: exported, dropped (its queue was full: OTEL_BSP_MAX_QUEUE_SIZE), failed (the export failed).',
+      labelNames: ['fate'],
+      registers,
+    });
     collectDefaultMetrics({ register: this.#registry, prefix: 'rt_worker_' });
   }
 
@@ -89,6 +97,10 @@ export class WorkerMetrics {
 
   shareRefused(share: ShareKind, service: string): void {
     this.#shareRefusals.inc({ share, service });
+  }
+
+  spansDone(fate: SpanFate, spans: number): void {
+    this.#spans.inc({ fate }, spans);
   }
 
   placementChanged(service: string, move: Move): void {

@@ -41,6 +41,7 @@ import type { HandleIssuer } from './handle-ids.js';
 import { isInterrupted, type Place, type Ran, type RunOptions } from './place.js';
 import type { Outcome, Work } from './work.js';
 import { PlacementPolicy, type Move, type PlacementSettings, type ThreadRun } from './placement.js';
+import type { CallTrace, Traces } from '../../tracing/traces.js';
 
 /** How long instantiating inline (start functions, init) may take before the service starts on threads instead. */
 export const START_BUDGET_MS = 250;
@@ -136,11 +137,12 @@ export class Execution {
    * guest blocks while its body arrives: only a thread can do either). A
    * call that names handles runs on their holder, wherever it is.
    * `deadline` (clock time) bounds waiting and running alike; `signal`
-   * aborts when its client leaves.
+   * aborts when its client leaves; `trace` is the call's span, if traced.
    */
-  async run<W extends Work>(work: W, deadline: number, signal?: AbortSignal): Promise<Outcome<W>> {
+  async run<W extends Work>(work: W, deadline: number, signal?: AbortSignal, trace?: CallTrace): Promise<Outcome<W>> {
     if (work.kind === 'handles' && work.holder) return { result: await work.holder.run(work.call, deadline, signal), holder: work.holder } as Outcome<W>;
-    const options = signal ? { signal } : {};
+    const options: RunOptions = signal ? { signal } : {};
+    if (trace) options.trace = trace;
     const inline = this.#inlineFor(work);
     if (!inline) return this.#onThreads(work, deadline, options);
     const ran: Ran<Work> = await inline.run(work, deadline, options);
@@ -302,6 +304,8 @@ export interface InstanceLimits {
   threadHeapMb: number;
   /** How long a stream a service returns across a link may run (http.stream_timeout_seconds); left out (tests), as long as a call. */
   streamTimeoutMs?: number;
+  /** The worker's traces, when on: spans of the outgoing requests guests make. */
+  traces?: Traces | undefined;
 }
 
 /** The instances of service `d`'s component: inline (fuel-instrumented modules) and on instance threads (plain ones); `issuer` issues their handles. */
@@ -326,7 +330,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'plain');
       return new InstancePool(
         { descriptor: d, modules, memoryCapBytes: limits.memoryCapBytes, issuer },
-        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput, ...(links ? { linked: links } : {}), ...(linkCalls ? { linkCalls } : {}) },
+        { size, maxQueue: d.instances.maxQueue, timeoutMs: limits.timeoutMs, heapMb: limits.threadHeapMb, onOutput: logOutput, ...(links ? { linked: links } : {}), ...(linkCalls ? { linkCalls } : {}), ...(limits.traces ? { traces: limits.traces } : {}) },
       );
     },
   };

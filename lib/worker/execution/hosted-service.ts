@@ -24,6 +24,7 @@ import type { CallResult, Failure, Invocation, InvokeResult, OtherWorker, Stream
 import type { BodyChannel, HandlerRequest, MainEnd } from '../wasi-host/index.js';
 import { methodList, methodTable, type Method } from './method.js';
 import type { Move, PlacementSettings } from './placement.js';
+import type { CallTrace, RequestTrace } from '../../tracing/traces.js';
 
 /** What every hosted service gets from the worker's configuration. */
 export interface HostingOptions extends InstanceLimits {
@@ -228,14 +229,19 @@ export class HostedService {
    * involves handles is made as `route` (routeHandleCall) decided, just
    * before; one that involves none needs no route.
    */
-  async invoke(invocation: Invocation, route?: HandleCallRoute): Promise<InvokeResult> {
+  invoke(invocation: Invocation, route?: HandleCallRoute): Promise<InvokeResult> {
+    const trace = invocation.trace?.call(this.name, invocation.method.descriptor.name);
+    return trace ? this.#traced(trace, this.#invoke(invocation, route, trace)) : this.#invoke(invocation, route);
+  }
+
+  async #invoke(invocation: Invocation, route: HandleCallRoute | undefined, trace?: CallTrace): Promise<InvokeResult> {
     if (route) return this.#invokeRouted(invocation, route);
     // Its handles would go unresolved: rt's own mistake, never the client's.
     if (this.involvesHandles(invocation)) throw new Error(`${this.name}: ${invocation.method.descriptor.name} involves handles, and was not routed (routeHandleCall) first`);
     const { method, input, deadline, answer, signal, body } = invocation;
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
-    const result = await ready.execution.run({ kind: 'call', method: method.index, args: ready.args, ...(body ? { body } : {}) }, deadline, signal);
+    const result = await ready.execution.run({ kind: 'call', method: method.index, args: ready.args, ...(body ? { body } : {}) }, deadline, signal, trace);
     if (result.kind !== 'ok') return encodedFailure(ready.codec, result);
     return returned(method, answer, result.value, ready.codec.encodeResult);
   }
@@ -245,13 +251,27 @@ export class HostedService {
    * once it has returned its resource, after which the items go to
    * `stream.sink`; or why it did not open.
    */
-  async openStream({ method, input, deadline, signal, body }: Invocation, stream: StreamOptions): Promise<StreamOpening> {
+  async openStream({ method, input, deadline, signal, body, trace: request }: Invocation, stream: StreamOptions): Promise<StreamOpening> {
     const ready = this.#prepare(method, input);
     if (ready.kind !== 'prepared') return ready;
+    // The call's span lasts as long as its stream: until its end, or until it is cancelled.
+    const trace = request?.call(this.name, method.descriptor.name);
     const { sink } = stream;
-    const encoded = { chunk: (bytes: Uint8Array, items: number) => sink.chunk(bytes, items), end: (failure?: StreamFailure) => sink.end(failure && encodedFailure(ready.codec, failure)) };
-    const opening = await ready.execution.run({ kind: 'stream', method: method.index, args: ready.args, options: { ...stream, sink: encoded }, ...(body ? { body } : {}) }, deadline, signal);
-    return opening.kind === 'open' ? opening : encodedFailure(ready.codec, opening);
+    const encoded = {
+      chunk: (bytes: Uint8Array, items: number) => sink.chunk(bytes, items),
+      end: (failure?: StreamFailure) => {
+        trace?.end(failure?.kind ?? 'ok', this.placement);
+        sink.end(failure && encodedFailure(ready.codec, failure));
+      },
+    };
+    const opening = await ready.execution.run({ kind: 'stream', method: method.index, args: ready.args, options: { ...stream, sink: encoded }, ...(body ? { body } : {}) }, deadline, signal, trace);
+    if (opening.kind !== 'open') {
+      trace?.end(opening.kind, this.placement);
+      return encodedFailure(ready.codec, opening);
+    }
+    if (!trace) return opening;
+    const { control } = opening;
+    return { kind: 'open', control: { grant: (bytes) => control.grant(bytes), cancel: () => (trace.end('cancelled', this.placement), control.cancel()) } };
   }
 
   /** Where new calls run: none once the service is quiescing. */
@@ -265,10 +285,26 @@ export class HostedService {
    * returned (what it left behind comes on the channel), or with why it did
    * not run or was cut off.
    */
-  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal): Promise<CallResult> {
+  serveHttp(request: HandlerRequest, channel: MainEnd, deadline: number, signal?: AbortSignal, traced?: RequestTrace): Promise<CallResult> {
     const execution = this.#serving;
     if (!execution) return Promise.resolve({ kind: 'quiesced' });
-    return execution.run({ kind: 'http', request, channel }, deadline, signal);
+    const trace = traced?.call(this.name, 'handle');
+    const served = execution.run({ kind: 'http', request, channel }, deadline, signal, trace);
+    return trace ? this.#traced(trace, served) : served;
+  }
+
+  /** `result` once it is in, its call's span ended with what it came to. */
+  #traced<R extends { kind: string }>(trace: CallTrace, result: Promise<R>): Promise<R> {
+    return result.then(
+      (r) => {
+        trace.end(r.kind === 'json' || r.kind === 'bytes' ? 'ok' : r.kind, this.placement);
+        return r;
+      },
+      (e: unknown) => {
+        trace.end('error', this.placement);
+        throw e;
+      },
+    );
   }
 
   /**

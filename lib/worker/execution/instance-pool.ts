@@ -38,6 +38,7 @@ import { WASI_0_3 } from '../../wasi-lines.js';
 import { interfaceKey } from '../../wit/interface-key.js';
 import type { InstanceOptions, ServiceDescriptor } from '../../service.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isHandleWork, isStreamAnswer, isWork, OK, ranMs, TRAP, type CallAnswer, type CallRequest, type StreamAnswer, type HandleWork, type CallCancel, type ThreadMessage, type ThreadSpec } from './thread-protocol.js';
+import type { CallTrace, OutgoingTrace, Traces } from '../../tracing/traces.js';
 
 /** What a pool's threads are started with; each thread gets cells of its own. */
 export type PoolSpec = Omit<ThreadSpec, 'cells'>;
@@ -55,6 +56,8 @@ export interface PoolOptions {
   linked?: LinkedRequests;
   /** Serves the calls across the service's other links (link-calls.ts), from a port of each thread's. */
   linkCalls?: (port: MessagePort, cells: SharedArrayBuffer) => void;
+  /** The worker's traces, when on: its guests' outgoing requests get client spans. */
+  traces?: Traces;
 }
 
 interface CallBase {
@@ -73,6 +76,8 @@ interface CallBase {
   ranOn?: (holder: HandleHolder) => void;
   /** An HTTP request's channel, or a call's stream<T> parameter's body: bound to the thread's cells while the thread has the call. */
   channel?: MainEnd | BodyChannel;
+  /** Its span (traces on): the parent of its guest's outgoing requests' spans. */
+  trace?: CallTrace;
   /** It may share its thread's instance with others like it (an async function's call: instance-thread.ts's `sharing`). */
   shared?: boolean;
   /** The thread a shared call went to (its task is cancelled there if its client leaves). */
@@ -169,7 +174,9 @@ class PoolThread {
   ) {
     // An HTTP handler's outgoing requests (and a 0.3 guest's wasi:http/client's) are sent from here, within its allowed_outbound_hosts.
     const outgoing = sendsRequests(spec.descriptor) ? new MessageChannel() : undefined;
-    if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts, options.linked ? { linked: options.linked } : {});
+    const traces = options.traces;
+    const trace = traces && ((method: string, url: string) => this.#outgoingTrace(traces, method, url));
+    if (outgoing) this.#outgoing = new OutgoingClient(outgoing.port1, this.cells, spec.descriptor.outboundHosts, { ...(options.linked ? { linked: options.linked } : {}), ...(trace ? { trace } : {}) });
     const links = options.linkCalls ? new MessageChannel() : undefined;
     if (links) options.linkCalls!((this.#linkPort = links.port1), this.cells);
     const ports = [outgoing?.port2, links?.port2].filter((p) => p !== undefined);
@@ -211,6 +218,16 @@ class PoolThread {
         await this.pool.work(this, { kind: 'handle-drop', id }, performance.now() + this.options.timeoutMs);
       },
     );
+  }
+
+  /**
+   * The span of an outgoing request the guest makes: a child of the call that made it, when the thread has one call.
+   * With several sharing the instance the guest does not say which made it (jco's glue keeps its current task to
+   * itself): then a trace of its own.
+   */
+  #outgoingTrace(traces: Traces, method: string, url: string): OutgoingTrace {
+    const call = this.running ?? (this.shared.size === 1 ? this.shared.values().next().value : undefined);
+    return call?.trace?.outgoing(method, url) ?? traces.outgoing(method, url);
   }
 
   /** Whether it is gone (ended, or lost). */
@@ -486,7 +503,7 @@ export class InstancePool implements Place {
       case 'call':
         return this.#call(work.method, work.args, deadline, options, work.body) as Promise<Outcome<W>>;
       case 'stream':
-        return this.#openStream(work.method, work.args, deadline, work.options, options.signal, work.body) as Promise<Outcome<W>>;
+        return this.#openStream(work.method, work.args, deadline, work.options, options, work.body) as Promise<Outcome<W>>;
       case 'handles':
         // One that names handles runs on their holder (execution.ts), which comes back here by `work` below.
         return this.#callHandles(work.call, deadline, options) as Promise<Outcome<W>>;
@@ -500,7 +517,7 @@ export class InstancePool implements Place {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
       // An async function's call waits on the instance side by side with others (docs/api.md §5.9), unless it reads a body.
       const shared = !body && this.#maxShared > 1 && this.#shares[method];
-      this.#enqueue({ request: callRequest(method, args, undefined, body), deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}), ...(body ? { channel: body } : {}), ...(shared ? { shared } : {}) }, options.signal);
+      this.#enqueue({ request: callRequest(method, args, undefined, body), deadline, failed: resolve, returned, finish: NOTHING, ...(options.onRun ? { onRun: options.onRun } : {}), ...(body ? { channel: body } : {}), ...(shared ? { shared } : {}) }, options.signal, options.trace);
     });
   }
 
@@ -532,11 +549,11 @@ export class InstancePool implements Place {
    * method has returned its resource, and from then on its items go to
    * `options.sink` until it ends. The thread stays with the stream until then.
    */
-  #openStream(method: number, args: Arguments, deadline: number, options: StreamOptions, signal: AbortSignal | undefined, body: BodyChannel | undefined): Promise<StreamOpening> {
+  #openStream(method: number, args: Arguments, deadline: number, options: StreamOptions, run: RunOptions, body: BodyChannel | undefined): Promise<StreamOpening> {
     const stream: StreamState = { ...options, open: false, cancelled: false, items: 0, nextDeadline: deadline };
     return new Promise((resolve) => {
       const opened = (control: StreamControl) => resolve({ kind: 'open', control });
-      this.#enqueue({ request: callRequest(method, args, options.framing, body), deadline, failed: resolve, stream, opened, finish: NOTHING, ...(body ? { channel: body } : {}) }, signal);
+      this.#enqueue({ request: callRequest(method, args, options.framing, body), deadline, failed: resolve, stream, opened, finish: NOTHING, ...(body ? { channel: body } : {}) }, run.signal, run.trace);
     });
   }
 
@@ -550,12 +567,13 @@ export class InstancePool implements Place {
     const shared = this.#maxShared > 1 && this.spec.descriptor.http?.wasi === WASI_0_3;
     return new Promise((resolve) => {
       const returned = (value: unknown) => resolve({ kind: 'ok', value });
-      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}), ...(shared ? { shared } : {}) }, options.signal);
+      this.#enqueue({ request: [++nextId, -1, { kind: 'http-request', request, port: channel.threadPort, ring: channel.ring }], deadline, failed: resolve, returned, finish: NOTHING, channel, ...(options.onRun ? { onRun: options.onRun } : {}), ...(shared ? { shared } : {}) }, options.signal, options.trace);
     });
   }
 
   /** Queues `call` (its `finish` set here), or answers it at once when it cannot be made. */
-  #enqueue(call: Call, signal: AbortSignal | undefined): void {
+  #enqueue(call: Call, signal: AbortSignal | undefined, trace?: CallTrace): void {
+    if (trace) call.trace = trace;
     if (this.#closed) return call.failed(UNLOADED);
     if (signal?.aborted) return call.failed(ABANDONED);
     if (performance.now() >= call.deadline) return call.failed(TIMEOUT);

@@ -7,6 +7,7 @@
 import type { TrapCode } from './component-instance.js';
 import type { Method } from './method.js';
 import type { BodyChannel } from '../wasi-host/index.js';
+import type { RequestTrace } from '../../tracing/traces.js';
 
 /**
  * A request's arguments as they arrived: a JSON body's bytes (decoded where
@@ -34,6 +35,8 @@ export interface Invocation {
   scope?: string;
   /** The client's address (docs/api.md §5.10): the default scope's handles are bounded per client. */
   client?: string;
+  /** The request's span (traces on): the call's span is its child. */
+  trace?: RequestTrace;
 }
 
 /** How a call or a stream failed, without HTTP: the HTTP layer gives each its status and body. */

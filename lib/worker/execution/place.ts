@@ -10,6 +10,7 @@
 
 import type { Placement } from '../../service.js';
 import type { Outcome, Work } from './work.js';
+import type { CallTrace } from '../../tracing/traces.js';
 
 /**
  * How long a call ran on its thread, by the thread's clock (thread-protocol.ts:
@@ -25,6 +26,8 @@ export interface RunOptions {
   onRun?: RunReport;
   /** Aborts when the work's client leaves: work still waiting for its turn then is never run. */
   signal?: AbortSignal;
+  /** The call's span (traces on): the parent of the spans of the outgoing requests its guest makes. */
+  trace?: CallTrace;
 }
 
 /** A call that ran past its placement's budget and was stopped: it had no effect outside its instance, and may be made again elsewhere. */

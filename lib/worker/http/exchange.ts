@@ -19,6 +19,7 @@ import type { RequestStats, Series } from './request-stats.js';
 import type { RequestState } from './request-state.js';
 import { json, writeReply } from './api-call.js';
 import { lingerIfUnread } from './lingering-close.js';
+import type { Traces } from '../../tracing/traces.js';
 
 /** What a worker's requests share: where lines and counts go, and who answers. */
 export interface ExchangeSettings {
@@ -31,6 +32,8 @@ export interface ExchangeSettings {
   timeoutMs: number;
   /** `http.trusted_proxies`: who the client is behind them (client-address.ts), for the log line. */
   proxies: TrustedProxies;
+  /** Where requests' spans go; undefined when traces are off (docs/api.md §7). */
+  traces?: Traces | undefined;
 }
 
 /** What a transport does with one request, for serveExchange. */
@@ -76,7 +79,10 @@ function arrival(settings: ExchangeSettings, res: ServerResponse, givenId: strin
   const id = requestId(givenId ?? '');
   noteRequestId(res, id);
   const answerHeaders = [REQUEST_ID_HEADER, id, 'X-Rt-Worker', settings.workerId, ...more];
-  return { arrived, deadline: arrived + settings.timeoutMs, requestId: id, client: clientOf(settings, res.req), answerHeaders };
+  const state: RequestState = { arrived, deadline: arrived + settings.timeoutMs, requestId: id, client: clientOf(settings, res.req), answerHeaders };
+  // A request another worker forwarded is traced (and logged) by that worker, as the client saw it.
+  if (settings.traces && !cameFromPeer(res.req)) state.trace = settings.traces.request(res.req, id, state.client);
+  return state;
 }
 
 /**
@@ -127,8 +133,9 @@ function finished(settings: ExchangeSettings, state: RequestState, req: { method
   if (cameFromPeer(res.req)) return;
   const status = state.stream === undefined && clientLeft(res) ? CLIENT_CLOSED_REQUEST : answered;
   const seconds = (performance.now() - state.arrived) / 1000;
-  const { requestId: reqId, service, method, route, stream, code, forwardedTo: forwarded } = state;
-  settings.requestLog?.info({ reqId, req: { method: req.method, url: redactHandleIds(req.url) }, client: state.client, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
+  const { requestId: reqId, service, method, route, stream, code, forwardedTo: forwarded, trace } = state;
+  trace?.end(status);
+  settings.requestLog?.info({ reqId, traceId: trace?.traceId, req: { method: req.method, url: redactHandleIds(req.url) }, client: state.client, status, ms: Math.round(seconds * 1e6) / 1000, service, method, route, stream, code, forwarded }, 'request');
   seriesOf(settings.requests, state).observe(status, seconds);
 }
 

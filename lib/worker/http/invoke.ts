@@ -126,6 +126,7 @@ export function invocationFor(call: ApiCall, method: Method, input: Input, self?
   // service decides that. Accept is negotiated (a few µs) only where its answer can matter.
   const answer = method.bytesResult && call.accepts('application/octet-stream', 'application/json') !== 'application/json' ? 'bytes' : 'json';
   const invocation: Invocation = { method, input, deadline: call.state.deadline, answer, signal: departure(call.res), client: call.state.client };
+  if (call.state.trace) invocation.trace = call.state.trace;
   // Set only when there: the hot path builds this once a request, and spreads of empty objects cost more than the call of a WAT add.
   if (self !== undefined) invocation.self = self;
   // What only a call that involves handles reads (hosted-service.ts: routeHandleCall).

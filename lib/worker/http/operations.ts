@@ -99,10 +99,13 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
     { name: 'metrics', method: 'GET', path: '/metrics', run: async () => outcomeReply(await control({ op: 'metrics' })) },
   ];
 
+  // A span's http.route: the API's routes under /api as templates; a handler's mount is its own (HTTP semantic conventions).
+  const routes = new Map(all.map((operation) => [operation, `/api${routeTemplate(operation.path)}`]));
   return {
     all,
     invoke,
     perform(operation, call) {
+      call.state.trace?.route(routes.get(operation) ?? operation.path);
       if (operation.control) {
         // Before the body is read: a refused request costs nothing more.
         const refusal = controlRefusal(credentialsOf(call), policy);
@@ -111,6 +114,11 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
       return operation.run(call);
     },
   };
+}
+
+/** A path as @koa/router matches it (`/services/:domain`, `{/*path}`) as a route template (`/services/{domain}`, `/{path}`). */
+export function routeTemplate(path: string): string {
+  return path.replace(/\{\/\*(\w+)\}/g, '/{$1}').replace(/:(\w+)/g, '{$1}');
 }
 
 /** A control operation's outcome as its answer: a failure is the catalogue's error (thrown, as any other). */

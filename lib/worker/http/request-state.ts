@@ -3,6 +3,7 @@
 
 import type { ParameterizedContext } from 'koa';
 import type { Series, StreamOutcome } from './request-stats.js';
+import type { RequestTrace } from '../../tracing/traces.js';
 
 export interface RequestState {
   /** When the request arrived (performance.now()): its deadline counts from here (docs/api.md §5.1). */
@@ -32,6 +33,8 @@ export interface RequestState {
   code?: string;
   /** The worker the request was forwarded to, holding the handles it names (peers.ts). */
   forwardedTo?: number;
+  /** Its server span, when traces are on (tracing/traces.ts): its calls' spans are its children. */
+  trace?: RequestTrace;
 }
 
 export type RtContext = ParameterizedContext<RequestState>;

@@ -115,7 +115,7 @@ async function serveHandler(call: ApiCall, hosted: HostedService, route: string,
     if (!res.writableFinished) channel.close();
   });
   try {
-    const result = await hosted.serveHttp(request, channel, call.state.deadline, departure(res));
+    const result = await hosted.serveHttp(request, channel, call.state.deadline, departure(res), call.state.trace);
     if (result.kind === 'ok') await answer.settledOrClosed;
     else answer.failed(result);
   } finally {

@@ -16,6 +16,7 @@ import type { FieldEntry } from './field-rules.js';
 import type { ErrorCode } from './handler-io.js';
 import type { OutgoingToMain, OutgoingToThread } from './outgoing-protocol.js';
 import type { OutgoingHead, OutgoingTimeouts } from './outgoing-transport.js';
+import type { OutgoingTrace } from '../../../tracing/traces.js';
 
 /** Response bytes the main thread lets sit unread by the guest before it pauses the response. */
 export const RESPONSE_WINDOW = 256 * 1024;
@@ -25,6 +26,8 @@ export interface OutgoingClientOptions {
   responseWindow?: number;
   /** Serves the requests that name a link (OutgoingHead.link) in this worker: undefined for one the service is not granted. */
   linked?: LinkedRequests;
+  /** A client span for each request sent (traces on): its traceparent goes with the request. */
+  trace?: (method: string, url: string) => OutgoingTrace;
 }
 
 /** One of the guest's requests on the main thread, whoever serves it: node:http (Outbound), or a linked service. */
@@ -61,6 +64,7 @@ export interface OutgoingStats {
 /** What an Outbound needs of its client. */
 interface ClientSide extends OutboundSide {
   readonly window: number;
+  readonly trace: ((method: string, url: string) => OutgoingTrace) | undefined;
   agent(scheme: 'http' | 'https'): HttpAgent;
   noteUnread(bytes: number): void;
 }
@@ -90,6 +94,7 @@ export class OutgoingClient {
     this.#linked = options.linked;
     this.#side = {
       window: options.responseWindow ?? RESPONSE_WINDOW,
+      trace: options.trace,
       post: (message, transfer) => this.#post(message, transfer),
       forget: (id) => this.#requests.delete(id),
       agent: (scheme) => this.#agents[scheme],
@@ -179,6 +184,7 @@ class Outbound implements OutboundRequest {
   /** A body that came whole with the start: held until its end, then sent with its length. */
   #whole: Uint8Array[] | undefined;
   readonly #timers: { connect?: NodeJS.Timeout; firstByte?: NodeJS.Timeout; between?: NodeJS.Timeout } = {};
+  #trace: OutgoingTrace | undefined;
   #unread = 0;
   #paused = false;
   #skipping = false;
@@ -205,6 +211,7 @@ class Outbound implements OutboundRequest {
     } catch (e) {
       return this.fail(errorCodeOf(e));
     }
+    this.#traced(req, head);
     this.#req = req;
     if (head.bodyFollows) {
       // The head goes now (a server may answer before the body ends); a body of unknown length is
@@ -221,6 +228,16 @@ class Outbound implements OutboundRequest {
     });
     req.on('response', (res) => this.#respond(res));
     this.#timer('connect', timeouts.connectMs, { tag: 'connection-timeout' });
+  }
+
+  /** Its client span, when traced: a guest that sets its own traceparent keeps it (it traces itself). */
+  #traced(req: ClientRequest, head: OutgoingHead): void {
+    const trace = this.#side.trace?.(head.method, `${head.scheme}://${head.authority}${head.pathWithQuery}`);
+    if (!trace) return;
+    this.#trace = trace;
+    if (req.hasHeader('traceparent')) return;
+    req.setHeader('traceparent', trace.traceparent);
+    if (trace.tracestate !== undefined && !req.hasHeader('tracestate')) req.setHeader('tracestate', trace.tracestate);
   }
 
   /** A request body chunk from the guest; its credit goes back once node has flushed it. */
@@ -263,12 +280,14 @@ class Outbound implements OutboundRequest {
   /** The request ends with `code` for the thread (its future, or its response body); everything is let go. */
   fail(code: ErrorCode): void {
     if (this.#over) return;
+    this.#trace?.end(code.tag);
     this.#side.post({ kind: 'error', id: this.#id, code });
     this.destroy();
   }
 
   /** Everything let go, nothing told (the thread is gone). */
   destroy(): void {
+    this.#trace?.end('aborted');
     this.#over = true;
     this.#clear('connect', 'firstByte', 'between');
     this.#side.forget(this.#id);
@@ -285,6 +304,7 @@ class Outbound implements OutboundRequest {
     if (this.#over) return void res.destroy();
     this.#clear('connect', 'firstByte');
     this.#res = res;
+    this.#trace?.answered(res.statusCode ?? 0);
     this.#side.post({ kind: 'head', id: this.#id, head: { status: res.statusCode ?? 0, headers: entries(res.rawHeaders) } });
     res.on('data', (chunk: Buffer) => this.#data(chunk));
     res.on('end', () => {
@@ -328,6 +348,7 @@ class Outbound implements OutboundRequest {
   #settle(): void {
     if (!this.#requestDone || !this.#responseDone || this.#over) return;
     this.#over = true;
+    this.#trace?.end();
     this.#clear('connect', 'firstByte', 'between');
     this.#side.forget(this.#id);
   }
