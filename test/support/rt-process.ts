@@ -32,10 +32,10 @@ export async function tempDir(prefix = 'rt-test-'): Promise<string> {
   return mkdtemp(join(runDir(), prefix));
 }
 
-/** Environment for an isolated rt: no user config, the shared test cache, no stray RT__ variables. */
+/** Environment for an isolated rt: no user config, the shared test cache, no stray RT__ variables, and no OTEL_* (traces) but a test's own. */
 export function isolatedEnv(configDir: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('RT__') && !k.startsWith('RT_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('RT_') && !k.startsWith('OTEL_')) env[k] = v;
   return { ...env, RT_CONFIG_DIR: configDir, RT_CACHE_DIR: TEST_CACHE_DIR, RT_DATA_DIR: join(configDir, 'data'), ...extra };
 }
 
