@@ -30,6 +30,8 @@
 //          call, time until all answered (waiting.ts; needs JSPI)
 // p3-handlers  a WASI 0.3 hello-world handler's req/s vs a lean Koa route,
 //          and 1 MiB echoes vs bare node:http (p3-handlers.ts; needs JSPI)
+// traces   rt with traces off vs exporting every request's spans over OTLP
+//          to a sink on loopback: the WAT add's req/s (traces.ts)
 // versions this checkout's rt beside another built checkout's (BENCH_OTHER):
 //          the WAT add and the greeter in interleaved rounds, for a change's
 //          before and after (versions.ts); only when BENCH_ONLY names it
@@ -60,6 +62,7 @@ const run: Record<Section, () => Promise<void>> = {
   'https-client': async () => (await import('./https-client.js')).httpsClient(),
   waiting: async () => (await import('./waiting.js')).waiting(),
   'p3-handlers': async () => (await import('./p3-handlers.js')).p3Handlers(),
+  traces: async () => (await import('./traces.js')).traces(),
   drift: async () => (await import('./drift.js')).drift(),
   versions: async () => (await import('./versions.js')).versions(),
 };

@@ -83,7 +83,7 @@ export interface Baseline {
  * NODE_CLUSTER_SCHED_POLICY=none: its workers accept connections themselves,
  * as rt's do, instead of the primary handing them out in turn).
  */
-export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js' | 'waiting-baseline.js', workers: number, env: Record<string, string> = {}): Promise<Baseline> {
+export async function startBaseline(script: 'koa-baseline.js' | 'koa-lean-baseline.js' | 'raw-baseline.js' | 'stream-baseline.js' | 'waiting-baseline.js' | 'otlp-sink.js', workers: number, env: Record<string, string> = {}): Promise<Baseline> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [], {
     env: { ...process.env, ...env, PORT: String(port), WORKERS: String(workers) },

@@ -10,7 +10,7 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 
-export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'waiting', 'p3-handlers', 'drift', 'versions'] as const;
+export const SECTIONS = ['calls', 'http', 'compute', 'streams', 'startup', 'reload', 'workers', 'handles', 'http-handlers', 'https-client', 'waiting', 'p3-handlers', 'traces', 'drift', 'versions'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What runs when BENCH_ONLY is unset: drift is ten minutes of one load on its own, versions needs another checkout; they run only when named. */

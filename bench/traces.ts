@@ -1,0 +1,56 @@
+// Traces' cost (docs/api.md §7): one rt with traces off and one exporting
+// every request's spans (a server span and a call span, always sampled) over
+// OTLP/HTTP protobuf to a sink that keeps up, 2 workers each at log level
+// warn, serving the WAT `add`. A soak, then interleaved rounds; medians and
+// the median of the rounds' ratios. What traces cost when off is the
+// `versions` section's to measure (this build against the one before them).
+
+import { examplesRepository } from '../test/support/fixtures.js';
+import { load, type LoadResult } from './load.js';
+import { roundOrder } from './order.js';
+import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
+import { settings } from './settings.js';
+import { soak } from './soak.js';
+import { fixed, median, sum } from './stats.js';
+import { printTable } from './table.js';
+
+const ADD = { path: 'example/calculator/invoke/add', body: '{"a":20,"b":22}' };
+
+export async function traces(): Promise<void> {
+  const { seconds, rounds, soakSeconds, connections } = settings;
+  const cleanup = new Cleanup();
+  try {
+    const repo = await examplesRepository();
+    const configToml = `repo_urls = ["file://${repo}"]\n[log]\nlevel = "warn"\n[console]\nenabled = false\n`;
+    const [sink] = await startAll(cleanup, [startBaseline('otlp-sink.js', 1)] as const);
+    const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on' };
+    const [off, on] = await startAll(cleanup, [startRt({ configToml, workers: 2, quiet: true }), startRt({ configToml, workers: 2, quiet: true, env: tracing })] as const);
+    const targets = [
+      { key: 'traces off', server: off },
+      { key: 'traces on', server: on },
+    ].map((t) => ({ ...t, url: `${t.server.url}/api/services/${ADD.path}`, body: ADD.body }));
+    console.log(`\n## traces: rt with traces off vs on (OTLP/HTTP protobuf to a sink on loopback; ${soakSeconds} s soak, ${rounds} rounds x ${seconds} s, ${connections} connections)`);
+    await soak('traces', targets, soakSeconds);
+    const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const t of roundOrder(targets, round)) runs.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
+    }
+    const rps = (key: string) => runs.get(key)!.map((r) => r.reqPerSec);
+    const [offRps, onRps] = [rps('traces off'), rps('traces on')];
+    const metrics = (await (await fetch(`${on.url}/api/metrics`)).text()).split('\n');
+    const spans = (fate: string) => metrics.find((l) => l.startsWith(`rt_trace_spans_total{fate="${fate}"} `))?.split(' ')[1] ?? '0';
+    printTable({
+      add: {
+        'off req/s': Math.round(median(offRps)),
+        'on req/s': Math.round(median(onRps)),
+        'on / off': fixed(median(onRps) / median(offRps)),
+        'median of round ratios': fixed(median(onRps.map((r, i) => r / offRps[i]))),
+        'spans exported / dropped / failed': `${spans('exported')} / ${spans('dropped')} / ${spans('failed')}`,
+        'errors, timeouts, non-2xx': sum([...runs.get('traces off')!, ...runs.get('traces on')!].map((r) => r.errors + r.timeouts + r.non2xx)),
+      },
+    });
+    console.log('Target: on / off >= 0.8 (issue 41).');
+  } finally {
+    await cleanup.run();
+  }
+}
