@@ -34,20 +34,19 @@ export class OtelTraces implements Traces {
   }
 
   request(req: IncomingMessage, requestId: string, client: string): RequestTrace {
-    const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    // Each attribute is encoded into every span exported, on the worker's thread: the HTTP conventions'
+    // required ones and those an operator reads (the client, the request id), not every recommended one.
+    const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
     const url = req.url ?? '/';
     const query = url.indexOf('?');
-    const local = req.socket.localAddress;
     const attributes: Attributes = {
       'http.request.method': req.method ?? 'GET',
       'url.path': query === -1 ? url : url.slice(0, query),
       'url.scheme': 'encrypted' in req.socket ? 'https' : 'http',
-      'network.protocol.version': req.httpVersion,
+      'server.port': req.socket.localPort ?? 0,
       'client.address': client,
       'rt.request_id': requestId,
     };
-    if (local !== undefined) attributes['server.address'] = local;
-    if (req.socket.localPort !== undefined) attributes['server.port'] = req.socket.localPort;
     const agent = req.headers['user-agent'];
     if (agent !== undefined) attributes['user_agent.original'] = agent;
     const span = this.#tracer.startSpan(req.method ?? 'GET', { kind: SpanKind.SERVER, attributes }, parent);
@@ -65,7 +64,8 @@ export class OtelTraces implements Traces {
 
 class OtelRequestTrace implements RequestTrace {
   readonly traceId: string;
-  readonly #context: Context;
+  /** Its span as a parent, made for its first call (most requests but invokes make none). */
+  #context: Context | undefined;
 
   constructor(
     private readonly tracer: Tracer,
@@ -73,7 +73,6 @@ class OtelRequestTrace implements RequestTrace {
     private readonly method: string,
   ) {
     this.traceId = span.spanContext().traceId;
-    this.#context = trace.setSpan(ROOT_CONTEXT, span);
   }
 
   route(template: string): void {
@@ -83,6 +82,7 @@ class OtelRequestTrace implements RequestTrace {
   }
 
   call(service: string, method: string): CallTrace {
+    this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span);
     const span = this.tracer.startSpan(`call ${service} ${method}`, { kind: SpanKind.INTERNAL, attributes: { 'rt.service': service, 'rt.method': method } }, this.#context);
     return new OtelCallTrace(this.tracer, span);
   }
