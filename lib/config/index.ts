@@ -32,7 +32,7 @@ export interface Config {
     control: { allowed_origins: string[]; token?: string };
   };
   runtime: { max_memory_mb: number; max_thread_heap_mb: number; heartbeat_timeout_seconds: number };
-  repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number; max_component_mib: number; trusted: string[] };
+  repositories: { ca_file?: string; download_timeout_seconds: number; max_download_bytes: number; max_component_mib: number; trusted: string[]; watch: boolean; settle_ms: number; poll_seconds: number };
   log: { level: LogLevel; requests: boolean };
   console: { enabled: boolean };
 }

@@ -8,6 +8,7 @@
 // quiesce takes its turn only to mark its service and tell the workers; its
 // drain (as long as a stream's deadline) is waited for outside of the others.
 
+import { realpath } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { outcomeStatus, type ControlOutcome, type ControlRequest } from '../control.js';
 import type { ErrorCode } from '../errors.js';
@@ -18,6 +19,7 @@ import { buildCatalog, type Catalog } from './catalog.js';
 import { PrimaryMetrics } from './metrics.js';
 import type { PersistedConfigs } from './persisted-configs.js';
 import { repositoryReading } from './repositories.js';
+import type { RepositoryChange } from './repository-watch.js';
 import { readConfigFile, serviceConfig, ServiceConfigError } from './service-config.js';
 
 /**
@@ -126,6 +128,54 @@ export class ControlPlane<W> {
         throw e;
       },
     );
+  }
+
+  /**
+   * What a watched repository's change means (docs/api.md §5.4): when the
+   * files that changed are all configuration files of services, those
+   * services restart with them, as a restart without a body would (one
+   * whose configuration came in a restart body keeps it: only a restart
+   * without a body gives it up); any other change, and one a poll saw
+   * (which does not say which files), is a reload. Either is the endpoint's
+   * own operation, coalesced, logged and counted like it.
+   */
+  async watched(change: RepositoryChange): Promise<void> {
+    const log = this.#log.child({ repository: change.repository, trigger: 'watch' });
+    const configured = await this.#configuredBy(change.paths);
+    if (configured === undefined) {
+      log.info({ files: change.paths.length }, 'the repository changed: reloading');
+      await this.#watchedOperation({ op: 'reload' }, log);
+      return;
+    }
+    for (const service of configured) {
+      const name = serviceName(service.id);
+      if (await this.#opts.persisted.load(service.id, () => {})) {
+        log.info({ service: name }, 'its configuration file changed, but the configuration of a restart body is in force: a restart without a body goes back to the file');
+        continue;
+      }
+      log.info({ service: name }, 'its configuration file changed: restarting');
+      await this.#watchedOperation({ op: 'restart', service: service.id }, log);
+    }
+  }
+
+  /** The services whose configuration files are all of `paths`; undefined when any path is something else. */
+  async #configuredBy(paths: string[]): Promise<ServiceDescriptor[] | undefined> {
+    if (paths.length === 0) return undefined;
+    // Configuration files are known with their symlinks resolved (service-config.ts); a file gone has nothing to resolve.
+    const real = await Promise.all(paths.map((p) => realpath(p).catch(() => p)));
+    const services = this.#catalog.services.filter((s) => s.configFile !== null && real.includes(s.configFile));
+    const configFiles = new Set(services.map((s) => s.configFile));
+    return real.every((p) => configFiles.has(p)) ? services : undefined;
+  }
+
+  async #watchedOperation(request: ControlRequest & { op: 'reload' | 'restart' }, log: Logger): Promise<void> {
+    this.#metrics.watched(request.op);
+    try {
+      const outcome = await this.handle(request);
+      if (outcome.kind === 'failed') log.warn({ code: outcome.code }, `the ${request.op} watch started failed: ${outcome.details}`);
+    } catch (e) {
+      log.error({ err: e }, `the ${request.op} watch started failed`);
+    }
   }
 
   /** Not an operation: it runs beside them, and a worker that does not send its snapshot in time is left out. */

@@ -7,7 +7,9 @@
 // so that a sidecar naming a file in it names one of the repository's own
 // (docs/api.md §8). `<sha256>.state.json` beside it remembers each file's ETag
 // and hash (for conditional requests) and the last good component list, so
-// that a repository that cannot be reached keeps serving what it served before.
+// that a repository that cannot be reached keeps serving what it served before,
+// and the index of the last complete scan, for `repositories.watch` to ask
+// whether anything changed since (`httpsRepositoryChanged`).
 // The HTTPS client at the end is node:https on one keep-alive Agent per scan,
 // not undici: measured as fast or faster, without a dependency (bench/https-client.ts,
 // docs/performance.md, "The https: repository client").
@@ -93,8 +95,9 @@ export async function fetchHttpsRepository(url: string, options: HttpsOptions): 
 /** Mirrors what the repository lists, or falls back on the last good scan when it lists nothing readable. */
 async function mirrorListed(url: string, dir: string, state: State, http: Http): Promise<RepositoryScan> {
   let entries: Entry[];
+  let index: IndexState | undefined;
   try {
-    entries = await listing(url, http);
+    ({ entries, index } = await listing(url, http));
   } catch (e) {
     return lastGoodScan(url, dir, state, scanError(url, e));
   }
@@ -112,6 +115,9 @@ async function mirrorListed(url: string, dir: string, state: State, http: Http):
   }
   await prune(ctx);
   state.good = scan.components.map((c) => relative(dir, c.path));
+  // Only a scan that got everything is what a watch compares with: one that failed somewhere is tried again at the next poll.
+  if (index !== undefined && scan.errors.length === 0) state.index = index;
+  else delete state.index;
   await writeState(statePath(dir), state);
   // Where earlier versions kept it: inside, a sidecar could have named it.
   await rm(join(dir, 'state.json'), { force: true });
@@ -141,16 +147,24 @@ export async function httpOptions(url: string, options: HttpsOptions): Promise<H
 
 // ---- What the repository lists ----
 
-async function listing(url: string, http: Http): Promise<Entry[]> {
+/** What the repository lists; for a directory, with what a watch needs to ask whether its index changed. */
+async function listing(url: string, http: Http): Promise<{ entries: Entry[]; index?: IndexState }> {
   const base = new URL(url);
   if (base.pathname.endsWith('.wasm')) {
-    return [{ url, segments: [localSegment(url, base.pathname.split('/').pop() ?? '')] }];
+    return { entries: [{ url, segments: [localSegment(url, base.pathname.split('/').pop() ?? '')] }] };
   }
-  if (!base.pathname.endsWith('/')) base.pathname += '/';
-  const indexUrl = new URL('index.json', base).href;
+  const indexUrl = indexUrlOf(base);
   const response = await get(indexUrl, http);
   if (response.status !== 200) throw new RepositoryError(indexUrl, `answered ${response.status}`);
-  return parseIndex(indexUrl, base, response.body.toString('utf8'));
+  const entries = parseIndex(indexUrl, base, response.body.toString('utf8'));
+  const unhashed = entries.filter((e) => e.sha256 === undefined).map((e) => e.url);
+  return { entries, index: { etag: response.etag ?? '', sha256: sha256(response.body), unhashed } };
+}
+
+/** Where a directory repository's index is; `base` becomes the directory's URL (with its final `/`). */
+function indexUrlOf(base: URL): string {
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return new URL('index.json', base).href;
 }
 
 /** An index.json (docs/api.md §4); other fields are left for other tools. */
@@ -171,10 +185,17 @@ const STATE = record(
   {
     files: table(record({ path: string(), sha256: string(), etag: string({ empty: true }) }, 'a cached file', ['path', 'sha256']), 'files by URL'),
     good: list(string(), 'the local paths of the last good scan'),
+    index: record(
+      { etag: string({ empty: true }), sha256: string(), unhashed: list(string(), 'URLs') },
+      'the index of the last complete scan: its ETag ("" for none), its hash, and the components it lists without a sha256',
+      ['etag', 'sha256', 'unhashed'],
+    ),
   },
   'the mirror state',
   ['files', 'good'],
 );
+
+type IndexState = NonNullable<State['index']>;
 
 function parseIndex(indexUrl: string, base: URL, text: string): Entry[] {
   const fail = (what: string) => new RepositoryError(indexUrl, what);
@@ -287,6 +308,50 @@ async function lastGoodScan(url: string, dir: string, state: State, error: strin
   }
   const note = components.length ? ` (serving the ${components.length} component(s) of the last good scan)` : '';
   return { components, errors: [error + note], unreadable: true };
+}
+
+// ---- Watching (docs/api.md §5.4) ----
+
+/**
+ * Whether the repository has changed since its last complete scan, for
+ * `repositories.watch`: one conditional request for its index (for a `.wasm`
+ * URL, the file), plus one per component the index lists without a sha256,
+ * whose file may change behind an unchanged index. Throws what the exchange
+ * failed with (a RepositoryError).
+ */
+export async function httpsRepositoryChanged(url: string, options: HttpsOptions): Promise<boolean> {
+  const dir = join(options.cacheRoot, sha256(Buffer.from(url)));
+  const state = await readState(statePath(dir));
+  const base = new URL(url);
+  const http = await httpOptions(url, options);
+  try {
+    if (base.pathname.endsWith('.wasm')) return await fileChanged(url, state, http);
+    const { index } = state;
+    if (index === undefined) return true;
+    const indexUrl = indexUrlOf(base);
+    const response = await get(indexUrl, http, index.etag === '' ? undefined : index.etag);
+    if (response.status !== 304) {
+      if (response.status !== 200) throw new RepositoryError(indexUrl, `answered ${response.status}`);
+      // A server without ETags sends the index every time: its hash tells.
+      if (sha256(response.body) !== index.sha256) return true;
+    }
+    for (const component of index.unhashed) if (await fileChanged(component, state, http)) return true;
+    return false;
+  } finally {
+    http.agent.destroy();
+  }
+}
+
+/** One conditional request for a file the mirror holds: changed unless it answers 304 or the same bytes. */
+async function fileChanged(url: string, state: State, http: Http): Promise<boolean> {
+  const cached = state.files[url];
+  if (cached === undefined) return true;
+  const response = await get(url, http, cached.etag === undefined || cached.etag === '' ? undefined : cached.etag);
+  if (response.status === 304) return false;
+  // Gone is a change, for the reload to report; anything else may pass, and is asked again at the next poll.
+  if (response.status === 404) return true;
+  if (response.status !== 200) throw new RepositoryError(url, `answered ${response.status}`);
+  return sha256(response.body) !== cached.sha256;
 }
 
 // ---- The mirror's state ----

@@ -9,6 +9,7 @@ import type { MetricsSnapshot } from '../ipc.js';
 export class PrimaryMetrics {
   readonly #registry = new Registry();
   readonly #operations: Counter<'operation' | 'status'>;
+  readonly #watched: Counter<'operation'>;
 
   constructor(gauges: { services: () => number; workers: () => number }) {
     const registers = [this.#registry];
@@ -16,6 +17,12 @@ export class PrimaryMetrics {
       name: 'rt_control_operations_total',
       help: 'Restart, quiesce and reload operations, by the HTTP status they answered.',
       labelNames: ['operation', 'status'],
+      registers,
+    });
+    this.#watched = new Counter({
+      name: 'rt_watch_operations_total',
+      help: 'Reloads and restarts repositories.watch started (each also counted in rt_control_operations_total, like one the endpoint starts).',
+      labelNames: ['operation'],
       registers,
     });
     new Gauge({
@@ -38,6 +45,11 @@ export class PrimaryMetrics {
 
   operation(operation: string, status: number): void {
     this.#operations.inc({ operation, status });
+  }
+
+  /** An operation `repositories.watch` started: counted here besides rt_control_operations_total. */
+  watched(operation: 'reload' | 'restart'): void {
+    this.#watched.inc({ operation });
   }
 
   get contentType(): string {

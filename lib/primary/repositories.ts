@@ -14,7 +14,7 @@ import { fetchHttpsRepository, type HttpsOptions } from './https-repository.js';
 import { foundComponent, RepositoryError, scanError, type FoundComponent, type RepositoryScan } from './repository-scan.js';
 
 /** `file:///abs`, `file://./rel`, `file:rel` → an absolute path (relative ones against `cwd`). */
-function fileUrlPath(url: string, cwd: string): string {
+export function fileUrlPath(url: string, cwd: string): string {
   const rest = url.replace(/^file:(\/\/)?/, '');
   const decoded = decodeURIComponent(rest);
   return isAbsolute(decoded) ? decoded : resolve(cwd, decoded);

@@ -28,6 +28,8 @@ import { dataDir } from '../paths.js';
 import { platformNote } from '../platform.js';
 import { ControlPlane, type Fleet } from './control-plane.js';
 import { PersistedConfigs } from './persisted-configs.js';
+import { repositoryReading } from './repositories.js';
+import { RepositoryWatch } from './repository-watch.js';
 import { tlsFiles, type TlsFiles } from './tls.js';
 import { WorkerLink } from './worker-link.js';
 
@@ -60,6 +62,8 @@ export class Supervisor implements Fleet<Worker> {
   readonly #control: ControlPlane<Worker>;
   #loaded = false;
   #tls: TlsFiles | undefined;
+  /** `repositories.watch`: started once every worker serves the first scan, stopped on shutdown. */
+  #watch: RepositoryWatch | undefined;
   /** How each worker is sent messages and asked requests (worker-link.ts). */
   readonly #links = new WeakMap<Worker, WorkerLink>();
   /** When each worker was last heard from (any message counts). */
@@ -118,6 +122,7 @@ export class Supervisor implements Fleet<Worker> {
     this.#tls = await tlsFiles(config, this.#log);
     // Fork first: workers answer /api/health while the components compile.
     for (let slot = 0; slot < config.workers; slot++) this.#fork(slot);
+    if (config.repositories.watch) this.#watch = await this.#prepareWatch();
     await this.#control.start();
     this.#loaded = true;
     // The workers now running: one that died during the scan has a replacement, which is not loaded yet either.
@@ -126,11 +131,29 @@ export class Supervisor implements Fleet<Worker> {
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
+    // Not before: a reload would race the first catalog to the workers.
+    this.#watch?.start();
     const { services, failures } = this.#control.catalog;
     this.#log.info(
       { services: services.length, failed: failures.length, workers: config.workers, event_loop_delay_max_ms: Math.round(delay.max / 1e6) },
       `ready: ${services.length} service(s) on http://${config.http.host}:${config.http.port}${this.#tls ? ` and https://${config.http.host}:${config.http.tls_port}` : ''}`,
     );
+  }
+
+  /** Prepared before the first scan, so that what changes while it runs is reloaded once the watch starts. */
+  #prepareWatch(): Promise<RepositoryWatch> {
+    const { config, cwd, log } = this.#opts;
+    const { settle_ms, poll_seconds } = config.repositories;
+    log.info({ settle_ms, poll_seconds }, `watching ${config.repo_urls.length} repositories (repositories.watch)`);
+    return RepositoryWatch.prepare({
+      repoUrls: config.repo_urls,
+      cwd,
+      settleMs: settle_ms,
+      pollMs: poll_seconds * 1000,
+      download: repositoryReading(config.repositories).download,
+      log,
+      changed: (change) => void this.#control.watched(change),
+    });
   }
 
   #fork(slot: number): Worker {
@@ -263,6 +286,7 @@ export class Supervisor implements Fleet<Worker> {
   async stop(code: number, reason: string): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    this.#watch?.stop();
     this.#log.info(`stopping (${reason}): draining in-flight requests`);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));

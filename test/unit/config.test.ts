@@ -35,6 +35,9 @@ const CONTRACT_KEYS = [
   'repositories.max_download_bytes',
   'repositories.max_component_mib',
   'repositories.trusted',
+  'repositories.watch',
+  'repositories.settle_ms',
+  'repositories.poll_seconds',
   'log.level',
   'log.requests',
   'console.enabled',
@@ -59,7 +62,7 @@ const DEFAULTS: Config = {
     control: { allowed_origins: [] },
   },
   runtime: { max_memory_mb: 256, max_thread_heap_mb: 512, heartbeat_timeout_seconds: 5 },
-  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600, max_component_mib: 256, trusted: [] },
+  repositories: { download_timeout_seconds: 30, max_download_bytes: 104857600, max_component_mib: 256, trusted: [], watch: false, settle_ms: 500, poll_seconds: 30 },
   log: { level: 'info', requests: true },
   console: { enabled: true },
 };
@@ -462,6 +465,22 @@ describe('config', () => {
       );
     });
 
+    it('takes repositories.watch from a variable and reports every wrong watch value (docs/api.md §5.4)', () => {
+      expect(load({ env: { RT__REPOSITORIES__WATCH: 'true' } }).repositories.watch).to.equal(true);
+      expect(load({ configFile: extra('[repositories]\nwatch = true\nsettle_ms = 50\npoll_seconds = 86400\n') }).repositories).to.deep.include({ watch: true, settle_ms: 50, poll_seconds: 86400 });
+      expect(loadError({ env: { RT__REPOSITORIES__WATCH: 'yes' } }).message).to.equal('RT__REPOSITORIES__WATCH: repositories.watch: expected a boolean (true/false/1/0), got "yes"');
+      expect(loadError({ configFile: extra('[repositories]\nwatch = "true"\n') }).message).to.equal('extra.toml: repositories.watch: expected a boolean (true or false), got "true"');
+      const settle = 'repositories.settle_ms: expected an integer between 50 and 60000';
+      expect(loadError({ env: { RT__REPOSITORIES__SETTLE_MS: '49' } }).message).to.equal(`RT__REPOSITORIES__SETTLE_MS: ${settle}, got 49`);
+      expect(loadError({ configFile: extra('[repositories]\nsettle_ms = 60001\n') }).message).to.equal(`extra.toml: ${settle}, got 60001`);
+      expect(loadError({ configFile: extra('[repositories]\nsettle_ms = 0.5\n') }).message).to.match(/^extra\.toml: repositories\.settle_ms: expected an integer between 50 and 60000, got /);
+      expect(loadError({ env: { RT__REPOSITORIES__SETTLE_MS: '500ms' } }).message).to.equal(`RT__REPOSITORIES__SETTLE_MS: ${settle}, got "500ms"`);
+      const poll = 'repositories.poll_seconds: expected an integer between 1 and 86400';
+      expect(loadError({ env: { RT__REPOSITORIES__POLL_SECONDS: '0' } }).message).to.equal(`RT__REPOSITORIES__POLL_SECONDS: ${poll}, got 0`);
+      expect(loadError({ configFile: extra('[repositories]\npoll_seconds = 86401\n') }).message).to.equal(`extra.toml: ${poll}, got 86401`);
+      expect(loadError({ configFile: extra('[repositories]\npoll_seconds = "30s"\n') }).message).to.equal(`extra.toml: ${poll}, got "30s"`);
+    });
+
     it('reports a bad log level', () => {
       const expected = 'expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"';
       expect(loadError({ configFile: extra('[log]\nlevel = "verbose"\n') }).message).to.equal(`extra.toml: log.level: ${expected}`);
@@ -568,7 +587,7 @@ describe('config', () => {
         control: { allowed_origins: ['https://admin.example', 'http://localhost:8080'], token: 'tok "en" \\ é' },
       },
       runtime: { max_memory_mb: 4096, max_thread_heap_mb: 2048, heartbeat_timeout_seconds: 30 },
-      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024, max_component_mib: 256, trusted: ['https://repo.example/components/'] },
+      repositories: { ca_file: '/etc/rt/ca.pem', download_timeout_seconds: 5, max_download_bytes: 1024, max_component_mib: 256, trusted: ['https://repo.example/components/'], watch: true, settle_ms: 60_000, poll_seconds: 1 },
       log: { level: 'trace', requests: false },
       console: { enabled: false },
     };

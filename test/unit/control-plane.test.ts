@@ -103,6 +103,24 @@ describe('control plane (fake fleet)', function () {
     expect((outcome as Extract<ControlOutcome, { kind: 'reloaded' }>).failed.map((f) => f.error)).to.deep.equal(['start function trapped']);
   });
 
+  it("makes a watched change of configuration files alone a restart of their services, anything else a reload, and keeps a restart body's configuration (docs/api.md §5.4)", async () => {
+    const control = await plane({ one: versioned(1, 'one'), 'one.config.toml': { raw: 'a = 1\n' }, two: versioned(2, 'two') });
+    await control.start();
+    const one = control.catalog.services.find((s) => s.id.service === 'one')!;
+    const repository = config.repo_urls[0];
+    const asked = () => fleet.asked.map((a) => a.request.type);
+    const changed = async (paths: string[]) => {
+      fleet.asked.length = 0;
+      await control.watched({ repository, paths });
+      return asked();
+    };
+    expect(await changed([one.configFile!])).to.deep.equal(['stage', 'stage', 'commit', 'commit']);
+    expect(await changed([one.configFile!, one.source])).to.deep.equal(['load', 'load']);
+    expect(await changed([])).to.deep.equal(['load', 'load'], 'a poll, which does not say which files');
+    expect(await control.handle({ op: 'restart', service: one.id, config: { bytes: Buffer.from('{}'), contentType: 'application/json' } })).to.include({ kind: 'restarted' });
+    expect(await changed([one.configFile!])).to.deep.equal([]);
+  });
+
   it('coalesces the reloads asked for while one runs into one more, whose outcome they share', async () => {
     const control = await plane({ one: versioned(1, 'one') });
     await control.start();

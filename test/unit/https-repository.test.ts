@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetchHttpsRepository, type HttpsOptions } from '../../lib/primary/https-repository.js';
+import { fetchHttpsRepository, httpsRepositoryChanged, type HttpsOptions } from '../../lib/primary/https-repository.js';
 import { scanRepository } from '../../lib/primary/repositories.js';
 import { eventually } from '../support/eventually.js';
 import { certificates, startServer, type Pems, type TestServer } from '../support/https-server.js';
@@ -306,6 +306,84 @@ describe('https: repositories', function () {
         expect(server.requests.map((r) => r.path)).to.deep.equal(['/repo/index.json']);
       });
     }
+  });
+
+  describe('httpsRepositoryChanged (repositories.watch, docs/api.md §5.4)', () => {
+    const url = () => `${server.url}/repo/`;
+    const changed = () => httpsRepositoryChanged(url(), options);
+    const publishIndex = (components: unknown, etag?: string) => server.routes.set('/repo/index.json', { ...index(components), ...(etag === undefined ? {} : { etag }) });
+
+    it('asks for the index alone, with its ETag, while nothing changed; a new index is a change', async () => {
+      publishIndex([{ path: 'a.wasm', sha256: sha('A') }], '"i1"');
+      server.routes.set('/repo/a.wasm', { body: 'A', etag: '"a"' });
+      await fetchHttpsRepository(url(), options);
+      server.requests.length = 0;
+      expect(await changed()).to.equal(false);
+      expect(await changed()).to.equal(false);
+      expect(server.requests).to.deep.equal([
+        { path: '/repo/index.json', ifNoneMatch: '"i1"' },
+        { path: '/repo/index.json', ifNoneMatch: '"i1"' },
+      ]);
+      publishIndex([{ path: 'a.wasm', sha256: sha('A') }, { path: 'b.wasm' }], '"i2"');
+      expect(await changed()).to.equal(true);
+    });
+
+    it('tells by the hash where the server sends no ETag', async () => {
+      publishIndex([{ path: 'a.wasm', sha256: sha('A') }]);
+      server.routes.set('/repo/a.wasm', { body: 'A' });
+      await fetchHttpsRepository(url(), options);
+      expect(await changed()).to.equal(false);
+      publishIndex([{ path: 'a.wasm', sha256: sha('A2') }]);
+      expect(await changed()).to.equal(true);
+    });
+
+    it('asks again for each component listed without a sha256: a new file behind the same index is a change, a 404 too', async () => {
+      publishIndex([{ path: 'a.wasm' }, { path: 'b.wasm', sha256: sha('B') }], '"i1"');
+      server.routes.set('/repo/a.wasm', { body: 'A', etag: '"a1"' });
+      server.routes.set('/repo/b.wasm', { body: 'B', etag: '"b1"' });
+      await fetchHttpsRepository(url(), options);
+      server.requests.length = 0;
+      expect(await changed()).to.equal(false);
+      expect(server.requests).to.deep.equal([
+        { path: '/repo/index.json', ifNoneMatch: '"i1"' },
+        { path: '/repo/a.wasm', ifNoneMatch: '"a1"' },
+      ]);
+      server.routes.set('/repo/a.wasm', { body: 'A2', etag: '"a2"' });
+      expect(await changed()).to.equal(true);
+      server.routes.delete('/repo/a.wasm');
+      expect(await changed()).to.equal(true);
+    });
+
+    it('is a change until a scan completes: one that failed somewhere is tried again', async () => {
+      expect(await changed(), 'never scanned').to.equal(true);
+      publishIndex([{ path: 'a.wasm', sha256: sha('expected') }], '"i1"');
+      server.routes.set('/repo/a.wasm', { body: 'tampered' });
+      await fetchHttpsRepository(url(), options);
+      expect(await changed()).to.equal(true);
+      server.routes.set('/repo/a.wasm', { body: 'expected' });
+      expect((await fetchHttpsRepository(url(), options)).errors).to.deep.equal([]);
+      expect(await changed()).to.equal(false);
+    });
+
+    it('asks a single .wasm URL for its file with its ETag', async () => {
+      server.routes.set('/greeter.wasm', { body: 'v1', etag: '"v1"' });
+      const single = `${server.url}/greeter.wasm`;
+      await fetchHttpsRepository(single, options);
+      server.requests.length = 0;
+      expect(await httpsRepositoryChanged(single, options)).to.equal(false);
+      expect(server.requests).to.deep.equal([{ path: '/greeter.wasm', ifNoneMatch: '"v1"' }]);
+      server.routes.set('/greeter.wasm', { body: 'v2', etag: '"v2"' });
+      expect(await httpsRepositoryChanged(single, options)).to.equal(true);
+    });
+
+    it('throws what the exchange failed with, naming the URL', async () => {
+      publishIndex([], '"i1"');
+      await fetchHttpsRepository(url(), options);
+      server.routes.set('/repo/index.json', { status: 503, body: 'down' });
+      let error: unknown;
+      await changed().catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain(`${url()}index.json: answered 503`);
+    });
   });
 
   describe('scanRepository', () => {
