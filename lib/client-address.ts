@@ -28,7 +28,7 @@ export function isAddressOrRange(text: string): boolean {
 }
 
 /** An IPv4 peer as Node reports it on a dual-stack socket (`::ffff:10.0.0.1`) is that IPv4 address. */
-function plain(address: string): string {
+export function plainAddress(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
@@ -54,7 +54,7 @@ export class TrustedProxies {
 
   /** Whether a connection from `peer` comes from a trusted proxy: it carries many clients' requests. */
   isProxy(peer: string): boolean {
-    return this.#any && this.#trusts(plain(peer));
+    return this.#any && this.#trusts(plainAddress(peer));
   }
 
   /**
@@ -66,12 +66,12 @@ export class TrustedProxies {
    * leaves its first.
    */
   client(peer: string | undefined, forwardedFor: string | undefined): string {
-    const direct = plain(peer ?? '');
+    const direct = plainAddress(peer ?? '');
     if (!this.#any || !this.#trusts(direct) || !forwardedFor) return direct;
     let nearest = direct;
     const hops = forwardedFor.split(',');
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = plain(hops[i].trim());
+      const hop = plainAddress(hops[i].trim());
       if (isIP(hop) === 0) return nearest;
       if (!this.#trusts(hop)) return hop;
       nearest = hop;

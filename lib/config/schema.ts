@@ -78,7 +78,7 @@ const DECLARED = [
     path: 'http.trusted_proxies',
     type: stringsThat(isAddressOrRange, 'an IP address or CIDR range', 'an array of IP addresses or CIDR ranges'),
     default: [],
-    description: "Proxies (addresses or CIDR ranges: `10.0.0.0/8`) whose `X-Forwarded-For` says who the client is: a request from one is counted as the nearest address in it that is not a trusted proxy, so fair shares stay per client behind a load balancer (docs/api.md §5.10)",
+    description: "Proxies (addresses or CIDR ranges: `10.0.0.0/8`) whose `X-Forwarded-For` says who the client is: a request from one is counted as the nearest address in it that is not a trusted proxy, so fair shares stay per client behind a load balancer (docs/api.md §5.10); their `X-Forwarded-Proto` and `X-Forwarded-Host` say where clients sent requests (the OpenAPI document's `servers`)",
   },
   { path: 'runtime.max_memory_mb', type: int(1, 65_536), default: 256, description: 'Largest linear memory one component instance may grow to; past it the call traps' },
   { path: 'runtime.max_thread_heap_mb', type: int(64, 65_536), default: 512, description: 'Largest JS heap of one instance thread (large JSON bodies are decoded there, results lifted there); past it the call answers 500 and a fresh thread replaces it' },

@@ -91,7 +91,7 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
   };
   const shares = new FairShares(config.http.client_share_percent, log, (share, service) => metrics.shareRefused(share, service));
   const bodies = bodyLimits(config.http, shares);
-  const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers, bodies, shares };
+  const deps = { version, config, registry, state, log, requests: metrics.requests, control, exchange, peers, bodies, shares, proxies: exchange.proxies };
 
   async function answer(m: WorkerRequest): Promise<WorkerReply> {
     switch (m.type) {

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { componentEmbed, componentNew } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../../lib/openapi.js';
+import { openApiDocument } from '../../lib/openapi/document.js';
 import type { ServiceDescriptor } from '../../lib/service.js';
 import type { HostedService } from '../../lib/worker/execution/hosted-service.js';
 import { ServiceRegistry } from '../../lib/worker/execution/registry.js';
@@ -188,7 +188,7 @@ describe('resources in the listing, describe and OpenAPI', function () {
   });
 
   describe('the OpenAPI document', () => {
-    const document = () => openApiDocument(services, '1.2.3');
+    const document = () => openApiDocument(services, { version: '1.2.3', token: false });
     const paths = () => document().paths as Paths;
 
     it('validates as OpenAPI 3.1', async () => {

@@ -55,7 +55,7 @@ export function json(body: unknown, status = 200, headers?: Readonly<Record<stri
   return headers ? { kind: 'json', status, body, headers } : { kind: 'json', status, body };
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Writes `reply` on `res` in one writeHead, after `before` (a flat list of

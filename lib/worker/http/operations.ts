@@ -9,7 +9,9 @@ import type { Logger } from 'pino';
 import { ApiError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import type { ControlOutcome, ControlRequest } from '../../control.js';
-import { openApiDocument } from '../../openapi.js';
+import type { TrustedProxies } from '../../client-address.js';
+import { openApiDocument, serialize, withServers, type SerializedDocument } from '../../openapi/document.js';
+import { serverUrl } from '../../openapi/servers.js';
 import { mediaType, type BodyLimits } from './body.js';
 import { CONTROL_ROUTES, controlRefusal, credentialsOf, type ControlPolicy, type ControlRoute } from './control-guard.js';
 import { resourceOperations } from './resource-operations.js';
@@ -22,7 +24,7 @@ import type { RequestStats } from './request-stats.js';
 import type { Peers } from './peers.js';
 import type { FairShares } from './fair-shares.js';
 import { description, summary } from './views.js';
-import { json, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
+import { json, JSON_TYPE, type ApiCall, type ApiOperation, type Reply } from './api-call.js';
 
 export interface OperationDeps {
   /** rt's version, for the OpenAPI document. */
@@ -38,6 +40,8 @@ export interface OperationDeps {
   peers: Peers;
   bodies: BodyLimits;
   shares: FairShares;
+  /** `http.trusted_proxies`: whose X-Forwarded-Host and -Proto say where the client sent a request. */
+  proxies: TrustedProxies;
 }
 
 /** The operations, and `perform`, which runs one for a request. */
@@ -50,8 +54,8 @@ export interface Operations {
 
 export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Operations {
   const { version, registry, state, control } = deps;
-  // Built once per service set: it changes only when the primary sends a new one.
-  let openapi: { generation: number; document: Record<string, unknown> } | undefined;
+  // Built and serialized once per service set (it changes only when the primary sends a new one); only its servers are the request's.
+  let openapi: { generation: number; document: SerializedDocument } | undefined;
 
   const invoke: ApiOperation = { name: 'invoke', method: 'POST', path: '/services/:domain/:service/invoke/:method', run: invokeOperation(deps) };
   const controls: Record<ControlRoute['op'], ApiOperation['run']> = {
@@ -84,11 +88,15 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
       name: 'openapi',
       method: 'GET',
       path: '/openapi.json',
-      run: async () => {
+      run: async (call) => {
         if (openapi?.generation !== registry.generation) {
-          openapi = { generation: registry.generation, document: openApiDocument(registry.list().map((s) => s.descriptor), version) };
+          const document = openApiDocument(
+            registry.list().map((s) => s.descriptor),
+            { version, token: policy.tokenDigest !== undefined },
+          );
+          openapi = { generation: registry.generation, document: serialize(document) };
         }
-        return json(openapi.document);
+        return { kind: 'text', type: JSON_TYPE, body: withServers(openapi.document, requestedUrl(call, deps.proxies)) };
       },
     },
     invoke,
@@ -135,4 +143,17 @@ function outcomeReply(outcome: ControlOutcome): Reply {
     default:
       return json({ status: outcome.kind, service: outcome.service });
   }
+}
+
+/** The URL of the rt `call` reached, as its client sent it: through a trusted proxy, as the proxy says (lib/openapi/servers.ts). */
+function requestedUrl(call: ApiCall, proxies: TrustedProxies): string {
+  const { socket } = call.req;
+  const header = (name: string) => call.header(name) || undefined;
+  const viaProxy = socket.remoteAddress !== undefined && proxies.isProxy(socket.remoteAddress);
+  return serverUrl({
+    tls: 'encrypted' in socket && socket.encrypted === true,
+    host: header('host'),
+    local: { address: socket.localAddress, port: socket.localPort },
+    ...(viaProxy ? { forwarded: { proto: header('x-forwarded-proto'), host: header('x-forwarded-host') } } : {}),
+  });
 }

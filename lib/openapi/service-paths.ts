@@ -1,57 +1,18 @@
-// The OpenAPI 3.1 document of everything rt serves: one operation per
-// invocable method, with the request and response schemas of its WIT types;
-// and per service with resources (docs/api.md §5.1.2) their constructors, the
-// methods called through handles, dropping and listing handles.
+// The operations of the services rt serves, in the OpenAPI document: one per
+// invocable method (async and streaming ones among them: docs/api.md §5.1.1,
+// §5.9), with the request and response schemas of its WIT types; per service
+// with resources (docs/api.md §5.1.2) their constructors, the methods called
+// through handles, dropping and listing handles; and the routes of HTTP
+// handlers (docs/api.md §5.8).
 
-import { handlerRoutes } from './http-mounts.js';
-import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from './service.js';
-import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from './wit/json-schema.js';
-import { asInvoked, bodyStreamItems } from './wit/async-abi.js';
-import type { WitFunction } from './wit/types.js';
-import { printMemberSignature, printSignature, printType } from './wit/print.js';
-import { SSE_MEDIA_TYPE, streamMediaType } from './wit/streaming.js';
-
-const ERROR_BODY: JsonSchema = {
-  type: 'object',
-  properties: {
-    error: { type: 'string', description: 'A general description' },
-    details: { type: 'string', description: 'The cause' },
-    service: { type: 'string', description: '<domain>.<service>' },
-    method: { type: 'string' },
-    value: { description: 'For a method returning result<T, E> that returned err: E as JSON' },
-  },
-  required: ['error', 'details'],
-};
-
-const instant = (what: string) => ({ type: 'string', format: 'date-time', description: `${what} (ISO 8601)` });
-
-/** GET .../handles (docs/api.md §5.1.2). */
-const HANDLES_BODY: JsonSchema = {
-  type: 'object',
-  properties: {
-    handles: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          handle: { type: 'string', description: 'Its id' },
-          resource: { type: 'string', description: 'The resource it is a handle to' },
-          worker: { type: ['integer', 'string'], description: 'The worker whose instance holds it (as X-Rt-Worker names workers)' },
-          created: instant('When it was made'),
-          last_used: instant('When a call last used it'),
-          expires: instant('When it is dropped unless used before (last use + handle_idle_seconds)'),
-        },
-        required: ['handle', 'resource', 'worker', 'created', 'last_used', 'expires'],
-      },
-    },
-  },
-  required: ['handles'],
-};
-
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
+import { handlerRoutes } from '../http-mounts.js';
+import { serviceKey, serviceName, type MethodDescriptor, type ResourceDescriptor, type ServiceDescriptor } from '../service.js';
+import { createdHandleSchema, errorValueSchema, handleMethodRequestSchema, namedArgumentsSchema, requestSchema, responseSchema, typeSchema, type JsonSchema } from '../wit/json-schema.js';
+import { asInvoked, bodyStreamItems } from '../wit/async-abi.js';
+import type { WitFunction } from '../wit/types.js';
+import { printMemberSignature, printSignature, printType } from '../wit/print.js';
+import { SSE_MEDIA_TYPE, streamMediaType } from '../wit/streaming.js';
+import { BODY_FAILURES, busyResponse, ERROR_SCHEMA, errorResponse, guarded, jsonResponse, schemaRef, type Responses } from './components.js';
 
 /**
  * A streaming method's 200 (docs/api.md §5.1.1): chunked, one entry per media
@@ -82,12 +43,13 @@ function failedAnswer(errValue: JsonSchema | undefined): Record<string, unknown>
   return errValue
     ? {
         description: 'A trap, or the err case of the result (its value in `value`)',
-        content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { value: errValue } }] } } },
+        content: { 'application/json': { schema: { allOf: [ERROR_SCHEMA, { properties: { value: errValue } }] } } },
       }
     : errorResponse('The component trapped');
 }
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } } };
+/** Path items by path. */
+type Paths = Record<string, Record<string, unknown>>;
 
 /** A path segment: a name with `/` (an interface's full name) escaped, as the routes take it. */
 const segment = (name: string) => name.replaceAll('/', '%2F');
@@ -95,14 +57,14 @@ const segment = (name: string) => name.replaceAll('/', '%2F');
 const HANDLE_PARAMETER = { name: 'handle', in: 'path', required: true, description: 'A handle\'s id, as its constructor or a {"$handle"} result gave it', schema: { type: 'string' } };
 
 /** The failures of any call: invoke's, a constructor's, a handle method's. */
-function callAnswers(errValue: JsonSchema | undefined, notFound: string): Record<string, unknown> {
+function callAnswers(errValue: JsonSchema | undefined, notFound: string): Responses {
   return {
     '400': errorResponse('The body does not fit the signature'),
     '404': errorResponse(notFound),
-    '413': errorResponse('The body is over http.max_body_bytes'),
+    ...BODY_FAILURES,
     '415': errorResponse('Unsupported content type'),
     '500': failedAnswer(errValue),
-    '503': { ...errorResponse('Service quiesced, restarting or not ready; or overloaded, or holding max_handles live handles already (those two with Retry-After)'), headers: RETRY_AFTER },
+    '503': busyResponse('Service quiesced, restarting or not ready; or (with Retry-After) overloaded, its client over its share, or holding max_handles live handles already'),
     '504': errorResponse('Cut off at http.request_timeout_seconds'),
   };
 }
@@ -126,8 +88,8 @@ function eitherOf(schemas: { schema: JsonSchema; whose: string }[]): JsonSchema 
   return cases.length === 1 ? cases[0].schema : { anyOf: cases.map(({ schema, whose }) => ({ title: whose.join(', '), ...schema })) };
 }
 
-/** The operations of a service's resources and handles (docs/api.md §5.1.2). */
-function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown>): void {
+/** The operations of a service's resources and handles (docs/api.md §5.1.2); `token`: whether http.control.token is set (it shows handle ids whole). */
+function resourcePaths(service: ServiceDescriptor, paths: Paths, token: boolean): void {
   const base = `/api/services/${serviceKey(service.id)}`;
   const tag = serviceName(service.id);
   for (const resource of service.resources) {
@@ -138,6 +100,7 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
       post: {
         operationId: `${tag}#resources/${resource.name}`,
         tags: [tag],
+        security: [],
         summary: `${resource.name}: ${printMemberSignature(fn)}`,
         description: `Makes a ${resource.name} and answers its handle, which lives until dropped, unused for handle_idle_seconds (${service.instances.handleIdleSeconds}), or its instance ends.`,
         parameters: [
@@ -182,6 +145,7 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
       post: {
         operationId: `${tag}#handles/invoke/${name}`,
         tags: [tag],
+        security: [],
         summary: `${name} of a handle: ${members.map(({ resource, method }) => `${resource.name}.${name}: ${printMemberSignature(method.function)}`).join('; ')}`,
         description: `Calls ${name} with the handle as self, on a handle to ${members.map(({ resource }) => resource.name).join(' or ')}${members.length > 1 ? ': the body and result are those of the handle\'s resource' : ''}.`,
         requestBody: {
@@ -189,7 +153,7 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
           content: { 'application/json': { schema: either(handleMethodRequestSchema) } },
         },
         responses: {
-          '200': { description: 'The result', content: { 'application/json': { schema: either(responseSchema) } } },
+          '200': jsonResponse('The result', either(responseSchema)),
           '410': errorResponse('The handle is gone (dropped, expired, moved into a call, or its instance ended): the reason in `details`'),
           ...callAnswers(fallible ? either(errorValueSchema) : undefined, 'Unknown service or handle, or no such method of its resource'),
         },
@@ -201,7 +165,8 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
     delete: {
       operationId: `${tag}#handles/drop`,
       tags: [tag],
-      summary: 'Drop a handle: its resource\'s destructor runs',
+      security: [],
+      summary: "Drop a handle: its resource's destructor runs",
       responses: {
         '204': { description: 'Dropped' },
         '404': errorResponse('Unknown service or handle'),
@@ -209,15 +174,15 @@ function resourcePaths(service: ServiceDescriptor, paths: Record<string, unknown
       },
     },
   };
+  const { security, responses: refusals } = guarded('token-shows-more', token);
   paths[`${base}/handles`] = {
     get: {
       operationId: `${tag}#handles/list`,
       tags: [tag],
+      security,
       summary: 'The live handles',
-      responses: {
-        '200': { description: 'The live handles', content: { 'application/json': { schema: { $ref: '#/components/schemas/Handles' } } } },
-        '404': errorResponse('Unknown service'),
-      },
+      description: 'For operators: ids shortened (their first characters, as the logs show them), whole only to a request with the control token.',
+      responses: { '200': jsonResponse('The live handles', schemaRef('Handles')), '404': errorResponse('Unknown service'), ...refusals },
     },
   };
 }
@@ -230,7 +195,7 @@ const HANDLER_METHODS = ['get', 'put', 'post', 'delete', 'head', 'patch'] as con
  * each as itself and with the rest of the path below it. What it answers is
  * the component's own; rt's answers are the failures.
  */
-function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>): void {
+function handlerPaths(service: ServiceDescriptor, paths: Paths): void {
   if (!service.http) return;
   const name = serviceName(service.id);
   const rest = { name: 'path', in: 'path', required: true, description: 'The rest of the path, as the handler sees it (it may hold more segments)', schema: { type: 'string' } };
@@ -239,15 +204,16 @@ function handlerPaths(service: ServiceDescriptor, paths: Record<string, unknown>
       const operation = (method: string) => ({
         operationId: `${name}.http.${method}${path === base ? '' : '.below'}${base === service.http?.route ? '.mount' : ''}`,
         tags: [name],
+        security: [],
         summary: `${service.http!.interface}: the handler answers`,
         ...(parameters.length > 0 ? { parameters } : {}),
         ...(method === 'get' || method === 'head' ? {} : { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }),
         responses: {
           default: { description: "The handler's own answer, streamed as it writes it (its status, headers, body and trailers)" },
-          '413': errorResponse('The body is over http.max_body_bytes'),
+          ...BODY_FAILURES,
           '500': errorResponse('The handler trapped, set no response, or answered with an error code'),
           '502': errorResponse('The handler set a malformed response (its status or a header)'),
-          '503': { ...errorResponse('Service quiesced, restarting or not ready; or overloaded (with Retry-After)'), headers: RETRY_AFTER },
+          '503': busyResponse('Service quiesced, restarting or not ready; or (with Retry-After) overloaded, or its client over its share'),
           '504': errorResponse('No response by http.request_timeout_seconds (after the headers: the body is cut short instead)'),
         },
       });
@@ -275,35 +241,32 @@ function invokeRequest(fn: WitFunction): Record<string, unknown> {
   };
 }
 
-export function openApiDocument(services: ServiceDescriptor[], version: string): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
+/** The path items of `services`, and a tag for each (its operations'). */
+export function servicePaths(services: readonly ServiceDescriptor[], token: boolean): { paths: Paths; tags: { name: string; description: string }[] } {
+  const paths: Paths = {};
   for (const service of services) {
+    const tag = serviceName(service.id);
     // What the invoke path reaches: functions and statics (a resource's constructor and methods answer to no method name).
     for (const method of service.methods.filter((m) => m.invocable && m.aliases.length > 0)) {
       const fn = method.function;
-      const errValue = errorValueSchema(fn);
-      const path = `/api/services/${serviceKey(service.id)}/invoke/${segment(method.name)}`;
-      paths[path] = {
+      paths[`/api/services/${serviceKey(service.id)}/invoke/${segment(method.name)}`] = {
         post: {
-          operationId: `${serviceName(service.id)}.${method.name}`,
-          tags: [serviceName(service.id)],
+          operationId: `${tag}.${method.name}`,
+          tags: [tag],
+          security: [],
           summary: `${method.name}: ${printSignature(fn)}`,
           ...(method.stream ? { 'x-rt-streaming': true } : {}),
           ...invokeRequest(fn),
           responses: {
-            '200': method.stream ? streamedAnswer(method) : { description: 'The result', content: { 'application/json': { schema: responseSchema(fn) } } },
-            ...callAnswers(errValue, 'Unknown service or method'),
+            '200': method.stream ? streamedAnswer(method) : jsonResponse('The result', responseSchema(fn)),
+            ...callAnswers(errorValueSchema(fn), 'Unknown service or method'),
           },
         },
       };
     }
-    resourcePaths(service, paths);
+    resourcePaths(service, paths, token);
     handlerPaths(service, paths);
   }
-  return {
-    openapi: '3.1.0',
-    info: { title: 'rt services', version, description: 'WebAssembly components served by rt' },
-    paths,
-    components: { schemas: { Error: ERROR_BODY, Handles: HANDLES_BODY } },
-  };
+  const tags = services.map((s) => ({ name: serviceName(s.id), description: `${s.http ? 'An HTTP handler' : 'A service'}${s.version ? ` of version ${s.version}` : ''}, from ${s.source}` }));
+  return { paths, tags };
 }
