@@ -15,6 +15,7 @@ import { ConfigMap, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../lib/config/index.js';
 import { envOf, parseDockerfile } from '../support/dockerfile.js';
+import { traceSettings } from '../../lib/tracing/settings.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DIR = join(ROOT, 'examples', 'kubernetes');
@@ -157,9 +158,10 @@ describe('Kubernetes example manifests', () => {
     const { data, metadata } = settings();
     expect(container().envFrom.map((e) => e.configMapRef.name)).to.include(metadata.name);
     expect(Number(data.RT__WORKERS)).to.equal(Number(container().resources.limits.cpu));
-    expect(Object.keys(data).every((k) => k.startsWith('RT__'))).to.equal(true);
+    expect(Object.keys(data).every((k) => k.startsWith('RT__') || k.startsWith('OTEL_'))).to.equal(true);
     // Throws a ConfigError naming the variable for an unknown key or a bad value.
     const config = loadConfig({ cwd: DIR, env: data, userConfigFile: join(DIR, 'no-such-config.toml') });
+    expect(traceSettings(data), 'traces on, with settings rt accepts').to.deep.include({ endpoint: 'http://otel-collector.observability:4318/v1/traces', protocol: 'http/protobuf' });
     expect(config.workers).to.equal(Number(data.RT__WORKERS));
     // Behind the ingress, shares are per client only if rt believes the proxy's X-Forwarded-For.
     expect(config.http.trusted_proxies).to.deep.equal(['10.0.0.0/8']);
