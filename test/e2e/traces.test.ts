@@ -45,6 +45,13 @@ describe('traces (e2e)', function () {
   this.timeout(120_000);
   let repo: string;
   let down: Awaited<ReturnType<typeof downstream>>;
+  /** An rt (one worker) serving the test's repository, exporting to a receiver of its own as `env` says. */
+  const tracedRt = async (env: Record<string, string>): Promise<{ rt: RtProcess; receiver: OtlpReceiver }> => {
+    const receiver = await otlpReceiver();
+    const rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n`, env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...env } });
+    await rt.ready();
+    return { rt, receiver };
+  };
 
   before(async function () {
     this.timeout(600_000);
@@ -76,19 +83,7 @@ describe('traces (e2e)', function () {
 
     before(async function () {
       this.timeout(120_000);
-      receiver = await otlpReceiver();
-      rt = await RtProcess.start({
-        workers: 1,
-        configToml: `repo_urls = ["file://${repo}"]\n`,
-        env: {
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-          OTEL_BSP_SCHEDULE_DELAY: '50',
-          OTEL_SERVICE_NAME: 'rt-under-test',
-          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
-        },
-      });
-      await rt.ready();
+      ({ rt, receiver } = await tracedRt({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'rt-under-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test' }));
     });
 
     after(async () => {
@@ -155,14 +150,8 @@ describe('traces (e2e)', function () {
 
     before(async function () {
       this.timeout(120_000);
-      receiver = await otlpReceiver();
-      rt = await RtProcess.start({
-        workers: 1,
-        configToml: `repo_urls = ["file://${repo}"]\n`,
-        // Batches of 4 at most, 4 waiting at most, and no export but of a full batch.
-        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '4', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4' },
-      });
-      await rt.ready();
+      // Batches of 4 at most, 4 waiting at most, and no export but of a full batch.
+      ({ rt, receiver } = await tracedRt({ OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '4', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4' }));
     });
 
     after(async () => {
@@ -190,11 +179,9 @@ describe('traces (e2e)', function () {
   });
 
   it('exports the spans still batched when it is stopped (SIGTERM)', async () => {
-    const receiver = await otlpReceiver();
     // Batches of 512 (the default), and no export but of a full batch until the end.
-    const rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n`, env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '600000' } });
+    const { rt, receiver } = await tracedRt({ OTEL_BSP_SCHEDULE_DELAY: '600000' });
     try {
-      await rt.ready();
       const answer = await call(`${rt.url}/api/services/acme/plain/invoke/version`);
       expect(answer.status, answer.text).to.equal(200);
       const id = Buffer.from(answer.headers.get('x-request-id')!);
