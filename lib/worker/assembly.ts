@@ -19,7 +19,7 @@ import { bodyLimits } from './http/body.js';
 import { FairShares } from './http/fair-shares.js';
 import type { ExchangeSettings } from './http/exchange.js';
 import { invokeLane } from './http/invoke-lane.js';
-import { apiOperations } from './http/operations.js';
+import { apiOperations, type Operations } from './http/operations.js';
 import { controlPolicy } from './http/control-guard.js';
 import type { Peers } from './http/peers.js';
 import type { RequestListener } from './http/server.js';
@@ -52,6 +52,8 @@ export interface Worker {
   listener: RequestListener;
   /** What each client address holds (http/fair-shares.ts): the servers refuse connections past a client's share. */
   shares: FairShares;
+  /** The API's operations (http/operations.ts), as both transports serve them. */
+  operations: Operations;
   /**
    * Carries out a request of the primary's and makes its reply. A quiesce's
    * reply comes once its service has drained; the service refuses calls as
@@ -123,5 +125,5 @@ export function assembleWorker({ version, config, log, workerId, handleKey, home
   const policy = controlPolicy(config.http.control);
   const operations = apiOperations(deps, policy);
   const app = createApp({ ...deps, operations, policy });
-  return { registry, state, metrics, shares, listener: invokeLane({ operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
+  return { registry, state, metrics, shares, operations, listener: invokeLane({ operations, exchange, cors: config.http.cors.enabled }, app.callback()), answer };
 }

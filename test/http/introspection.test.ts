@@ -11,6 +11,7 @@ import { examplesRepository, repository } from '../support/fixtures.js';
 import { COUNTERS } from '../support/resource-fixtures.js';
 import { InProcessRt } from '../support/in-process.js';
 import { call, invoke } from '../support/rt-process.js';
+import { routeTemplate } from '../../lib/worker/http/operations.js';
 
 /**
  * A component whose functions take and return a resource it imports (rt makes
@@ -132,6 +133,14 @@ describe('introspection (in process)', function () {
     const res = await call(`${rt.url}/api/services/nope/none`, { method: 'GET' });
     expect(res.status).to.equal(404);
     expect(res.body).to.include({ error: 'unknown service', code: 'RT_ERR_UNKNOWN_SERVICE', service: 'nope.none' });
+  });
+
+  it("documents every operation of rt's own the worker serves, by the route it serves it at (its services' are per service)", async () => {
+    const document = (await call(`${rt.url}/api/openapi.json`, { method: 'GET' })).body as { paths: Record<string, Record<string, unknown>> };
+    const perService = new Set(['invoke', 'make-handle', 'call-handle', 'drop-handle', 'list-handles', 'http-handler']);
+    const own = rt.worker.operations.all.filter((op) => !perService.has(op.name));
+    expect(own.map((op) => op.name)).to.include.members(['reload', 'restart', 'quiesce', 'metrics', 'health']);
+    for (const op of own) expect(document.paths[`/api${routeTemplate(op.path)}`], `${op.method} ${op.path}`).to.have.property(op.method.toLowerCase());
   });
 
   it('serves an OpenAPI 3.1 document that validates, with one operation per invocable method and the resources', async () => {
