@@ -126,6 +126,7 @@ export class Supervisor implements Fleet<Worker> {
     if (this.#stopping) return; // a signal came while loading
     this.#ready = true;
     this.#broadcast({ type: 'cluster-ready', ready: true });
+    this.#control.startSampling();
     const { services, failures } = this.#control.catalog;
     this.#log.info(
       { services: services.length, failed: failures.length, workers: config.workers, event_loop_delay_max_ms: Math.round(delay.max / 1e6) },
@@ -263,6 +264,7 @@ export class Supervisor implements Fleet<Worker> {
   async stop(code: number, reason: string): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    this.#control.stopSampling();
     this.#log.info(`stopping (${reason}): draining in-flight requests`);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
