@@ -11,8 +11,8 @@ import { loadLoop } from '../support/load-loop.js';
 import { RtProcess } from '../support/rt-process.js';
 
 const SERVICE = 'acme.faulty';
-const OK = '/api/services/acme/faulty/invoke/ok';
-const BOOM = '/api/services/acme/faulty/invoke/boom';
+const OK = { path: '/api/services/acme/faulty/invoke/ok' };
+const BOOM = { path: '/api/services/acme/faulty/invoke/boom' };
 
 describe('metrics history (e2e)', function () {
   this.timeout(60_000);
