@@ -1,7 +1,8 @@
 // The console page: rt's services with their state, versions, instances and
 // load errors; per method its WIT signature and a form to invoke it; their
 // resources and handles (resources.ts); restart, quiesce and reload; request
-// rate and latency from /api/metrics.
+// rate and latency from /api/metrics, and plots of their last minutes from
+// /api/metrics/history (plots.ts).
 
 import { answerView } from './answer.js';
 import {
@@ -21,15 +22,20 @@ import { requestEditor } from './form.js';
 import { handlerView } from './handler.js';
 import { resourcesView } from './resources.js';
 import { parsePrometheus, serviceRates, servicePoll, type Poll, type ServiceRates } from './prometheus.js';
+import { PlotsView } from './plots.js';
+import type { MetricsHistory } from '../../lib/metrics-history.js';
 
 const LISTING_EVERY_MS = 5_000;
 const METRICS_EVERY_MS = 2_000;
+/** As often as rt samples the history (docs/api.md §7). */
+const HISTORY_EVERY_MS = 5_000;
 const CONFIG_TYPES = ['application/json', 'application/toml', 'text/plain', 'application/yaml', 'application/octet-stream'];
 
 const views = new Map<string, ServiceView>();
 const servicesList = h('div', { class: 'services' });
 const failedList = h('div', { class: 'failed' });
 const notice = h('div', { class: 'notice', role: 'status' });
+const plots = new PlotsView();
 const tokenInput = h('input', { type: 'password', id: 'control-token', autocomplete: 'off', placeholder: 'only if http.control.token is set' });
 
 function main(): void {
@@ -55,6 +61,7 @@ function main(): void {
     ),
     notice,
     reloadAnswer,
+    plots.element,
     failedList,
     servicesList,
   );
@@ -62,6 +69,8 @@ function main(): void {
   setInterval(() => void refreshListing(), LISTING_EVERY_MS);
   void refreshMetrics();
   setInterval(() => void refreshMetrics(), METRICS_EVERY_MS);
+  void refreshHistory();
+  setInterval(() => void refreshHistory(), HISTORY_EVERY_MS);
 }
 
 async function refreshListing(): Promise<void> {
@@ -73,6 +82,7 @@ async function refreshListing(): Promise<void> {
     return;
   }
   fill(notice);
+  plots.setServices(listing.services.map(serviceName));
   const seen = new Set<string>();
   for (const summary of listing.services) {
     const name = serviceName(summary);
@@ -109,6 +119,14 @@ async function refreshMetrics(): Promise<void> {
     const rates = serviceRates(lastPoll, poll);
     lastPoll = poll;
     for (const [name, view] of views) view.showRates(rates.get(name));
+  } catch {
+    // rt restarting: the next poll tries again
+  }
+}
+
+async function refreshHistory(): Promise<void> {
+  try {
+    plots.show(await getJson<MetricsHistory>('/api/metrics/history'));
   } catch {
     // rt restarting: the next poll tries again
   }

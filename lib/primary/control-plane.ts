@@ -12,11 +12,12 @@ import { realpath } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { outcomeStatus, type ControlOutcome, type ControlRequest } from '../control.js';
 import type { ErrorCode } from '../errors.js';
-import type { ReplyTo, UnsentRequest, WorkerRequest } from '../ipc.js';
+import type { MetricsSnapshot, ReplyTo, UnsentRequest, WorkerRequest } from '../ipc.js';
 import type { Logger } from '../log.js';
 import { serviceKey, serviceName, serviceRevision, type LoadFailure, type ServiceConfig, type ServiceDescriptor, type ServiceId } from '../service.js';
 import { buildCatalog, type Catalog } from './catalog.js';
 import { PrimaryMetrics } from './metrics.js';
+import { MetricsHistoryRing } from './metrics-history-ring.js';
 import type { PersistedConfigs } from './persisted-configs.js';
 import { repositoryReading } from './repositories.js';
 import type { RepositoryChange } from './repository-watch.js';
@@ -49,6 +50,8 @@ export interface ControlPlaneOptions<W> {
   persisted: PersistedConfigs;
   /** How long a metrics scrape waits for a worker's snapshot before leaving it out (default 10 s). */
   metricsTimeoutMs?: number;
+  /** How often the history of rates and latencies is sampled (default: metrics-history-ring.ts). */
+  historyIntervalMs?: number;
 }
 
 /** A metrics scrape does not wait longer for a worker's snapshot (it is left out). */
@@ -69,11 +72,23 @@ export class ControlPlane<W> {
    */
   #unstartable = new Map<string, { revision: string; failure: LoadFailure }>();
   readonly #metrics: PrimaryMetrics;
+  readonly #history: MetricsHistoryRing<W>;
 
   constructor(opts: ControlPlaneOptions<W>) {
     this.#opts = opts;
     this.#log = opts.log;
     this.#metrics = new PrimaryMetrics({ services: () => this.#catalog.services.length, workers: () => opts.fleet.workers().length });
+    this.#history = new MetricsHistoryRing({ snapshots: (timeoutMs) => this.#snapshots(timeoutMs), ...(opts.historyIntervalMs ? { intervalMs: opts.historyIntervalMs } : {}) });
+  }
+
+  /** Samples the history of rates and latencies (`/api/metrics/history`) from now on. */
+  startSampling(): void {
+    this.#history.start();
+  }
+
+  /** Shutting down: the workers are asked for nothing more. */
+  stopSampling(): void {
+    this.#history.stop();
   }
 
   /** What every worker serves (a new worker is sent this). */
@@ -108,6 +123,7 @@ export class ControlPlane<W> {
 
   handle(request: ControlRequest): Promise<ControlOutcome> {
     if (request.op === 'metrics') return this.#collectMetrics();
+    if (request.op === 'metrics-history') return Promise.resolve({ kind: 'metrics-history', history: this.#history.view() });
     const answer = (() => {
       switch (request.op) {
         case 'restart':
@@ -180,10 +196,16 @@ export class ControlPlane<W> {
 
   /** Not an operation: it runs beside them, and a worker that does not send its snapshot in time is left out. */
   async #collectMetrics(): Promise<ControlOutcome> {
-    const { fleet, metricsTimeoutMs = METRICS_TIMEOUT_MS } = this.#opts;
-    const replies = await Promise.all(fleet.workers().map((w) => fleet.ask(w, { type: 'collect-metrics' }, metricsTimeoutMs)));
-    const snapshots = replies.flatMap((r) => (r ? [r.snapshot] : []));
-    return { kind: 'metrics', text: await this.#metrics.text(snapshots), contentType: this.#metrics.contentType };
+    const snapshots = await this.#snapshots(this.#opts.metricsTimeoutMs ?? METRICS_TIMEOUT_MS);
+    return { kind: 'metrics', text: await this.#metrics.text([...snapshots.values()].filter((s) => s !== undefined)), contentType: this.#metrics.contentType };
+  }
+
+  /** Each worker's metrics snapshot: undefined for one that did not send it within `timeoutMs`. */
+  async #snapshots(timeoutMs: number): Promise<Map<W, MetricsSnapshot | undefined>> {
+    const { fleet } = this.#opts;
+    const workers = fleet.workers();
+    const replies = await Promise.all(workers.map((w) => fleet.ask(w, { type: 'collect-metrics' }, timeoutMs)));
+    return new Map(workers.map((w, i) => [w, replies[i]?.snapshot]));
   }
 
   #exclusive<T>(operation: () => Promise<T>): Promise<T> {

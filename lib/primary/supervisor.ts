@@ -133,6 +133,7 @@ export class Supervisor implements Fleet<Worker> {
     this.#broadcast({ type: 'cluster-ready', ready: true });
     // Not before: a reload would race the first catalog to the workers.
     this.#watch?.start();
+    this.#control.startSampling();
     const { services, failures } = this.#control.catalog;
     this.#log.info(
       { services: services.length, failed: failures.length, workers: config.workers, event_loop_delay_max_ms: Math.round(delay.max / 1e6) },
@@ -287,6 +288,7 @@ export class Supervisor implements Fleet<Worker> {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#watch?.stop();
+    this.#control.stopSampling();
     this.#log.info(`stopping (${reason}): draining in-flight requests`);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));

@@ -3,7 +3,8 @@
 // examples (and a component exporting a resource): invoke through a generated
 // form, a PNG answer shown as an image, a stream's items appearing as they
 // come, a handle made, called and dropped, a restart with a configuration
-// body, request rates from /api/metrics; and the switch that turns it off.
+// body, request rates from /api/metrics, plots of the last minutes drawn while
+// a load runs; and the switch that turns it off.
 
 import { expect } from 'chai';
 import { get } from 'node:http';
@@ -14,6 +15,8 @@ import { COUNTERS } from '../support/resource-fixtures.js';
 import { RtProcess } from '../support/rt-process.js';
 import { asyncBodies } from '../support/async-components.js';
 import { hasJspi } from '../../lib/platform.js';
+import { eventually } from '../support/eventually.js';
+import { loadLoop } from '../support/load-loop.js';
 
 describe('console (e2e, Chromium)', function () {
   let rt: RtProcess;
@@ -219,6 +222,47 @@ describe('console (e2e, Chromium)', function () {
     this.timeout(30_000);
     await page.getByRole('button', { name: 'Reload components' }).click();
     await page.locator('.reload-answer').filter({ hasText: '"status":"reloaded"' }).waitFor();
+  });
+
+  it('plots requests per second, p50/p99 latency and the 5xx share of the last minutes while a load runs, for all of rt and per service', async function () {
+    this.timeout(60_000);
+    const stop = new AbortController();
+    const greet = { path: '/api/services/example/greeter/invoke/greet', body: { name: 'load' } };
+    const divideByZero = { path: '/api/services/example/calculator/invoke/divide', body: { a: 1, b: 0 } };
+    // Bounded: it stops once the plots are seen, or after this many requests.
+    const load = loadLoop(rt.url, [greet, greet, greet, divideByZero], { count: 20_000, concurrency: 2, signal: stop.signal });
+    const plot = (name: string) => page.locator(`.plots figure.plot[data-plot="${name}"]`);
+    const figure = async (name: string, key: 'points' | 'max') => Number(await plot(name).getAttribute(`data-${key}`));
+    try {
+      // Loaded anew under load (the tests above leave panels open, which this one does not need).
+      await page.goto(`${rt.url}/console/`);
+      // rt samples every 5 s and the page polls as often: a few polls at most.
+      await eventually(async () => (await figure('rate', 'max')) > 0, { what: 'the request rate of all of rt plotted', timeoutMs: 20_000, intervalMs: 250 });
+      expect(await page.locator('.plots canvas').count()).to.be.at.least(3);
+      await page.locator('select.plots-service').selectOption('example.calculator');
+      expect(await page.locator('.plots').getAttribute('data-service')).to.equal('example.calculator');
+      await eventually(async () => (await figure('errors', 'max')) > 0, { what: "the calculator's 5xx share plotted", timeoutMs: 20_000, intervalMs: 250 });
+      expect(await figure('errors', 'max')).to.be.at.most(100);
+      expect(await figure('latency', 'points')).to.be.at.least(1);
+      expect(await figure('latency', 'max')).to.be.greaterThan(0);
+    } finally {
+      stop.abort();
+    }
+    const statuses = await load;
+    expect(statuses.get(200)).to.be.greaterThan(0);
+    expect(statuses.get(500)).to.be.greaterThan(0);
+    // Drawn, not only handed over: the rate's line is on its canvas in its colour (#2456c7).
+    const inked = await plot('rate')
+      .locator('canvas')
+      .evaluate((canvas: HTMLCanvasElement) => {
+        const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+        let n = 0;
+        for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i] - 0x24) < 24 && Math.abs(data[i + 1] - 0x56) < 24 && Math.abs(data[i + 2] - 0xc7) < 24 && data[i + 3] > 128) n++;
+        return n;
+      });
+    expect(inked).to.be.greaterThan(10);
+    expect(await plot('latency').locator('.u-legend').innerText()).to.include('p99 ≈');
+    expect(await page.locator('.plots-note').innerText()).to.include('≈ approximate, from histogram buckets');
   });
 
   it('ran without errors in the page: nothing refused by its Content-Security-Policy', () => {

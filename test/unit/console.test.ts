@@ -1,10 +1,12 @@
-// The console's pure logic (console/src): reading /api/metrics, and the
-// schema its forms are generated from. The page itself is tested in a
+// The console's pure logic (console/src): reading /api/metrics, what its plots
+// draw of /api/metrics/history, and the schema its forms are generated from. The page itself is tested in a
 // browser: test/e2e/console.test.ts.
 
 import { expect } from 'chai';
 import { formSchema, parameterCount } from '../../console/src/form-schema.js';
+import { ALL, plotData, servicesIn } from '../../console/src/plot-data.js';
 import { parsePrometheus, serviceRates, servicePoll } from '../../console/src/prometheus.js';
+import type { MetricsHistory, RequestFigures } from '../../lib/metrics-history.js';
 import { requestSchema } from '../../lib/wit/json-schema.js';
 import type { WitFunction, WitType } from '../../lib/wit/types.js';
 import { func, list, option, prim, result, tuple, variant } from '../support/wit-types.js';
@@ -74,6 +76,53 @@ describe('console', () => {
       const before = servicePoll(parsePrometheus(METRICS), 0);
       const after = servicePoll(parsePrometheus('rt_http_requests_total{service="example.greeter",method="greet",status="200"} 3\n'), 1000);
       expect(serviceRates(before, after).get('example.greeter')!.requestsPerSecond).to.equal(3);
+    });
+  });
+
+  describe('plotData', () => {
+    const figures = (requests: number, errors: number, p50: number | null, p99: number | null): RequestFigures => ({
+      requests,
+      requests_per_second: requests / 5,
+      errors,
+      error_rate: requests > 0 ? errors / requests : null,
+      p50_seconds: p50,
+      p99_seconds: p99,
+    });
+    const history: MetricsHistory = {
+      interval_seconds: 5,
+      max_samples: 120,
+      buckets: [0.001, 0.01],
+      samples: [
+        { at: '2026-01-01T00:00:05.000Z', seconds: 5, all: figures(10, 0, 0.001, 0.002), services: { 'example.greeter': figures(10, 0, 0.001, 0.002) } },
+        { at: '2026-01-01T00:00:10.000Z', seconds: 5, all: figures(0, 0, null, null), services: {} },
+        { at: '2026-01-01T00:00:15.000Z', seconds: 5, all: figures(20, 5, 0.003, 0.03), services: { 'example.calculator': figures(20, 5, 0.003, 0.03) } },
+      ],
+    };
+
+    it('plots all of rt: rates, latencies in ms and the 5xx share in %, against the samples\' times in seconds', () => {
+      const { rate, latency, errors } = plotData(history, ALL);
+      const t0 = Date.parse('2026-01-01T00:00:05.000Z') / 1000;
+      expect(rate).to.deep.equal({ times: [t0, t0 + 5, t0 + 10], lines: [[2, 0, 4]] });
+      expect(latency.lines).to.deep.equal([
+        [1, null, 3],
+        [2, null, 30],
+      ]);
+      expect(errors.lines).to.deep.equal([[0, null, 25]]);
+    });
+
+    it("plots one service: no requests where a sample leaves it out, and no latency or error share there", () => {
+      const { rate, latency, errors } = plotData(history, 'example.calculator');
+      expect(rate.lines).to.deep.equal([[0, 0, 4]]);
+      expect(latency.lines).to.deep.equal([
+        [null, null, 3],
+        [null, null, 30],
+      ]);
+      expect(errors.lines).to.deep.equal([[null, null, 25]]);
+      expect(plotData({ ...history, samples: [] }, 'example.calculator').rate).to.deep.equal({ times: [], lines: [[]] });
+    });
+
+    it('names the services that answered in any sample', () => {
+      expect(servicesIn(history)).to.deep.equal(['example.calculator', 'example.greeter']);
     });
   });
 

@@ -105,6 +105,7 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
     // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
     ...CONTROL_ROUTES.map((route): ApiOperation => ({ name: route.op, method: route.method, path: route.path, control: true, run: controls[route.op] })),
     { name: 'metrics', method: 'GET', path: '/metrics', run: async () => outcomeReply(await control({ op: 'metrics' })) },
+    { name: 'metrics-history', method: 'GET', path: '/metrics/history', run: async () => outcomeReply(await control({ op: 'metrics-history' })) },
   ];
 
   // A span's http.route: the API's routes under /api as templates; a handler's mount is its own (HTTP semantic conventions).
@@ -136,6 +137,8 @@ function outcomeReply(outcome: ControlOutcome): Reply {
       throw new ApiError(outcome.code, outcome.details, outcome.context);
     case 'metrics':
       return { kind: 'text', type: outcome.contentType, body: outcome.text };
+    case 'metrics-history':
+      return json(outcome.history);
     case 'reloaded': {
       const { added, updated, removed, failed } = outcome;
       return json({ status: 'reloaded', added, updated, removed, failed });

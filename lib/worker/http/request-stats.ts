@@ -7,12 +7,8 @@
 // a snapshot (a few times a minute).
 
 import type { MetricsSnapshot } from '../../ipc.js';
+import { DURATION_BUCKETS, DURATION_METRIC, REQUESTS_METRIC } from '../../request-metrics.js';
 
-/** Upper bounds of the duration histogram's buckets, in seconds. */
-export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-
-export const REQUESTS_METRIC = 'rt_http_requests_total';
-export const DURATION_METRIC = 'rt_http_request_duration_seconds';
 export const STREAMS_OPEN_METRIC = 'rt_streams_open';
 export const STREAMS_METRIC = 'rt_streams_total';
 export const STREAM_ITEMS_METRIC = 'rt_stream_items_total';
