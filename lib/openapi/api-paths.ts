@@ -135,6 +135,14 @@ const OPERATIONS: Operation[] = [
       ...CONTROL_FAILED,
     },
   },
+  {
+    path: '/api/metrics/history',
+    method: 'get',
+    operationId: 'metricsHistory',
+    tag: 'operations',
+    summary: 'The last 10 minutes of request rate, 5xx share and approximate p50/p99, every 5 s, for all of rt and by service',
+    responses: { '200': jsonResponse('Samples, oldest first (docs/api.md §7)', schemaRef('MetricsHistory')), ...CONTROL_FAILED },
+  },
 ];
 
 /** rt's own path items; `token`: whether http.control.token is set. */

@@ -188,6 +188,45 @@ const SERVICE: JsonSchema = {
   ],
 };
 
+/** One interval's requests (lib/metrics-history.ts: RequestFigures). */
+const REQUEST_FIGURES: JsonSchema = {
+  type: 'object',
+  properties: {
+    requests: { type: 'integer', minimum: 0 },
+    requests_per_second: { type: 'number', minimum: 0 },
+    errors: { type: 'integer', minimum: 0, description: 'Answers with a 5xx status (not 499)' },
+    error_rate: { type: ['number', 'null'], description: 'errors / requests; null without requests' },
+    p50_seconds: { type: ['number', 'null'], description: 'Approximate, from the histogram buckets; null without requests' },
+    p99_seconds: { type: ['number', 'null'], description: 'Approximate, from the histogram buckets; null without requests' },
+  },
+  required: ['requests', 'requests_per_second', 'errors', 'error_rate', 'p50_seconds', 'p99_seconds'],
+};
+
+/** GET /api/metrics/history (lib/metrics-history.ts: MetricsHistory). */
+const METRICS_HISTORY: JsonSchema = {
+  type: 'object',
+  properties: {
+    interval_seconds: { type: 'number' },
+    max_samples: { type: 'integer' },
+    buckets: { type: 'array', items: { type: 'number' }, description: "Upper bounds (s) of the duration histogram's buckets" },
+    samples: {
+      type: 'array',
+      description: 'Oldest first',
+      items: {
+        type: 'object',
+        properties: {
+          at: instant('When the interval ended'),
+          seconds: { type: 'number' },
+          all: schemaRef('RequestFigures'),
+          services: { type: 'object', additionalProperties: schemaRef('RequestFigures'), description: 'By domain.service: those that answered requests in the interval' },
+        },
+        required: ['at', 'seconds', 'all', 'services'],
+      },
+    },
+  },
+  required: ['interval_seconds', 'max_samples', 'buckets', 'samples'],
+};
+
 /** The named schemas the operations refer to. */
 export const SCHEMAS: Record<string, JsonSchema> = {
   Error: ERROR_BODY,
@@ -198,6 +237,8 @@ export const SCHEMAS: Record<string, JsonSchema> = {
   ServiceSummary: SERVICE_SUMMARY,
   Services: SERVICES,
   Service: SERVICE,
+  RequestFigures: REQUEST_FIGURES,
+  MetricsHistory: METRICS_HISTORY,
   Alive: state('ok'),
   Ready: state('ready'),
 };
