@@ -1,8 +1,9 @@
 // Traces' cost (docs/api.md §7): one rt with traces off and one exporting
 // every request's spans (a server span and a call span, always sampled) over
 // OTLP/HTTP protobuf to a sink that keeps up, 2 workers each at log level
-// warn, serving the WAT `add`. A soak, then interleaved rounds; medians and
-// the median of the rounds' ratios. What traces cost when off is the
+// warn, serving the WAT `add` (the cheapest call there is: what tracing adds
+// shows most) and the componentize-js greeter. A soak, then interleaved
+// rounds; medians and the median of the rounds' ratios. What traces cost when off is the
 // `versions` section's to measure (this build against the one before them).
 
 import { examplesRepository } from '../test/support/fixtures.js';
@@ -14,7 +15,10 @@ import { soak } from './soak.js';
 import { fixed, median, sum } from './stats.js';
 import { printTable } from './table.js';
 
-const ADD = { path: 'example/calculator/invoke/add', body: '{"a":20,"b":22}' };
+const CALLS = [
+  { call: 'add', path: 'example/calculator/invoke/add', body: '{"a":20,"b":22}' },
+  { call: 'greet', path: 'example/greeter/invoke/greet', body: '{"name":"World"}' },
+] as const;
 
 export async function traces(): Promise<void> {
   const { seconds, rounds, soakSeconds, connections } = settings;
@@ -25,10 +29,11 @@ export async function traces(): Promise<void> {
     const [sink] = await startAll(cleanup, [startBaseline('otlp-sink.js', 1)] as const);
     const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on' };
     const [off, on] = await startAll(cleanup, [startRt({ configToml, workers: 2, quiet: true }), startRt({ configToml, workers: 2, quiet: true, env: tracing })] as const);
-    const targets = [
-      { key: 'traces off', server: off },
-      { key: 'traces on', server: on },
-    ].map((t) => ({ ...t, url: `${t.server.url}/api/services/${ADD.path}`, body: ADD.body }));
+    const servers = [
+      { traces: 'off', server: off },
+      { traces: 'on', server: on },
+    ];
+    const targets = CALLS.flatMap((c) => servers.map((s) => ({ key: `${c.call} traces ${s.traces}`, server: s.server, url: `${s.server.url}/api/services/${c.path}`, body: c.body })));
     console.log(`\n## traces: rt with traces off vs on (OTLP/HTTP protobuf to a sink on loopback; ${soakSeconds} s soak, ${rounds} rounds x ${seconds} s, ${connections} connections)`);
     await soak('traces', targets, soakSeconds);
     const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
@@ -36,19 +41,21 @@ export async function traces(): Promise<void> {
       for (const t of roundOrder(targets, round)) runs.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
     }
     const rps = (key: string) => runs.get(key)!.map((r) => r.reqPerSec);
-    const [offRps, onRps] = [rps('traces off'), rps('traces on')];
-    const metrics = (await (await fetch(`${on.url}/api/metrics`)).text()).split('\n');
-    const spans = (fate: string) => metrics.find((l) => l.startsWith(`rt_trace_spans_total{fate="${fate}"} `))?.split(' ')[1] ?? '0';
-    printTable({
-      add: {
+    const rows: Record<string, Record<string, string | number>> = {};
+    for (const { call } of CALLS) {
+      const [offRps, onRps] = [rps(`${call} traces off`), rps(`${call} traces on`)];
+      rows[call] = {
         'off req/s': Math.round(median(offRps)),
         'on req/s': Math.round(median(onRps)),
         'on / off': fixed(median(onRps) / median(offRps)),
         'median of round ratios': fixed(median(onRps.map((r, i) => r / offRps[i]))),
-        'spans exported / dropped / failed': `${spans('exported')} / ${spans('dropped')} / ${spans('failed')}`,
-        'errors, timeouts, non-2xx': sum([...runs.get('traces off')!, ...runs.get('traces on')!].map((r) => r.errors + r.timeouts + r.non2xx)),
-      },
-    });
+        'errors, timeouts, non-2xx': sum([...runs.get(`${call} traces off`)!, ...runs.get(`${call} traces on`)!].map((r) => r.errors + r.timeouts + r.non2xx)),
+      };
+    }
+    printTable(rows);
+    const metrics = (await (await fetch(`${on.url}/api/metrics`)).text()).split('\n');
+    const spans = (fate: string) => metrics.find((l) => l.startsWith(`rt_trace_spans_total{fate="${fate}"} `))?.split(' ')[1] ?? '0';
+    console.log(`Spans exported / dropped / failed: ${spans('exported')} / ${spans('dropped')} / ${spans('failed')}`);
     console.log('Target: on / off >= 0.8 (issue 41).');
   } finally {
     await cleanup.run();
