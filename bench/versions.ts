@@ -62,6 +62,11 @@ export async function versions(): Promise<void> {
       };
     }
     printTable(rows);
+    // A service that moved to instance threads in one build's workers and not the other's is a different comparison.
+    for (const { build, server } of builds) {
+      const moves = (await (await fetch(`${server.url}/api/metrics`)).text()).split('\n').filter((l) => l.startsWith('rt_placement_changes_total{'));
+      console.log(`${build}: placement changes ${moves.length === 0 ? 'none' : moves.join(', ')}`);
+    }
   } finally {
     await cleanup.run();
   }
