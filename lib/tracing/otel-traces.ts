@@ -1,6 +1,6 @@
 // traces.ts's spans made with the OpenTelemetry SDK: a tracer provider with
 // the sampler and batch processor the OTEL_* variables ask for
-// (trace-settings.ts), spans exported over OTLP/HTTP. Contexts are passed
+// (settings.ts), spans exported over OTLP/HTTP. Contexts are passed
 // by hand from the request to its calls and their outgoing requests, not
 // through a context manager: rt knows which request each call serves, and
 // AsyncLocalStorage on every request would cost what tracing is meant not to.
@@ -64,7 +64,7 @@ export class OtelTraces implements Traces {
 
 class OtelRequestTrace implements RequestTrace {
   readonly traceId: string;
-  /** Its span as a parent, made for its first call (most requests but invokes make none). */
+  /** Its span as a parent: made at its first call (a request that calls no component needs none). */
   #context: Context | undefined;
 
   constructor(
@@ -159,9 +159,9 @@ function samplerOf(setting: SamplerSetting): Sampler {
  * span fates: its only report of spans it drops when its queue is full.
  */
 function fateMeter(counted: (fate: SpanFate, spans: number) => void): Meter {
-  const meter = Object.create(createNoopMeter()) as Meter;
-  const processed = { add: (spans: number, attributes?: Attributes) => counted(fateOf(attributes?.['error.type']), spans) };
   const noop = createNoopMeter();
+  const meter = Object.create(noop) as Meter;
+  const processed = { add: (spans: number, attributes?: Attributes) => counted(fateOf(attributes?.['error.type']), spans) };
   meter.createCounter = (name: string) => (name === PROCESSED_SPANS ? processed : noop.createCounter(name));
   return meter;
 }
