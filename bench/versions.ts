@@ -11,8 +11,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { examplesRepository } from '../test/support/fixtures.js';
-import { load, type LoadResult } from './load.js';
-import { roundOrder } from './order.js';
+import { loadRounds } from './rounds.js';
 import { Cleanup, startAll, startRt } from './servers.js';
 import { settings } from './settings.js';
 import { soak } from './soak.js';
@@ -45,10 +44,7 @@ export async function versions(): Promise<void> {
     }
     console.log(`\n## versions: this checkout vs ${resolve(other!)} (${soakSeconds} s soak, ${rounds} rounds x ${seconds} s, ${connections} connections)`);
     await soak('versions', targets, soakSeconds);
-    const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.key, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const t of roundOrder(targets, round)) runs.get(t.key)!.push(await load({ url: t.url, body: t.body, seconds, connections }));
-    }
+    const runs = await loadRounds('versions', targets);
     const rps = (key: string) => runs.get(key)!.map((r) => r.reqPerSec);
     const rows: Record<string, Record<string, string | number>> = {};
     for (const { call } of CALLS) {
