@@ -1,9 +1,9 @@
 // A worker's traces (docs/api.md §7), in rt's own terms: a request's server
 // span, a child span per component call, a client span per outgoing request
 // a component makes. Only this interface is seen by the HTTP and execution
-// layers; the OpenTelemetry SDK behind it (otel-traces.ts) is loaded only when
-// tracing is on (start.ts), so with it off nothing of it is loaded and each
-// site costs one check of an undefined field.
+// layers; what records and exports the spans (recorded-traces.ts) is loaded
+// only when tracing is on (start.ts), so with it off each site costs one
+// check of an undefined field.
 
 import type { IncomingMessage } from 'node:http';
 

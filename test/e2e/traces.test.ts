@@ -83,7 +83,7 @@ describe('traces (e2e)', function () {
 
     before(async function () {
       this.timeout(120_000);
-      ({ rt, receiver } = await tracedRt({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'rt-under-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test' }));
+      ({ rt, receiver } = await tracedRt({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'rt-under-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20collector-token' }));
     });
 
     after(async () => {
@@ -99,6 +99,7 @@ describe('traces (e2e)', function () {
       expect(server).to.include({ traceId: TRACE_ID, parentSpanId: PARENT_ID, name: 'POST /api/services/{domain}/{service}/invoke/{method}' });
       expect(server.attributes).to.include({ 'http.request.method': 'POST', 'http.route': '/api/services/{domain}/{service}/invoke/{method}', 'http.response.status_code': 200, 'url.path': '/api/services/acme/plain/invoke/version', 'server.port': rt.port });
       expect(server.resource).to.include({ 'service.name': 'rt-under-test', 'deployment.environment.name': 'test' });
+      expect(receiver.posts[0], 'OTEL_EXPORTER_OTLP_HEADERS on every export').to.include({ path: '/v1/traces', contentType: 'application/json', authorization: 'Bearer collector-token' });
       expect(child).to.include({ traceId: TRACE_ID, parentSpanId: server.spanId, kind: INTERNAL, name: 'call acme.plain version' });
       expect(child.attributes).to.include({ 'rt.service': 'acme.plain', 'rt.method': 'version', 'rt.outcome': 'ok' });
       expect(['inline', 'threads']).to.include(child.attributes['rt.placement']);
@@ -146,7 +147,7 @@ describe('traces (e2e)', function () {
       expect(answer.status, answer.text).to.equal(200);
       return answer.headers.get('x-request-id')!;
     };
-    const received = (id: string) => receiver.posts.some((p) => p.contentType === 'application/x-protobuf' && p.body.includes(Buffer.from(id)));
+    const received = (id: string) => receiver.spans.some((s) => s.attributes['rt.request_id'] === id);
 
     before(async function () {
       this.timeout(120_000);
@@ -173,6 +174,11 @@ describe('traces (e2e)', function () {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) ids.push(await invoke());
       await eventually(() => ids.some(received), { what: 'a batch of protobuf spans with a request id in it' });
+      const server = receiver.spans.find((s) => ids.includes(s.attributes['rt.request_id'] as string))!;
+      expect(server, 'a server span, read back field by field').to.deep.include({ kind: 2, name: 'POST /api/services/{domain}/{service}/invoke/{method}' });
+      expect(server.traceId).to.match(/^[0-9a-f]{32}$/);
+      expect(server.attributes).to.deep.include({ 'http.response.status_code': 200, 'http.request.method': 'POST' });
+      expect(server.resource).to.include({ 'service.name': 'rt' });
       await eventually(async () => metric(await metrics(), 'rt_trace_spans_total{fate="exported"}') > exportedBefore, { what: 'exported spans counted' });
     });
 
@@ -184,8 +190,8 @@ describe('traces (e2e)', function () {
     try {
       const answer = await call(`${rt.url}/api/services/acme/plain/invoke/version`);
       expect(answer.status, answer.text).to.equal(200);
-      const id = Buffer.from(answer.headers.get('x-request-id')!);
-      const received = () => receiver.posts.some((p) => p.body.includes(id));
+      const id = answer.headers.get('x-request-id')!;
+      const received = () => receiver.spans.some((s) => s.attributes['rt.request_id'] === id);
       expect(received(), 'a few requests’ spans fill no batch: nothing sent yet').to.equal(false);
       expect(await rt.stop()).to.equal(0);
       expect(received(), 'sent on the way out').to.equal(true);

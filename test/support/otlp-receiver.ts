@@ -1,10 +1,12 @@
 // An OTLP/HTTP trace receiver on loopback, for the tests of rt's traces
 // (docs/api.md §7): it takes what an exporter posts to /v1/traces, decodes
-// OTLP/JSON into spans, and keeps protobuf bodies as they came. It can hold
-// its answers (an exporter then waits, and its queue fills) or refuse them.
+// OTLP/JSON and protobuf (protobuf-wire.ts) into spans, and keeps the bodies
+// as they came. It can hold its answers (an exporter then waits, and its
+// queue fills) or refuse them.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeWire, EXPORT_TRACE_SERVICE_REQUEST, type WireMessage } from './protobuf-wire.js';
 
 /** One span as OTLP/JSON carries it, with its attributes as a plain object. */
 export interface ReceivedSpan {
@@ -23,10 +25,10 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** `http://127.0.0.1:<port>` (the exporter adds `/v1/traces` to OTEL_EXPORTER_OTLP_ENDPOINT). */
   readonly url: string;
-  /** Every span received as JSON so far. */
+  /** Every span received so far. */
   readonly spans: ReceivedSpan[];
   /** Every request posted, as it came. */
-  readonly posts: { path: string; contentType: string; body: Buffer }[];
+  readonly posts: { path: string; contentType: string; authorization: string | undefined; body: Buffer }[];
   /** How it answers from now on: 200, `refuse` (400: a failed export), or `hold` (no answer until set otherwise). */
   answer(mode: 'accept' | 'refuse' | 'hold'): void;
   close(): Promise<void>;
@@ -54,6 +56,43 @@ interface ExportRequest {
   }[];
 }
 
+/** The spans of a protobuf ExportTraceServiceRequest, read field by field (opentelemetry-proto's numbers). */
+function protobufSpans(body: Buffer): ReceivedSpan[] {
+  const messages = (m: WireMessage | undefined, field: number) => (m?.[field] ?? []).filter((v): v is WireMessage => typeof v === 'object');
+  const text = (m: WireMessage | undefined, field: number) => m?.[field]?.[0] as string | undefined;
+  const attributes = (m: WireMessage | undefined, field: number) => {
+    const out: Record<string, string | number | boolean> = {};
+    for (const pair of messages(m, field)) {
+      const any = messages(pair, 2)[0];
+      const int = text(any, 3);
+      const double = text(any, 4);
+      out[text(pair, 1) ?? ''] = text(any, 1) ?? (int !== undefined ? Number(BigInt.asIntN(64, BigInt(int))) : double !== undefined ? Buffer.from(double, 'hex').readDoubleLE() : text(any, 2) === '1');
+    }
+    return out;
+  };
+  const found: ReceivedSpan[] = [];
+  for (const rs of messages(decodeWire(body, EXPORT_TRACE_SERVICE_REQUEST), 1)) {
+    const resource = attributes(messages(rs, 1)[0], 1);
+    for (const ss of messages(rs, 2)) {
+      for (const s of messages(ss, 2)) {
+        const status = messages(s, 15)[0];
+        const code = text(status, 3);
+        found.push({
+          traceId: text(s, 1) ?? '',
+          spanId: text(s, 2) ?? '',
+          parentSpanId: text(s, 4),
+          name: text(s, 5) ?? '',
+          kind: Number(text(s, 6) ?? 0),
+          attributes: attributes(s, 9),
+          status: { ...(code === undefined ? {} : { code: Number(code) }), ...(text(status, 2) === undefined ? {} : { message: text(status, 2) }) },
+          resource,
+        });
+      }
+    }
+  }
+  return found;
+}
+
 export async function otlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const posts: OtlpReceiver['posts'] = [];
@@ -69,7 +108,8 @@ export async function otlpReceiver(): Promise<OtlpReceiver> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const contentType = req.headers['content-type'] ?? '';
-      posts.push({ path: req.url ?? '', contentType, body });
+      posts.push({ path: req.url ?? '', contentType, authorization: req.headers.authorization, body });
+      if (contentType === 'application/x-protobuf') spans.push(...protobufSpans(body));
       if (contentType.startsWith('application/json')) {
         const parsed = JSON.parse(body.toString('utf8')) as ExportRequest;
         for (const rs of parsed.resourceSpans ?? []) {
