@@ -1,21 +1,45 @@
 // rt's spans as an OTLP/HTTP protobuf export (opentelemetry-proto's
 // ExportTraceServiceRequest), written field by field into one buffer: no
 // message objects, no generic encoder. Only the fields rt's spans have are
-// written; a collector reads the others as unset.
+// written; a collector reads the others as unset. A request's two spans take
+// well under its own cost to write: ASCII strings and hex ids are copied by
+// hand (a call into Buffer's native writers costs more than the copy of a
+// short string), and a nested message leaves room for the length it will
+// most likely have, so that it is rarely moved once written.
 
-import { type AttributeValue, type SpanRecord, spanFlags, unixNanos } from './span-record.js';
+import { type AttributeValue, type SpanRecord, spanFlags, unixMillis, unixSubNanos } from './span-record.js';
 
 const VARINT = 0;
 const FIXED64 = 1;
 const BYTES = 2;
 const FIXED32 = 5;
-/** Room left for a nested message's length before its contents are written (lengths below 2^35). */
-const LENGTH_ROOM = 5;
+
+/** Nibbles by character code, for hex ids (-1: not a hex digit). */
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let c = 0; c < 16; c++) {
+  NIBBLE['0123456789abcdef'.charCodeAt(c)] = c;
+  NIBBLE['0123456789ABCDEF'.charCodeAt(c)] = c;
+}
+
+/** Bytes a varint of `value` (< 2^53) takes. */
+function varintSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 0x80);
+    size++;
+  }
+  return size;
+}
 
 /** A growing protobuf buffer; `begin`/`end` bracket a nested message whose length is known only after it. */
 class ProtoWriter {
-  #buf = Buffer.allocUnsafe(64 * 1_024);
+  #buf: Buffer;
   #pos = 0;
+
+  /** `expected`: the bytes it will likely take (it grows past them if need be). */
+  constructor(expected: number) {
+    this.#buf = Buffer.allocUnsafe(expected);
+  }
 
   #room(bytes: number): void {
     if (this.#pos + bytes <= this.#buf.length) return;
@@ -61,10 +85,18 @@ class ProtoWriter {
     this.#pos = this.#buf.writeDoubleLE(value, this.#pos);
   }
 
-  fixed64(field: number, value: bigint): void {
+  /** A fixed64 of `ms` × 10^6 + `ns` (Unix nanoseconds, span-record.ts), in 32-bit halves so that no step passes 2^53. */
+  time(field: number, ms: number, ns: number): void {
     this.#tag(field, FIXED64);
     this.#room(8);
-    this.#pos = this.#buf.writeBigUInt64LE(value, this.#pos);
+    // ms × 10^6 = (high × 4096 + low) × 10^6, and high × 10^6 × 4096 = (top × 2^20 + rest) × 2^12.
+    const high = Math.floor(ms / 4_096);
+    const scaled = high * 1_000_000;
+    let lo = (ms % 4_096) * 1_000_000 + ns + (scaled % 1_048_576) * 4_096;
+    const hi = Math.floor(scaled / 1_048_576) + Math.floor(lo / 4_294_967_296);
+    lo %= 4_294_967_296;
+    this.#pos = this.#buf.writeUInt32LE(lo, this.#pos);
+    this.#pos = this.#buf.writeUInt32LE(hi, this.#pos);
   }
 
   fixed32(field: number, value: number): void {
@@ -74,20 +106,42 @@ class ProtoWriter {
   }
 
   string(field: number, value: string): void {
-    const length = Buffer.byteLength(value);
     this.#tag(field, BYTES);
+    const n = value.length;
+    if (n < 0x80) {
+      // One length byte, then the characters as bytes while they are ASCII (nearly always).
+      this.#room(n + 1);
+      const buf = this.#buf;
+      const start = this.#pos;
+      let p = start + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[p++] = c;
+      }
+      if (i === n) {
+        buf[start] = n;
+        this.#pos = p;
+        return;
+      }
+    }
+    const length = Buffer.byteLength(value);
     this.#varint(length);
     this.#room(length);
     this.#pos += this.#buf.write(value, this.#pos, length, 'utf8');
   }
 
-  /** Bytes given as hex (trace and span ids). */
+  /** Bytes given as hex (trace and span ids: 16 or 8 bytes). */
   hex(field: number, value: string): void {
-    const length = value.length / 2;
+    const length = value.length >>> 1;
     this.#tag(field, BYTES);
     this.#varint(length);
     this.#room(length);
-    this.#pos += this.#buf.write(value, this.#pos, length, 'hex');
+    const buf = this.#buf;
+    let p = this.#pos;
+    for (let i = 0; i < value.length; i += 2) buf[p++] = (NIBBLE[value.charCodeAt(i)] << 4) | NIBBLE[value.charCodeAt(i + 1)];
+    this.#pos = p;
   }
 
   raw(field: number, bytes: Uint8Array): void {
@@ -98,29 +152,36 @@ class ProtoWriter {
     this.#pos += bytes.length;
   }
 
-  /** Opens nested message `field`; returns where it starts, for `end`. */
-  begin(field: number): number {
+  /**
+   * Opens nested message `field` with `room` bytes left for its length (1:
+   * below 128 bytes, 2: below 16 KiB, 3: below 2 MiB); returns the mark `end` takes.
+   */
+  begin(field: number, room: 1 | 2 | 3): number {
     this.#tag(field, BYTES);
-    this.#room(LENGTH_ROOM);
-    const at = this.#pos;
-    this.#pos += LENGTH_ROOM;
-    return at;
+    this.#room(room);
+    const mark = this.#pos * 4 + room;
+    this.#pos += room;
+    return mark;
   }
 
-  /** Closes the message `begin` opened at `at`: its length written, its contents moved up to meet it. */
-  end(at: number): void {
-    const start = at + LENGTH_ROOM;
+  /** Closes the message `begin` opened: its length written in the room left, its contents moved only when the length needs more or less. */
+  end(mark: number): void {
+    const room = mark % 4;
+    const at = (mark - room) / 4;
+    const start = at + room;
     let length = this.#pos - start;
+    const size = varintSize(length);
+    if (size !== room) {
+      this.#room(size - room);
+      this.#buf.copyWithin(at + size, start, this.#pos);
+      this.#pos += size - room;
+    }
     let p = at;
     while (length >= 0x80) {
       this.#buf[p++] = (length & 0x7f) | 0x80;
       length >>>= 7;
     }
-    this.#buf[p++] = length;
-    if (p < start) {
-      this.#buf.copyWithin(p, start, this.#pos);
-      this.#pos -= start - p;
-    }
+    this.#buf[p] = length;
   }
 
   bytes(): Uint8Array {
@@ -131,10 +192,10 @@ class ProtoWriter {
 /** KeyValue pairs (field `field` of the message being written), from a flat key, value, … list. */
 function attributes(w: ProtoWriter, field: number, list: readonly (string | AttributeValue)[]): void {
   for (let i = 0; i < list.length; i += 2) {
-    const pair = w.begin(field);
+    const pair = w.begin(field, 1);
     w.string(1, list[i] as string);
     const value = list[i + 1];
-    const any = w.begin(2);
+    const any = w.begin(2, 1);
     if (typeof value === 'string') w.string(1, value);
     else if (typeof value === 'boolean') w.uint(2, value ? 1 : 0);
     else if (Number.isSafeInteger(value)) w.int(3, value);
@@ -151,9 +212,9 @@ export interface ProtobufHead {
 }
 
 export function protobufHead(resource: readonly (string | AttributeValue)[], scopeName: string, scopeVersion: string): ProtobufHead {
-  const r = new ProtoWriter();
+  const r = new ProtoWriter(1_024);
   attributes(r, 1, resource);
-  const s = new ProtoWriter();
+  const s = new ProtoWriter(256);
   s.string(1, scopeName);
   s.string(2, scopeVersion);
   return { resource: Uint8Array.from(r.bytes()), scope: Uint8Array.from(s.bytes()) };
@@ -161,24 +222,25 @@ export function protobufHead(resource: readonly (string | AttributeValue)[], sco
 
 /** An ExportTraceServiceRequest of `spans` (ended, sampled ones), for `Content-Type: application/x-protobuf`. */
 export function encodeProtobuf(head: ProtobufHead, spans: readonly SpanRecord[]): Uint8Array {
-  const w = new ProtoWriter();
-  const resourceSpans = w.begin(1);
+  // A span of rt's takes ~320 bytes with the attributes it sets.
+  const w = new ProtoWriter(1_024 + spans.length * 512);
+  const resourceSpans = w.begin(1, 3);
   w.raw(1, head.resource);
-  const scopeSpans = w.begin(2);
+  const scopeSpans = w.begin(2, 3);
   w.raw(1, head.scope);
   for (const span of spans) {
-    const s = w.begin(2);
+    const s = w.begin(2, 2);
     w.hex(1, span.traceId);
     w.hex(2, span.spanId);
     if (span.traceState !== undefined) w.string(3, span.traceState);
     if (span.parentSpanId !== undefined) w.hex(4, span.parentSpanId);
     w.string(5, span.name);
     w.uint(6, span.kind);
-    w.fixed64(7, unixNanos(span.startedAt));
-    w.fixed64(8, unixNanos(span.endedAt));
+    w.time(7, unixMillis(span.startedAt), unixSubNanos(span.startedAt));
+    w.time(8, unixMillis(span.endedAt), unixSubNanos(span.endedAt));
     attributes(w, 9, span.attributes);
     if (span.error !== undefined) {
-      const status = w.begin(15);
+      const status = w.begin(15, 1);
       if (span.error !== '') w.string(2, span.error);
       w.uint(3, 2);
       w.end(status);

@@ -49,28 +49,50 @@ export function spanFlags(span: SpanRecord): number {
   return span.remoteParent ? 0x301 : 0x101;
 }
 
-const ORIGIN_NS = BigInt(Math.round(performance.timeOrigin * 1_000)) * 1_000n;
+// OTLP's times are nanoseconds since the Unix epoch, beyond what a double
+// holds exactly; so a `performance.now()` reading is turned into whole
+// milliseconds and the nanoseconds past them, each exact, and the encoders
+// put them together (otlp-protobuf.ts without a BigInt per time).
+const ORIGIN_MS = Math.floor(performance.timeOrigin);
+const ORIGIN_NS = Math.round((performance.timeOrigin - ORIGIN_MS) * 1_000_000);
+
+/** The whole milliseconds since the Unix epoch of a `performance.now()` reading (see unixSubNanos). */
+export function unixMillis(at: number): number {
+  return ORIGIN_MS + Math.floor(at);
+}
+
+/** The nanoseconds of a `performance.now()` reading past unixMillis' (below 2,000,000). */
+export function unixSubNanos(at: number): number {
+  return ORIGIN_NS + Math.round((at - Math.floor(at)) * 1_000_000);
+}
 
 /** A `performance.now()` reading as nanoseconds since the Unix epoch (OTLP's time). */
 export function unixNanos(at: number): bigint {
-  return ORIGIN_NS + BigInt(Math.round(at * 1_000_000));
+  return BigInt(unixMillis(at)) * 1_000_000n + BigInt(unixSubNanos(at));
 }
 
+// Ids are cut from one long hex string of random bytes, made a pool at a
+// time: a slice of a string costs V8 next to nothing, a Buffer's
+// toString('hex') per id more than the rest of a span.
 const ID_POOL_BYTES = 8_192;
-let pool = Buffer.alloc(0);
+let pool = '';
 let next = 0;
 
 /** `bytes` random bytes as lowercase hex, never all zeros (an invalid id in W3C trace context). */
 function randomHex(bytes: number): string {
+  const chars = bytes * 2;
   for (;;) {
-    if (next + bytes > pool.length) {
-      pool = randomFillSync(Buffer.allocUnsafe(ID_POOL_BYTES));
+    if (next + chars > pool.length) {
+      pool = randomFillSync(Buffer.allocUnsafe(ID_POOL_BYTES)).toString('hex');
       next = 0;
     }
-    const id = pool.toString('hex', next, (next += bytes));
-    if (!/^0+$/.test(id)) return id;
+    const id = pool.slice(next, (next += chars));
+    if (id !== ZERO_TRACE_ID && id !== ZERO_SPAN_ID) return id;
   }
 }
+
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_SPAN_ID = '0'.repeat(16);
 
 export const newTraceId = (): string => randomHex(16);
 export const newSpanId = (): string => randomHex(8);
