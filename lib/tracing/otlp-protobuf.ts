@@ -50,11 +50,17 @@ class ProtoWriter {
 
   #varint(value: number): void {
     this.#room(10);
+    this.#pos = this.#varintAt(this.#pos, value);
+  }
+
+  /** Writes the varint of `value` (< 2^53) at `p`, in room already made; returns where it ends. */
+  #varintAt(p: number, value: number): number {
     while (value >= 0x80) {
-      this.#buf[this.#pos++] = (value % 0x80) | 0x80;
+      this.#buf[p++] = (value % 0x80) | 0x80;
       value = Math.floor(value / 0x80);
     }
-    this.#buf[this.#pos++] = value;
+    this.#buf[p++] = value;
+    return p;
   }
 
   #tag(field: number, wire: number): void {
@@ -169,19 +175,14 @@ class ProtoWriter {
     const room = mark % 4;
     const at = (mark - room) / 4;
     const start = at + room;
-    let length = this.#pos - start;
+    const length = this.#pos - start;
     const size = varintSize(length);
     if (size !== room) {
       this.#room(size - room);
       this.#buf.copyWithin(at + size, start, this.#pos);
       this.#pos += size - room;
     }
-    let p = at;
-    while (length >= 0x80) {
-      this.#buf[p++] = (length & 0x7f) | 0x80;
-      length >>>= 7;
-    }
-    this.#buf[p] = length;
+    this.#varintAt(at, length);
   }
 
   bytes(): Uint8Array {

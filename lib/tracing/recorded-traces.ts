@@ -54,6 +54,15 @@ export class RecordedTraces implements Traces {
   }
 }
 
+/** An HTTP span's response status; a 5xx makes it an error (HTTP semantic conventions). */
+function answered(span: SpanRecord, status: number): void {
+  span.set('http.response.status_code', status);
+  if (status >= 500) {
+    span.set('error.type', String(status));
+    span.error = '';
+  }
+}
+
 function finish(batcher: SpanBatcher, span: SpanRecord): void {
   span.endedAt = performance.now();
   if (span.sampled) batcher.add(span);
@@ -85,11 +94,7 @@ class RequestSpan implements RequestTrace {
   }
 
   end(status: number): void {
-    this.span.set('http.response.status_code', status);
-    if (status >= 500) {
-      this.span.set('error.type', String(status));
-      this.span.error = '';
-    }
+    answered(this.span, status);
     finish(this.batcher, this.span);
   }
 }
@@ -132,11 +137,7 @@ function outgoingSpan(batcher: SpanBatcher, traceId: string, parentSpanId: strin
     traceparent: traceparentOf(traceId, span.spanId, isSampled),
     tracestate: traceState,
     answered(status) {
-      span.set('http.response.status_code', status);
-      if (status >= 500) {
-        span.set('error.type', String(status));
-        span.error = '';
-      }
+      answered(span, status);
     },
     end(error) {
       if (ended) return;

@@ -25,8 +25,7 @@ export class SpanBatcher {
   add(span: SpanRecord): void {
     if (this.#queue.length >= this.bounds.maxQueueSize) return this.counted('dropped', 1);
     this.#queue.push(span);
-    if (this.#queue.length >= this.bounds.maxExportBatchSize) this.#sendNext();
-    else this.#timer ??= setTimeout(() => this.#sendNext(), this.bounds.scheduledDelayMillis).unref();
+    this.#schedule();
   }
 
   /** Sends everything queued, batch after batch (the worker is stopping). */
@@ -45,9 +44,14 @@ export class SpanBatcher {
     this.#sending = this.#exported(batch).then((ok) => {
       this.counted(ok ? 'exported' : 'failed', batch.length);
       this.#sending = undefined;
-      if (this.#queue.length >= this.bounds.maxExportBatchSize) this.#sendNext();
-      else if (this.#queue.length > 0) this.#timer ??= setTimeout(() => this.#sendNext(), this.bounds.scheduledDelayMillis).unref();
+      this.#schedule();
     });
+  }
+
+  /** A full batch goes now; fewer spans wait for the schedule's delay. */
+  #schedule(): void {
+    if (this.#queue.length >= this.bounds.maxExportBatchSize) this.#sendNext();
+    else if (this.#queue.length > 0) this.#timer ??= setTimeout(() => this.#sendNext(), this.bounds.scheduledDelayMillis).unref();
   }
 
   /** Whether `batch` was exported within the export timeout (past it, the next batch need not wait for a collector that does not answer). */
