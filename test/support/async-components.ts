@@ -811,7 +811,9 @@ world speaker {
  *   300 ms, then a trap instead of its end.
  * Each task keeps its state in a record of its own (its context), so that
  * requests are served side by side in one instance, each waiting on a
- * waitable set of its own.
+ * waitable set of its own. A nap the host cancels (TASK_CANCELLED: its
+ * client left, its deadline passed) drops its request and acknowledges with
+ * task.cancel, leaving its wait to the host.
  */
 export const P3_HANDLER: ComponentSource = {
   kind: 'wat',
@@ -840,6 +842,7 @@ world handler {
   (import "wasi:http/types@0.3.0" "[resource-drop]request" (func $request-drop (param i32)))
   (import "wasi:clocks/monotonic-clock@0.3.0" "[async-lower]wait-for" (func $wait-for (param i64) (result i32)))
   ${TASK_INTRINSICS}
+  (import "[export]$root" "[task-cancel]" (func $task-cancel))
   (import "[export]wasi:http/handler@0.3.0" "[task-return]handle" (func $return (param i32 i32 i32 i64 i32 i32 i32 i32)))
   (memory (export "memory") 1)
   ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
@@ -947,8 +950,16 @@ world handler {
       (return (call $wait (i32.shr_u (local.get $r) (i32.const 4))))))
     ;; PUT: status 700, which no client can be sent.
     (call $hello (local.get $req) (select (i32.const 700) (i32.const 200) (i32.eq (local.get $m) (i32.const 3)))))
+  ;; Cancelled while it napped (before it returned): its request is dropped unanswered, and nothing is pending any more.
+  (func $cancelled (result i32) (local $t i32)
+    (local.set $t (call $ctx-get))
+    (call $request-drop (i32.load offset=20 (local.get $t)))
+    (call $task-cancel)
+    (i32.store offset=16 (local.get $t) (i32.const 0))
+    (call $settle))
   (func (export "[callback][async-lift]wasi:http/handler@0.3.0#handle") (param $event i32) (param $w i32) (param $p i32) (result i32) (local $t i32)
     (local.set $t (call $ctx-get))
+    (if (i32.eq (local.get $event) (i32.const 6)) (then (return (call $cancelled))))
     (call $join (local.get $w) (i32.const 0))
     (i32.store offset=16 (local.get $t) (i32.sub (i32.load offset=16 (local.get $t)) (i32.const 1)))
     ;; SUBTASK: the nap is over.

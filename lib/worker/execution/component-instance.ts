@@ -11,6 +11,7 @@ import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../san
 import { CoreByteNext } from './core-byte-next.js';
 import { TaskFailure } from './task-failure.js';
 import { TASK_FAILED_IMPORT, TASK_STARTED_IMPORT } from '../../task-failed-import.js';
+import { instantiate, plan } from './own-handler.js';
 
 type Bound = (...args: unknown[]) => unknown;
 /** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: core-byte-next.ts). */
@@ -46,6 +47,8 @@ export interface InstanceSpec {
   isInterrupt?: (e: unknown) => boolean;
   /** The core `next` functions of byte streams (StreamSignature's `nextExport`) whose items may be read in place: an instance thread's (stream-items.ts `byteNexts`). */
   byteNexts?: ReadonlySet<string>;
+  /** A WASI 0.3 handler and nothing else: rt's own host serves it where it can (own-handler.ts), jco's glue otherwise. */
+  ownHost?: boolean;
 }
 
 const NO_ARGS: unknown[] = [];
@@ -86,6 +89,8 @@ export class ComponentInstance {
     private readonly taskFailure: TaskFailure,
     /** The task the export call being made started, as the glue tells it (TASK_STARTED_IMPORT). */
     private readonly starts: { last: GuestTask | undefined },
+    /** Whose host runs it: rt's own (a WASI 0.3 handler it serves: own-handler.ts) or jco's glue. */
+    readonly host: 'rt' | 'jco',
   ) {}
 
   /**
@@ -99,6 +104,8 @@ export class ComponentInstance {
     const bounded = spec.bounded ?? ((fn) => fn());
     const taskFailure = new TaskFailure();
     const starts: { last: GuestTask | undefined } = { last: undefined };
+    const own = spec.ownHost ? ownHandler(spec, taskFailure, starts) : undefined;
+    if (own) return new ComponentInstance(spec, [], [own.memory], own.handle, byteNexts, taskFailure, starts, 'rt');
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
       (name) => {
@@ -128,7 +135,7 @@ export class ComponentInstance {
       const init = find(spec.init);
       bounded(() => runInit(init, spec.config, spec.isInterrupt));
     }
-    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts, taskFailure, starts);
+    return new ComponentInstance(spec, spec.methods.map(find), memories, spec.handler && find(spec.handler), byteNexts, taskFailure, starts, 'jco');
   }
 
   /** Calls method `index`. An interrupt (see InstanceSpec) is rethrown, not turned into a trap. */
@@ -233,6 +240,15 @@ export class ComponentInstance {
     const mib = (n: number) => Math.round(n / 1_048_576);
     return `${message} (the instance's memory reached ${mib(largest)} MiB; runtime.max_memory_mb is ${mib(this.spec.memoryCapBytes)})`;
   }
+}
+
+/** `spec`'s handler on rt's own host, when its core modules and imports allow (own-handler.ts); undefined for the glue to serve. */
+function ownHandler(spec: InstanceSpec, failure: TaskFailure, starts: { last: GuestTask | undefined }): { memory: WebAssembly.Memory; handle: Bound } | undefined {
+  const planned = plan(spec.modules.values());
+  if ('reason' in planned) return undefined;
+  const made = instantiate(planned.main, spec.imports, failure, (task) => (starts.last = task), spec.coreImports, spec.bounded);
+  if ('reason' in made) return undefined;
+  return { memory: made.memory, handle: (request) => made.handle(request) };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -8,7 +8,7 @@ import { handlerLink } from './handler-link.js';
 import type { LinkCaller } from './link-calls.js';
 import type { OutputCapture } from '../sandbox/output-capture.js';
 import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
-import { WASI_0_2 } from '../../wasi-lines.js';
+import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
 import { p2, p3, type OutgoingChannel } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 
@@ -36,6 +36,7 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,
+    ownHost: d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null,
   };
 }
 

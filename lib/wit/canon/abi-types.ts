@@ -1,0 +1,493 @@
+// The component model's canonical ABI for the value types rt's own host
+// passes (design/mvp/CanonicalABI.md): how a value lies in a guest's linear
+// memory (size, alignment, load, store) and in core values (flattening, lift
+// and lower). Values are what jco's glue makes of them, so that rt's host
+// objects (wasi-host/p3) serve either host: a u64 is a bigint, a list<u8> a
+// Uint8Array, an option its value or undefined, a variant or result
+// `{ tag, val }`, a record an object keyed in camelCase.
+//
+// Handles, streams and futures are the instance's business (its table, its
+// copies: lib/worker/execution/async-abi): they go through the `Handles` a
+// lift or lower is given.
+
+import { AbiTrap, type GuestMemory } from './guest-memory.js';
+
+/** A resource type's host class: a handle is checked against it when lifted (its constructor may be private). */
+export interface HostClass {
+  readonly prototype: object;
+  readonly name: string;
+}
+
+/** Which future or stream a value of that type is, as the instance's copies know it (copies.ts). */
+export type PayloadKind = string;
+
+export type AbiType =
+  | { kind: 'bool' | 'u8' | 's8' | 'u16' | 's16' | 'u32' | 's32' | 'u64' | 's64' | 'string' | 'bytes' }
+  | { kind: 'list'; of: AbiType }
+  | { kind: 'record'; fields: readonly (readonly [string, AbiType])[] }
+  | { kind: 'tuple'; of: readonly AbiType[] }
+  | { kind: 'variant'; cases: readonly (readonly [string, AbiType | undefined])[] }
+  | { kind: 'enum'; names: readonly string[] }
+  | { kind: 'option'; of: AbiType }
+  | { kind: 'result'; ok: AbiType | undefined; err: AbiType | undefined }
+  | { kind: 'own' | 'borrow'; resource: HostClass }
+  | { kind: 'stream' | 'future'; payload: PayloadKind };
+
+/** A host function as rt's own host serves it: its WIT types, and what it does with lifted values (a result-typed one returns `{ tag, val }`). */
+export interface HostFunction {
+  params: readonly AbiType[];
+  result?: AbiType;
+  call: (...args: never[]) => unknown;
+}
+
+/** Bytes rt hands a guest: what it reads its stream from. */
+export interface ByteSource {
+  read(max: number): Promise<Uint8Array | undefined>;
+  close(): void;
+}
+
+/** What a future of a kind holds, and what rt's side gets if the guest drops its writable end unwritten. */
+export interface FuturePayload {
+  type: AbiType;
+  dropped: unknown;
+}
+
+/** What an instance's streams and futures carry, by kind (the WASI layer's: wasi-host/p3/canon-functions.ts). */
+export interface Payloads {
+  /** A stream<u8> of this kind that rt hands a guest: how its bytes are read. */
+  byteSource(kind: PayloadKind, value: unknown): ByteSource;
+  future(kind: PayloadKind): FuturePayload;
+}
+
+/** What a lift or lower does with handles: the instance's table and copies. */
+export interface Handles {
+  /** A new owned handle to `object` in the guest's table. */
+  own(object: object): number;
+  /** The object an owned handle held (the handle is gone from the table). */
+  take(handle: number, resource: HostClass): object;
+  /** The object a borrowed handle refers to. */
+  borrow(handle: number, resource: HostClass): object;
+  /** The host's side of a readable end the guest hands over (gone from its table). */
+  liftReadable(handle: number, kind: 'stream' | 'future', payload: PayloadKind): unknown;
+  /** A new readable end in the guest's table for what the host hands it. */
+  lowerReadable(value: unknown, kind: 'stream' | 'future', payload: PayloadKind): number;
+}
+
+export type CoreValue = number | bigint;
+type Flat = 'i32' | 'i64';
+
+export const t = {
+  bool: { kind: 'bool' },
+  u8: { kind: 'u8' },
+  u16: { kind: 'u16' },
+  u32: { kind: 'u32' },
+  s64: { kind: 's64' },
+  u64: { kind: 'u64' },
+  string: { kind: 'string' },
+  bytes: { kind: 'bytes' },
+  list: (of: AbiType): AbiType => ({ kind: 'list', of }),
+  tuple: (...of: AbiType[]): AbiType => ({ kind: 'tuple', of }),
+  record: (...fields: [string, AbiType][]): AbiType => ({ kind: 'record', fields }),
+  variant: (...cases: [string, AbiType?][]): AbiType => ({ kind: 'variant', cases: cases.map(([name, type]) => [name, type] as const) }),
+  enum: (...names: string[]): AbiType => ({ kind: 'enum', names }),
+  option: (of: AbiType): AbiType => ({ kind: 'option', of }),
+  result: (ok?: AbiType, err?: AbiType): AbiType => ({ kind: 'result', ok, err }),
+  own: (resource: HostClass): AbiType => ({ kind: 'own', resource }),
+  borrow: (resource: HostClass): AbiType => ({ kind: 'borrow', resource }),
+  stream: (payload: PayloadKind): AbiType => ({ kind: 'stream', payload }),
+  future: (payload: PayloadKind): AbiType => ({ kind: 'future', payload }),
+} as const satisfies Record<string, AbiType | ((...args: never[]) => AbiType)>;
+
+interface Layout {
+  size: number;
+  align: number;
+  /** A variant's: the discriminant's size, and where the payload begins. */
+  discSize?: number;
+  payloadOffset?: number;
+  /** A record's or tuple's: each field's offset. */
+  offsets?: number[];
+}
+
+const layouts = new WeakMap<AbiType, Layout>();
+const flats = new WeakMap<AbiType, Flat[]>();
+
+const alignTo = (n: number, align: number) => Math.ceil(n / align) * align;
+
+/** How wide a discriminant of `cases` cases is. */
+const discSizeOf = (cases: number) => (cases <= 256 ? 1 : cases <= 65_536 ? 2 : 4);
+
+function enumName(type: Extract<AbiType, { kind: 'enum' }>, i: number): string {
+  if (i >= type.names.length) throw new AbiTrap(`invalid enum value ${i}`);
+  return type.names[i];
+}
+
+function enumIndex(type: Extract<AbiType, { kind: 'enum' }>, value: unknown): number {
+  const i = type.names.indexOf(value as string);
+  if (i < 0) throw new Error(`no case ${String(value)} in the enum`);
+  return i;
+}
+
+/** The cases of a variant-like type: a variant's own, an option's none and some, a result's ok and err. */
+function casesOf(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>): readonly (AbiType | undefined)[] {
+  if (type.kind === 'variant') return type.cases.map(([, c]) => c);
+  if (type.kind === 'option') return [undefined, type.of];
+  return [type.ok, type.err];
+}
+
+function fieldsOf(type: Extract<AbiType, { kind: 'record' | 'tuple' }>): readonly AbiType[] {
+  return type.kind === 'record' ? type.fields.map(([, f]) => f) : type.of;
+}
+
+export function layout(type: AbiType): Layout {
+  let known = layouts.get(type);
+  if (known) return known;
+  switch (type.kind) {
+    case 'bool':
+    case 'u8':
+    case 's8':
+      known = { size: 1, align: 1 };
+      break;
+    case 'u16':
+    case 's16':
+      known = { size: 2, align: 2 };
+      break;
+    case 'u32':
+    case 's32':
+    case 'own':
+    case 'borrow':
+    case 'stream':
+    case 'future':
+      known = { size: 4, align: 4 };
+      break;
+    case 'u64':
+    case 's64':
+      known = { size: 8, align: 8 };
+      break;
+    case 'enum': {
+      const size = discSizeOf(type.names.length);
+      known = { size, align: size };
+      break;
+    }
+    case 'string':
+    case 'bytes':
+    case 'list':
+      known = { size: 8, align: 4 };
+      break;
+    case 'record':
+    case 'tuple': {
+      let size = 0;
+      let align = 1;
+      const offsets: number[] = [];
+      for (const field of fieldsOf(type)) {
+        const l = layout(field);
+        size = alignTo(size, l.align);
+        offsets.push(size);
+        size += l.size;
+        align = Math.max(align, l.align);
+      }
+      known = { size: alignTo(size, align), align, offsets };
+      break;
+    }
+    default: {
+      const cases = casesOf(type);
+      const discSize = discSizeOf(cases.length);
+      let caseAlign = 1;
+      let caseSize = 0;
+      for (const c of cases) {
+        if (!c) continue;
+        const l = layout(c);
+        caseAlign = Math.max(caseAlign, l.align);
+        caseSize = Math.max(caseSize, l.size);
+      }
+      const align = Math.max(discSize, caseAlign);
+      const payloadOffset = alignTo(discSize, caseAlign);
+      known = { size: alignTo(payloadOffset + caseSize, align), align, discSize, payloadOffset };
+    }
+  }
+  layouts.set(type, known);
+  return known;
+}
+
+/** The core value types `type` flattens to. */
+export function flatten(type: AbiType): Flat[] {
+  let known = flats.get(type);
+  if (known) return known;
+  switch (type.kind) {
+    case 'u64':
+    case 's64':
+      known = ['i64'];
+      break;
+    case 'string':
+    case 'bytes':
+    case 'list':
+      known = ['i32', 'i32'];
+      break;
+    case 'record':
+    case 'tuple':
+      known = fieldsOf(type).flatMap(flatten);
+      break;
+    case 'variant':
+    case 'option':
+    case 'result': {
+      const joined: Flat[] = [];
+      for (const c of casesOf(type)) {
+        if (!c) continue;
+        flatten(c).forEach((f, i) => (joined[i] = joined[i] === undefined || joined[i] === f ? f : 'i64'));
+      }
+      known = ['i32', ...joined];
+      break;
+    }
+    default:
+      known = ['i32'];
+  }
+  flats.set(type, known);
+  return known;
+}
+
+/** The flat values of `types` together: over `max` of them, they go by pointer instead. */
+export function flatCount(types: readonly AbiType[]): number {
+  return types.reduce((n, type) => n + flatten(type).length, 0);
+}
+
+/** The case index of `value`, a variant-like type's (a result's, an option's). */
+export function discriminant(type: AbiType, value: unknown): number {
+  if (type.kind === 'enum') return enumIndex(type, value);
+  if (type.kind !== 'variant' && type.kind !== 'option' && type.kind !== 'result') throw new Error(`a ${type.kind} has no cases`);
+  return tagIndex(type, value)[0];
+}
+
+function tagIndex(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>, value: unknown): [number, unknown] {
+  if (type.kind === 'option') return value === undefined ? [0, undefined] : [1, value];
+  const { tag, val } = value as { tag: string; val?: unknown };
+  if (type.kind === 'result') return [tag === 'ok' ? 0 : 1, val];
+  const i = type.cases.findIndex(([name]) => name === tag);
+  if (i < 0) throw new Error(`no case ${tag} in the variant`);
+  return [i, val];
+}
+
+function tagged(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>, i: number, val: unknown): unknown {
+  const cases = casesOf(type);
+  if (i >= cases.length) throw new AbiTrap(`invalid discriminant ${i}`);
+  if (type.kind === 'option') return i === 0 ? undefined : val;
+  if (type.kind === 'result') return { tag: i === 0 ? 'ok' : 'err', val };
+  const name = type.cases[i][0];
+  return cases[i] ? { tag: name, val } : { tag: name };
+}
+
+function keyOf(name: string): string {
+  return name.replace(/-([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Reads a value of `type` at `ptr`. */
+export function load(mem: GuestMemory, handles: Handles, type: AbiType, ptr: number): unknown {
+  const v = mem.view();
+  mem.check(ptr, layout(type).size);
+  switch (type.kind) {
+    case 'bool':
+      return v.getUint8(ptr) !== 0;
+    case 'u8':
+      return v.getUint8(ptr);
+    case 's8':
+      return v.getInt8(ptr);
+    case 'u16':
+      return v.getUint16(ptr, true);
+    case 's16':
+      return v.getInt16(ptr, true);
+    case 'u32':
+      return v.getUint32(ptr, true);
+    case 's32':
+      return v.getInt32(ptr, true);
+    case 'u64':
+      return v.getBigUint64(ptr, true);
+    case 's64':
+      return v.getBigInt64(ptr, true);
+    case 'enum': {
+      const size = layout(type).size;
+      return enumName(type, size === 1 ? v.getUint8(ptr) : size === 2 ? v.getUint16(ptr, true) : v.getUint32(ptr, true));
+    }
+    case 'string':
+      return mem.string(v.getUint32(ptr, true), v.getUint32(ptr + 4, true));
+    case 'bytes':
+      return mem.bytes(v.getUint32(ptr, true), v.getUint32(ptr + 4, true));
+    case 'list': {
+      const base = v.getUint32(ptr, true);
+      const length = v.getUint32(ptr + 4, true);
+      const { size } = layout(type.of);
+      mem.check(base, length * size);
+      return Array.from({ length }, (_, i) => load(mem, handles, type.of, base + i * size));
+    }
+    case 'record':
+    case 'tuple': {
+      const { offsets } = layout(type);
+      const values = fieldsOf(type).map((f, i) => load(mem, handles, f, ptr + offsets![i]));
+      return type.kind === 'tuple' ? values : Object.fromEntries(type.fields.map(([name], i) => [keyOf(name), values[i]]));
+    }
+    case 'variant':
+    case 'option':
+    case 'result': {
+      const { discSize, payloadOffset } = layout(type);
+      const i = discSize === 1 ? v.getUint8(ptr) : discSize === 2 ? v.getUint16(ptr, true) : v.getUint32(ptr, true);
+      const c = casesOf(type)[i];
+      return tagged(type, i, c ? load(mem, handles, c, ptr + payloadOffset!) : undefined);
+    }
+    case 'own':
+      return handles.take(v.getUint32(ptr, true), type.resource);
+    case 'borrow':
+      return handles.borrow(v.getUint32(ptr, true), type.resource);
+    case 'stream':
+    case 'future':
+      return handles.liftReadable(v.getUint32(ptr, true), type.kind, type.payload);
+  }
+}
+
+/** Writes `value` of `type` at `ptr` (lists and strings into memory the guest's realloc gives). */
+export function store(mem: GuestMemory, handles: Handles, type: AbiType, value: unknown, ptr: number): void {
+  mem.check(ptr, layout(type).size);
+  switch (type.kind) {
+    case 'bool':
+    case 'u8':
+    case 's8':
+      return mem.view().setUint8(ptr, Number(value));
+    case 'u16':
+    case 's16':
+      return mem.view().setUint16(ptr, value as number, true);
+    case 'u32':
+    case 's32':
+      return mem.view().setUint32(ptr, value as number, true);
+    case 'u64':
+    case 's64':
+      return mem.view().setBigUint64(ptr, BigInt.asUintN(64, value as bigint), true);
+    case 'enum': {
+      const size = layout(type).size;
+      const i = enumIndex(type, value);
+      if (size === 1) mem.view().setUint8(ptr, i);
+      else if (size === 2) mem.view().setUint16(ptr, i, true);
+      else mem.view().setUint32(ptr, i, true);
+      return;
+    }
+    case 'string':
+    case 'bytes':
+    case 'list': {
+      const [base, length] = storeList(mem, handles, type, value);
+      const v = mem.view();
+      v.setUint32(ptr, base, true);
+      v.setUint32(ptr + 4, length, true);
+      return;
+    }
+    case 'record':
+    case 'tuple': {
+      const { offsets } = layout(type);
+      const values = type.kind === 'tuple' ? (value as unknown[]) : type.fields.map(([name]) => (value as Record<string, unknown>)[keyOf(name)]);
+      fieldsOf(type).forEach((f, i) => store(mem, handles, f, values[i], ptr + offsets![i]));
+      return;
+    }
+    case 'variant':
+    case 'option':
+    case 'result': {
+      const { discSize, payloadOffset } = layout(type);
+      const [i, val] = tagIndex(type, value);
+      const v = mem.view();
+      if (discSize === 1) v.setUint8(ptr, i);
+      else if (discSize === 2) v.setUint16(ptr, i, true);
+      else v.setUint32(ptr, i, true);
+      const c = casesOf(type)[i];
+      if (c) store(mem, handles, c, val, ptr + payloadOffset!);
+      return;
+    }
+    case 'own':
+      return mem.view().setUint32(ptr, handles.own(value as object), true);
+    case 'borrow':
+      throw new Error('a borrow is never handed to a guest by rt');
+    case 'stream':
+    case 'future':
+      return mem.view().setUint32(ptr, handles.lowerReadable(value, type.kind, type.payload), true);
+  }
+}
+
+function storeList(mem: GuestMemory, handles: Handles, type: AbiType, value: unknown): [number, number] {
+  if (type.kind === 'string') return mem.putBytes(Buffer.from(value as string, 'utf8'), 1);
+  if (type.kind !== 'list') return mem.putBytes(value as Uint8Array, 1);
+  const items = value as unknown[];
+  const { size, align } = layout(type.of);
+  const base = mem.alloc(items.length * size, align);
+  items.forEach((item, i) => store(mem, handles, type.of, item, base + i * size));
+  return [base, items.length];
+}
+
+/** A cursor over core values: a lift reads them in order. */
+class Reader {
+  i = 0;
+  constructor(readonly values: readonly CoreValue[]) {}
+  next(want: Flat): CoreValue {
+    if (this.i >= this.values.length) throw new AbiTrap('too few core values');
+    const value = this.values[this.i++];
+    // A variant's joined i64 slot may carry a case's i32.
+    return want === 'i32' && typeof value === 'bigint' ? Number(BigInt.asUintN(32, value)) : value;
+  }
+}
+
+/** The value `types` flatten to, read from `values` (a core function's arguments or task.return's). */
+export function liftFlat(mem: GuestMemory, handles: Handles, types: readonly AbiType[], values: readonly CoreValue[]): unknown[] {
+  const reader = new Reader(values);
+  return types.map((type) => liftOne(mem, handles, type, reader));
+}
+
+function liftOne(mem: GuestMemory, handles: Handles, type: AbiType, r: Reader): unknown {
+  switch (type.kind) {
+    case 'bool':
+      return r.next('i32') !== 0;
+    case 'u8':
+      return (r.next('i32') as number) & 0xff;
+    case 's8':
+      return ((r.next('i32') as number) << 24) >> 24;
+    case 'u16':
+      return (r.next('i32') as number) & 0xffff;
+    case 's16':
+      return ((r.next('i32') as number) << 16) >> 16;
+    case 'u32':
+      return (r.next('i32') as number) >>> 0;
+    case 's32':
+      return (r.next('i32') as number) | 0;
+    case 'enum':
+      return enumName(type, (r.next('i32') as number) >>> 0);
+    case 'u64':
+      return BigInt.asUintN(64, r.next('i64') as bigint);
+    case 's64':
+      return BigInt.asIntN(64, r.next('i64') as bigint);
+    case 'string':
+      return mem.string((r.next('i32') as number) >>> 0, (r.next('i32') as number) >>> 0);
+    case 'bytes':
+      return mem.bytes((r.next('i32') as number) >>> 0, (r.next('i32') as number) >>> 0);
+    case 'list': {
+      const base = (r.next('i32') as number) >>> 0;
+      const length = (r.next('i32') as number) >>> 0;
+      const { size } = layout(type.of);
+      mem.check(base, length * size);
+      return Array.from({ length }, (_, i) => load(mem, handles, type.of, base + i * size));
+    }
+    case 'record':
+    case 'tuple': {
+      const values = fieldsOf(type).map((f) => liftOne(mem, handles, f, r));
+      return type.kind === 'tuple' ? values : Object.fromEntries(type.fields.map(([name], i) => [keyOf(name), values[i]]));
+    }
+    case 'variant':
+    case 'option':
+    case 'result': {
+      const i = (r.next('i32') as number) >>> 0;
+      const joined = flatten(type).slice(1);
+      const c = casesOf(type)[i];
+      const start = r.i;
+      // The case's own values, read as its types from the joined slots; the rest of the slots are skipped.
+      const val = c ? liftOne(mem, handles, c, r) : undefined;
+      r.i = start + joined.length;
+      return tagged(type, i, val);
+    }
+    case 'own':
+      return handles.take(r.next('i32') as number, type.resource);
+    case 'borrow':
+      return handles.borrow(r.next('i32') as number, type.resource);
+    case 'stream':
+    case 'future':
+      return handles.liftReadable(r.next('i32') as number, type.kind, type.payload);
+  }
+}
