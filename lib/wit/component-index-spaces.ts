@@ -70,10 +70,22 @@ export class Env {
   readonly instances: InstanceItem[] = [];
   readonly components: Item[] = [];
 
+  /** A string encoding other than UTF-8 some canonical definition in the component uses (kept on the outermost scope). */
+  #stringEncoding: 'utf16' | 'latin1+utf16' | undefined;
+
   constructor(
     readonly scope: Scope,
     readonly parent?: Env,
   ) {}
+
+  get stringEncoding(): 'utf16' | 'latin1+utf16' | undefined {
+    return this.parent ? this.parent.stringEncoding : this.#stringEncoding;
+  }
+
+  noteStringEncoding(encoding: 'utf16' | 'latin1+utf16'): void {
+    if (this.parent) this.parent.noteStringEncoding(encoding);
+    else this.#stringEncoding ??= encoding;
+  }
 
   type(i: number, r: Bytes): TypeEntry {
     return this.types[i] ?? r.fail(`type index ${i} out of range`);

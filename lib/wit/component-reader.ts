@@ -162,20 +162,22 @@ function instantiate(component: Extract<Item, { sort: 'component' }>, args: Map<
   return { exports: component.type?.exports ?? new Map<string, Item>() };
 }
 
-/** Reads a vector of canonical options; true when `async` is among them. */
-function readOpts(r: Bytes): boolean {
+/** Reads a vector of canonical options; true when `async` is among them. A string encoding other than UTF-8 is noted on `env`. */
+function readOpts(r: Bytes, env: Env): boolean {
   let async = false;
   r.vec(() => {
     const opt = r.byte();
     if (opt === CANON_OPTIONS.memory || opt === CANON_OPTIONS.realloc || opt === CANON_OPTIONS.postReturn || opt === CANON_OPTIONS.callback) r.u32();
     else if (opt === CANON_OPTIONS.async) async = true;
+    else if (opt === CANON_OPTIONS.utf16) env.noteStringEncoding('utf16');
+    else if (opt === CANON_OPTIONS.compactUtf16) env.noteStringEncoding('latin1+utf16');
     else if (opt > CANON_OPTIONS.callback) r.fail(`unknown canonical option 0x${opt.toString(16)}`);
   });
   return async;
 }
 
-function skipOpts(r: Bytes): void {
-  readOpts(r);
+function skipOpts(r: Bytes, env: Env): void {
+  readOpts(r, env);
 }
 
 /** A canonical definition: `lift` makes a component function; the others make core functions, stepped over. */
@@ -188,7 +190,7 @@ function canon(r: Bytes, env: Env): void {
     r.u32();
     // A function lifted with the `async` option is async (component model async ABI) whatever its type says:
     // toolchains before async function types (wit-bindgen's `[async]` names, jco's p3 tests) mark it so.
-    const asyncLift = readOpts(r);
+    const asyncLift = readOpts(r, env);
     const entry = env.type(r.u32(), r);
     if (entry.kind !== 'func') return r.fail('canon lift with a type that is not a function type');
     env.funcs.push(asyncLift && !entry.fn.async ? { ...entry.fn, async: true } : entry.fn);
@@ -198,13 +200,13 @@ function canon(r: Bytes, env: Env): void {
     const tag = r.byte();
     if (tag === 0x00) r.s33();
     else if (tag !== 0x01 || r.byte() !== 0x00) r.fail('malformed task.return result list');
-    skipOpts(r);
+    skipOpts(r, env);
     return;
   }
   for (const immediate of known.immediates) {
     if (immediate === 'byte') r.byte();
     else if (immediate === 'u32') r.u32();
-    else skipOpts(r);
+    else skipOpts(r, env);
   }
 }
 
@@ -277,6 +279,7 @@ export function readComponentInterface(bytes: Uint8Array): ComponentInterface {
   }
 
   const result: ComponentInterface = { imports, interfaces: [], functions: [], types: [] };
+  if (env.stringEncoding) result.stringEncoding = env.stringEncoding;
   for (const [name, item] of body.exports) {
     if (item.sort === 'instance') {
       item.instance.scope?.nameAs(name);

@@ -137,6 +137,8 @@ export interface ComponentInterface {
   functions: WitFunction[];
   /** World-level exported types (rare: only types used by world-level functions). */
   types: TypeDefinition[];
+  /** A string encoding other than UTF-8 that one of its canonical definitions uses; absent when strings are UTF-8 throughout. */
+  stringEncoding?: 'utf16' | 'latin1+utf16';
 }
 
 /** Parses `ns:pkg/iface@1.2.3` (and `ns:pkg/iface`) into its parts; undefined for a bare name. */

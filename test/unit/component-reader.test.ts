@@ -225,6 +225,21 @@ describe('component type reader', () => {
     });
   });
 
+  it('notes a string encoding other than UTF-8 that a canonical definition uses (rt’s own host reads UTF-8 only), and none for UTF-8', async () => {
+    const component = (encoding: string) =>
+      parse(`(component
+        (core module $m
+          (memory (export "memory") 1)
+          (func (export "realloc") (param i32 i32 i32 i32) (result i32) i32.const 8)
+          (func (export "echo") (param i32 i32) (result i32) i32.const 0))
+        (core instance $i (instantiate $m))
+        (type $t (func (param "s" string) (result string)))
+        (func (export "echo") (type $t) (canon lift (core func $i "echo") (memory (core memory $i "memory")) (realloc (core func $i "realloc")) ${encoding})))`);
+    expect(readComponentInterface(await component('string-encoding=utf16')).stringEncoding).to.equal('utf16');
+    expect(readComponentInterface(await component('string-encoding=latin1+utf16')).stringEncoding).to.equal('latin1+utf16');
+    expect(readComponentInterface(await component('')).stringEncoding).to.equal(undefined);
+  });
+
   describe('what is not a component', () => {
     const cases: [string, () => Promise<Uint8Array> | Uint8Array, RegExp][] = [
       ['an empty file', () => new Uint8Array(0), /not a WebAssembly component: the file is empty/],

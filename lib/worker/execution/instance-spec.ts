@@ -36,7 +36,8 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,
-    ownHost: d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null,
+    // rt's own host reads strings as UTF-8 only (lib/wit/canon/guest-memory.ts).
+    ownHost: d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null && d.interface.stringEncoding === undefined,
   };
 }
 
