@@ -33,6 +33,23 @@ describe('task failure', () => {
     expect(await failure.guard(Promise.resolve(1)).catch((e: unknown) => e)).to.equal(trap);
   });
 
+  it('observes a promise it is handed after the failure, so that its rejection is nobody’s unhandled one (which ends an instance thread)', async () => {
+    const failure = new TaskFailure();
+    const trap = new Error('unreachable');
+    failure.fail(trap);
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const late = Promise.reject(new Error('the call that trapped'));
+      expect(await failure.guard(late).catch((e: unknown) => e)).to.equal(trap);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    expect(unhandled).to.deep.equal([]);
+  });
+
   it('keeps nothing of the promises it awaited once they settled, where a race against the failure kept a reaction for each', async () => {
     const failure = new TaskFailure();
     const never = new Promise<never>(() => {});

@@ -24,9 +24,13 @@ export class TaskFailure {
 
   /** `promise`'s outcome, or the failure if it comes first. */
   guard<T>(promise: PromiseLike<T>): Promise<T> {
-    // The glue's own error (a trap), passed on as the awaited promise would have.
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
-    if (this.#error) return Promise.reject(this.#error.cause);
+    if (this.#error) {
+      // What `promise` comes to no longer matters, but a rejection nobody observes ends an instance thread.
+      promise.then(undefined, () => {});
+      // The glue's own error (a trap), passed on as the awaited promise would have.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(this.#error.cause);
+    }
     return new Promise<T>((resolve, reject) => {
       this.#waiting.add(reject);
       promise.then(
