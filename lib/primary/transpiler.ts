@@ -14,6 +14,7 @@
 import { join } from 'node:path';
 import { packageVersion } from '../package-version.js';
 import { cacheDir } from '../paths.js';
+import { WASI_0_2 } from '../wasi-lines.js';
 import type { ComponentArtifact } from '../service.js';
 import { requireJspi } from '../platform.js';
 import { answersLater, asyncAbiUse, exportedFunctions } from '../wit/async-abi.js';
@@ -43,8 +44,9 @@ export const TOOLCHAIN = `jco-transpile-${packageVersion('@bytecodealliance/jco-
  * 15: the glue tells rt each export call's task, which rt may cancel (glue-async-rewrite.ts taskStarts).
  * 16: only an async export's (a sync one's call is never cancelled, and the invoke path pays nothing for it).
  * 17: the host's read of a stream<u8>'s bytes it holds is a view, not a copy, and joined writes fill one buffer (glue-async-rewrite.ts byteCopies); so is a guest's read of bytes the host handed in, where one chunk holds it (givenBytes).
+ * 18: a WASI 0.3 handler has fuel twins (rt's own host may serve it inline).
  */
-const CACHE_LAYOUT = 17;
+const CACHE_LAYOUT = 18;
 
 export interface TranspiledComponent {
   artifact: ComponentArtifact;
@@ -113,16 +115,22 @@ async function cached(entries: TranspileCache, hash: string, bytes: Uint8Array, 
 
 /**
  * How `iface`'s component is compiled: one that uses the async ABI, through
- * JSPI; no fuel twins for one that always runs on threads (execution.ts: an
- * HTTP handler, functions that answer later), where making them would cost
- * seconds for nothing.
+ * JSPI; no fuel twins for one that always runs on threads (execution.ts: a
+ * WASI 0.2 HTTP handler, functions that answer later), where making them
+ * would cost seconds for nothing. A WASI 0.3 handler gets them: rt's own
+ * host may serve it inline (inline-handler-place.ts).
  */
 function compileOptions(iface: ComponentInterface, asyncUse: string | undefined): CompileOptions {
   const exported = exportedFunctions(iface);
   const asyncExports = asyncUse === undefined ? undefined : exported.filter(([, fn]) => fn.async).map(([name]) => name);
   const handler = httpHandlerExport(iface);
+  const line = handler !== undefined && !('unsupported' in handler) ? handler.wasi : undefined;
   const uninstrumented =
-    handler !== undefined && !('unsupported' in handler) ? 'it is an HTTP handler, which always runs on instance threads' : exported.some(([, fn]) => answersLater(fn)) ? 'it has functions that answer later (async, or taking or returning a future), which always run on instance threads' : undefined;
+    line === WASI_0_2
+      ? 'it is a WASI 0.2 HTTP handler, which always runs on instance threads'
+      : line === undefined && exported.some(([, fn]) => answersLater(fn))
+        ? 'it has functions that answer later (async, or taking or returning a future), which always run on instance threads'
+        : undefined;
   return { ...(asyncExports ? { asyncExports } : {}), ...(uninstrumented ? { uninstrumented } : {}) };
 }
 

@@ -728,6 +728,18 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     expect(others.map((a) => a.status)).to.deep.equal([200, 200, 200]);
     expect((await send(api('/'))).status).to.equal(200);
   });
+
+  it('serves it inline on the worker’s main thread (rt’s own host); a guest that runs without waiting is cut off at the inline budget, and the service moves to instance threads and serves on', async () => {
+    const placement = async () => ((await call(`${rt.url}/api/services/default/web`, { method: 'GET' })).body.instances as { placement: string }).placement;
+    expect(await placement()).to.equal('inline');
+    const spin = await send(api('/'), { method: 'LOCK' });
+    expect(spin.status).to.equal(500);
+    expect(JSON.parse(spin.body)).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.web' });
+    expect((JSON.parse(spin.body) as { details: string }).details).to.match(/inline budget/);
+    expect(await rt.logged((l) => l.msg === 'service moved to instance threads' && l.reason === 'over_budget')).to.equal(true);
+    expect(await placement()).to.equal('threads');
+    expect((await send(api('/'))).body).to.equal('Hello, world!\n');
+  });
 });
 
 // On a Node without JSPI (22) a 0.3 handler does not load.

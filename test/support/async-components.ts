@@ -807,8 +807,10 @@ world speaker {
  * - DELETE: a trap;
  * - OPTIONS: the hello after a nap of 300 ms (wasi:clocks wait-for); HEAD:
  *   after one of 3 s; TRACE: after one of a minute;
- * - PURGE (any method of its own): the hello's body written, then a nap of
- *   300 ms, then a trap instead of its end.
+ * - PURGE (a method of its own, of any length but four): the hello's body
+ *   written, then a nap of 300 ms, then a trap instead of its end;
+ * - LOCK (a method of its own of four letters): a loop in `handle` that
+ *   never ends and never waits (a runaway guest).
  * Each task keeps its state in a record of its own (its context), so that
  * requests are served side by side in one instance, each waiting on a
  * waitable set of its own. A nap the host cancels (TASK_CANCELLED: its
@@ -938,7 +940,9 @@ world handler {
       (return (call $settle))))
     ;; POST: an echo.
     (if (i32.eq (local.get $m) (i32.const 2)) (then (return (call $echo (local.get $req)))))
-    ;; A method of its own: the hello's body, then a trap.
+    ;; A method of its own of four letters (LOCK): a runaway.
+    (if (i32.and (i32.eq (local.get $m) (i32.const 9)) (i32.eq (i32.load (i32.const 56)) (i32.const 4))) (then (loop $ever (br $ever))))
+    ;; Any other method of its own: the hello's body, then a trap.
     (if (i32.eq (local.get $m) (i32.const 9)) (then
       (i32.store offset=24 (local.get $t) (i32.const 1))
       (return (call $hello (local.get $req) (i32.const 200)))))

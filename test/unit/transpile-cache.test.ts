@@ -46,7 +46,7 @@ describe('transpile cache', function () {
     const { artifact } = await compile();
     expect(relative(dir, artifact.dir).split(sep)).to.deep.equal([
       'components',
-      `jco-transpile-${await installed('@bytecodealliance/jco-transpile')}-binaryen-${await installed('binaryen')}-17`,
+      `jco-transpile-${await installed('@bytecodealliance/jco-transpile')}-binaryen-${await installed('binaryen')}-18`,
       artifact.hash,
     ]);
   });

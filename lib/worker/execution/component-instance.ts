@@ -49,6 +49,8 @@ export interface InstanceSpec {
   byteNexts?: ReadonlySet<string>;
   /** A WASI 0.3 handler and nothing else: rt's own host serves it where it can (own-handler.ts), jco's glue otherwise. */
   ownHost?: boolean;
+  /** On rt's own host: runs each entry into the guest (an export call, a callback) within its bounds (an inline instance's budget). */
+  guestEntry?: <T>(fn: () => T) => T;
 }
 
 const NO_ARGS: unknown[] = [];
@@ -244,9 +246,9 @@ export class ComponentInstance {
 
 /** `spec`'s handler on rt's own host, when its core modules and imports allow (own-handler.ts); undefined for the glue to serve. */
 function ownHandler(spec: InstanceSpec, failure: TaskFailure, starts: { last: GuestTask | undefined }): { memory: WebAssembly.Memory; handle: Bound } | undefined {
-  const planned = plan(spec.modules.values());
+  const planned = plan(spec.modules.values(), Object.keys(spec.coreImports ?? {}));
   if ('reason' in planned) return undefined;
-  const made = instantiate(planned.main, spec.imports, failure, (task) => (starts.last = task), spec.coreImports, spec.bounded);
+  const made = instantiate(planned.main, spec.imports, failure, (task) => (starts.last = task), spec.coreImports, spec.bounded, spec.guestEntry);
   if ('reason' in made) return undefined;
   return { memory: made.memory, handle: (request) => made.handle(request) };
 }

@@ -28,6 +28,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Placement, ServiceDescriptor } from '../../service.js';
 import { answersLater } from '../../wit/async-abi.js';
+import { unversioned } from '../../wit/interface-key.js';
 import { compileCoreModules } from './compile-core-modules.js';
 import { handlerLinks } from './handler-link.js';
 import type { LinkedServices } from './link-target.js';
@@ -35,7 +36,8 @@ import { serveLinkCalls, valueLinks } from './link-calls.js';
 import { SYSTEM_CLOCKS, type Clocks } from './inline-budget.js';
 import { InlineInstance } from './inline-instance.js';
 import { InlinePlace, type InlineCalls } from './inline-place.js';
-import { instanceSpec } from './instance-spec.js';
+import { InlineHandlerPlace } from './inline-handler-place.js';
+import { instanceSpec, servedByOwnHost } from './instance-spec.js';
 import { InstancePool } from './instance-pool.js';
 import type { HandleIssuer } from './handle-ids.js';
 import { isInterrupted, type Place, type Ran, type RunOptions } from './place.js';
@@ -63,6 +65,12 @@ export interface ThreadCalls extends Place {
 export interface Instances {
   /** Why the service can never run inline, if it cannot. */
   inlineRefusal: string | undefined;
+  /**
+   * For a WASI 0.3 handler on rt's own host: its place on the main thread
+   * (inline-handler-place.ts), told what to do when a turn of its guest
+   * overruns; undefined when it cannot be made there.
+   */
+  inlineHandler?: (budgetMs: number, onOverrun: (detail: string) => void) => Promise<Place | undefined>;
   /** A new inline instance whose calls `measure` times; undefined when instantiating it ran past the start budget. */
   inline(measure: <T>(run: () => T) => T): Promise<InlineCalls | undefined>;
   /** New instance threads (not started): the service's pool_size of them, or `size`. */
@@ -82,7 +90,7 @@ export interface ExecutionOptions {
 }
 
 export class Execution {
-  #inline: InlinePlace | undefined;
+  #inline: Place | undefined;
   #threads: Promise<ThreadCalls> | undefined;
   /** The pool, once #threads has made it. */
   #pool: ThreadCalls | undefined;
@@ -172,9 +180,9 @@ export class Execution {
    * moves the service; on threads, a service whose probation is over comes
    * back inline.
    */
-  #inlineFor(work: Work): InlinePlace | undefined {
+  #inlineFor(work: Work): Place | undefined {
     const [inline, policy] = [this.#inline, this.#policy];
-    if (!policy || work.kind !== 'call' && work.kind !== 'handles') return undefined;
+    if (!policy || work.kind === 'stream') return undefined;
     if (inline?.takes(work)) return inline;
     if (work.kind !== 'call') return undefined;
     if (inline && work.args.kind === 'large-json') {
@@ -282,8 +290,9 @@ export class Execution {
     this.#retired.add(retiring);
   }
 
-  async #startInline(): Promise<InlinePlace | undefined> {
+  async #startInline(): Promise<Place | undefined> {
     const policy = this.#policy!;
+    if (this.instances.inlineHandler) return this.instances.inlineHandler(policy.settings.budgetMs, (detail) => this.#moved(policy.leave('over_budget', detail)));
     const instance = await this.instances.inline((run) => policy.measure(run));
     return instance && new InlinePlace(instance, this.#clocks, policy.settings.budgetMs);
   }
@@ -313,8 +322,17 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
   const links = linked && handlerLinks(d, linked, limits.timeoutMs);
   const linkCalls = linked && valueLinks(d).length > 0 ? (port: MessagePort, cells: SharedArrayBuffer) => serveLinkCalls(port, cells, d, linked, { callMs: limits.timeoutMs, streamMs: limits.streamTimeoutMs ?? limits.timeoutMs }) : undefined;
   const logOutput = (stream: 'stdout' | 'stderr', text: string, dropped: number) => log.info({ stream, ...(dropped ? { dropped } : {}) }, text.trimEnd());
+  const refusal = inlineRefusal(d);
   return {
-    inlineRefusal: inlineRefusal(d),
+    inlineRefusal: refusal,
+    ...(d.http && !refusal
+      ? {
+          inlineHandler: async (budgetMs: number, onOverrun: (detail: string) => void) => {
+            const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'fuel');
+            return InlineHandlerPlace.start(instanceSpec(d, modules, limits.memoryCapBytes), { maxConcurrency: d.instances.maxConcurrency, budgetMs, startBudgetMs: START_BUDGET_MS, onOverrun });
+          },
+        }
+      : {}),
     inline: async (measure) => {
       const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'fuel');
       return InlineInstance.start(instanceSpec(d, modules, limits.memoryCapBytes), {
@@ -338,7 +356,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
 
 /** Why the service cannot run inline, if it cannot. */
 function inlineRefusal(d: ServiceDescriptor): string | undefined {
-  if (d.http) return 'it is an HTTP handler: its guest blocks while its request body arrives and its response drains, which only a thread can do';
+  if (d.http) return handlerRefusal(d);
   if (d.links.length > 0) return 'it imports interfaces other services serve ([imports]): a call across a link waits for that service, which only a thread can do';
   if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
   if (d.methods.some((m) => m.stream)) return 'it has streaming methods: a stream holds its instance until it ends, which only a thread can do';
@@ -346,5 +364,18 @@ function inlineRefusal(d: ServiceDescriptor): string | undefined {
   if (d.instances.poolSize > 1) return `its pool_size is ${d.instances.poolSize}: only threads run calls side by side`;
   if (d.paths.length > 0) return 'it is granted allowed_paths: a call made again after an interrupt could repeat its writes';
   if (d.outboundHosts.length > 0) return 'it is granted allowed_outbound_hosts: a call made again after an interrupt could repeat its requests';
+  return undefined;
+}
+
+/** The interfaces whose host side an inline handler has no way to: outgoing requests and links (the thread's channel), stdio (the thread's capture). */
+const THREAD_ONLY_IMPORTS = ['wasi:http/client', 'wasi:http/handler', 'wasi:cli/stdout', 'wasi:cli/stderr'];
+
+/** Why a handler cannot run inline, if it cannot: only a WASI 0.3 handler rt's own host serves, with nothing only a thread has, can. */
+function handlerRefusal(d: ServiceDescriptor): string | undefined {
+  if (!servedByOwnHost(d)) return 'it is an HTTP handler on jco’s glue: its guest blocks (or waits through JSPI) while its request body arrives and its response drains, which only a thread can do';
+  if (!d.artifact.fuelModules) return `its core modules could not be fuel-instrumented: ${d.artifact.fuelRefusal ?? 'unknown reason'}`;
+  const threadOnly = d.interface.imports.find((i) => THREAD_ONLY_IMPORTS.includes(unversioned(i.name)));
+  if (threadOnly) return `it imports ${threadOnly.name}, which a handler has on instance threads only`;
+  if (d.links.length > 0 || d.outboundHosts.length > 0 || d.paths.length > 0) return 'it is granted links, outbound hosts or paths, which a handler has on instance threads only';
   return undefined;
 }

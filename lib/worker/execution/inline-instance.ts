@@ -21,15 +21,15 @@ import { capturing, OutputCapture, type CapturedText } from '../sandbox/output-c
 
 export type InlineOutcome = CallOutcome | { kind: 'interrupted' };
 
-/** Thrown by the fuel check; never seen outside this module. */
+/** Thrown by the fuel check; never seen outside the inline placements (this module, inline-handler-place.ts). */
 class Interrupt extends Error {}
 const INTERRUPT = new Interrupt('the call ran past its inline budget');
-const isInterrupt = (e: unknown) => e === INTERRUPT;
+export const isInterrupt = (e: unknown) => e === INTERRUPT;
 
 /** The running inline call's bounds: the fuel check asks them whether it must stop. */
-const budget = new InlineBudget();
+export const budget = new InlineBudget();
 
-const FUEL_IMPORTS: WebAssembly.Imports = {
+export const FUEL_IMPORTS: WebAssembly.Imports = {
   [FUEL_IMPORT_MODULE]: {
     [FUEL_IMPORT_NAME]: () => {
       if (budget.exhausted()) throw INTERRUPT;

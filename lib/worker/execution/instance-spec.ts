@@ -36,9 +36,13 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,
-    // rt's own host reads strings as UTF-8 only (lib/wit/canon/guest-memory.ts).
-    ownHost: d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null && d.interface.stringEncoding === undefined,
+    ownHost: servedByOwnHost(d),
   };
+}
+
+/** Whether rt's own host of the async ABI may serve `d` (own-handler.ts has the last word, on its core modules): a WASI 0.3 handler and nothing else, its strings UTF-8 (what rt's own host reads: lib/wit/canon/guest-memory.ts). */
+export function servedByOwnHost(d: ServiceDescriptor): boolean {
+  return d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null && d.interface.stringEncoding === undefined;
 }
 
 /** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */

@@ -36,10 +36,11 @@ import { answersLater, bodyStreamItems, futureParams } from '../../wit/async-abi
 import { decodeJson, type DecodedJson } from '../../wit/decode-json.js';
 import { captureAll, OutputCapture } from '../sandbox/output-capture.js';
 import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
-import { OutgoingChannel, p2, p3, PortBodySource, PortResponseSink, threadWaker, type ErrorCode, type HandleOutcome, type Waker } from '../wasi-host/index.js';
+import { OutgoingChannel, p2, p3, PortBodySource, PortResponseSink, threadWaker, type Waker } from '../wasi-host/index.js';
 import { ComponentInstance, type StartedTask, errorText, type CallOutcome } from './component-instance.js';
 import { instanceSpec } from './instance-spec.js';
 import { LinkCaller } from './link-calls.js';
+import { respond } from './p3-exchange.js';
 import { argumentsCodec } from './method.js';
 import { NdjsonItems } from './ndjson-items.js';
 import { HandleTable, type HandleCallResult } from './handle-table.js';
@@ -49,7 +50,6 @@ import { byteNexts, readInPlace, streamItems, WrittenItems, type StreamItems } f
 import { RingProducer } from '../../byte-ring.js';
 import { BAD_ARGUMENTS, COMPONENT_ERROR, END, isWork, OK, STREAM_FAILED, TRAP, type CallAnswer, type CallRequest, type HandleWork, type HttpWork, type StreamAnswer, type CallCancel, type ThreadEvent, type ThreadSpec } from './thread-protocol.js';
 
-type TrapOutcome = Extract<CallOutcome, { kind: 'trap' }>;
 
 const port = parentPort!;
 const { descriptor, modules, memoryCapBytes, issuer, cells, outgoing: outgoingPort, links: linkPort } = workerData as ThreadSpec;
@@ -182,23 +182,7 @@ async function http03Work(id: number, { request, port, ring }: HttpWork): Promis
   const current = instance!;
   const sink = new PortResponseSink(port, ring);
   const exchange = new p3.HandlerExchange(request, new PortBodySource(port), sink, (bodyWaker ??= threadWaker(cells)));
-  const called = await answerOf(id, current, () => current.handle(exchange.request));
-  let outcome: HandleOutcome;
-  let trap: TrapOutcome | undefined;
-  if (called.kind === 'ok') {
-    try {
-      outcome = await exchange.send(called.value, (promise) => current.guard(promise));
-    } catch (e) {
-      const failed = current.failure(e);
-      trap = failed.kind === 'trap' ? failed : { kind: 'trap', code: 'RT_ERR_COMPONENT_TRAPPED', message: errorText(e) };
-      outcome = exchange.cut(`the handler trapped: ${trap.message}`);
-    }
-  } else if (called.kind === 'component-error') {
-    outcome = exchange.refused(called.payload as ErrorCode);
-  } else {
-    trap = called;
-    outcome = { kind: 'no-response' };
-  }
+  const { outcome, trap } = await respond(current, exchange, await answerOf(id, current, () => current.handle(exchange.request)));
   inFlight--;
   flushOutput();
   sink.settled(trap ? { outcome, trap: { code: trap.code, message: trap.message } } : { outcome });

@@ -26,20 +26,20 @@ const EXPORTS = `[export]${HANDLE_EXPORT.interface}`;
 /** A stream's or future's built-in: `[async-lower]` if lowered async, the kind, the operation, the payload's index in the function's type, the function. */
 const COPY_BUILTIN = /^(\[async-lower\])?\[(stream|future)-(new|read|write|cancel-read|cancel-write|drop-readable|drop-writable)-(\d+)\](.*)$/;
 
-/** The module wit-component's shim or fixup modules are: functions named by number, and the table of them. */
-function isShim(module: WebAssembly.Module): boolean {
+/** The module wit-component's shim or fixup modules are: functions named by number, and the table of them (and what rt adds to every module: `passedThrough`). */
+function isShim(module: WebAssembly.Module, passedThrough: readonly string[]): boolean {
   const numbered = (name: string) => /^\d+$/.test(name) || name === '$imports';
-  return WebAssembly.Module.exports(module).every((e) => numbered(e.name)) && WebAssembly.Module.imports(module).every((i) => numbered(i.name));
+  return WebAssembly.Module.exports(module).every((e) => numbered(e.name)) && WebAssembly.Module.imports(module).every((i) => numbered(i.name) || passedThrough.includes(i.module));
 }
 
-/** The core module rt's own host would instantiate, or why it will not. */
-export function plan(modules: Iterable<WebAssembly.Module>): { main: WebAssembly.Module } | { reason: string } {
+/** The core module rt's own host would instantiate, or why it will not; imports of `passedThrough` modules are rt's own (the fuel check). */
+export function plan(modules: Iterable<WebAssembly.Module>, passedThrough: readonly string[] = []): { main: WebAssembly.Module } | { reason: string } {
   const all = [...modules];
   const mains = all.filter((m) => WebAssembly.Module.exports(m).some((e) => e.name === LIFT));
   if (mains.length !== 1) return { reason: `no one core module exports ${LIFT} (a handler lifted with a callback)` };
   const main = mains[0];
   if (!WebAssembly.Module.exports(main).some((e) => e.name === CALLBACK)) return { reason: 'its handle is lifted without a callback' };
-  const other = all.find((m) => m !== main && !isShim(m));
+  const other = all.find((m) => m !== main && !isShim(m, passedThrough));
   if (other) return { reason: 'it has core modules besides its own and wit-component’s shims' };
   return { main };
 }
@@ -86,7 +86,8 @@ export interface OwnHandler {
  * Instantiates `main` with rt's own imports over `provided` (the sandboxed
  * interfaces the glue would get), or says which import it does not serve.
  * `coreImports` are passed through (the fuel check of an inline instance);
- * `started` hears of each call's task (to cancel it).
+ * `started` hears of each call's task (to cancel it); instantiation runs
+ * within `bounded`, and each entry into the guest within `enter`.
  */
 export function instantiate(
   main: WebAssembly.Module,
@@ -95,8 +96,9 @@ export function instantiate(
   started: (task: Task) => void,
   coreImports: WebAssembly.Imports = {},
   bounded: <T>(fn: () => T) => T = (fn) => fn(),
+  enter?: <T>(fn: () => T) => T,
 ): OwnHandler | { reason: string } {
-  const runtime = new AsyncInstance(failure, P3_PAYLOADS);
+  const runtime = new AsyncInstance(failure, P3_PAYLOADS, enter);
   const interfaces = canonFunctions(Object.fromEntries(Object.entries(provided).map(([name, value]) => [unversioned(name), value])) as Parameters<typeof canonFunctions>[0]);
   const imports: Record<string, Record<string, unknown>> = {};
   for (const { module, name } of WebAssembly.Module.imports(main)) {

@@ -17,7 +17,8 @@
 export type { ErrorCode, HandleOutcome, HandlerRequest, RequestBodySource, ResponseHead, ResponseSink } from './core/handler-io.js';
 export type { FieldEntry } from './core/field-rules.js';
 export { BODY_WINDOW_BYTES, BodyChannel, BufferedBody, MainEnd, PortBodySource, PortResponseSink, threadCells, threadWaker, wakeThread, type RequestBodyFeeder, type ResponseListener, type Settled } from './core/channel.js';
-export { Waker } from './core/waker.js';
+export { Waker, type WakeSignal } from './core/waker.js';
+export { LocalEnd } from './core/local-channel.js';
 export type { OutgoingHead, OutgoingTransport } from './core/outgoing-transport.js';
 export { OutgoingChannel } from './core/outgoing-channel.js';
 export { OutgoingClient, RESPONSE_WINDOW, type LinkedRequests, type OutboundRequest, type OutboundSide, type OutgoingClientOptions, type OutgoingStats } from './core/outgoing-client.js';

@@ -76,6 +76,8 @@ export class AsyncInstance implements Handles {
   constructor(
     private readonly failure: TaskFailure,
     private readonly payloads: Payloads,
+    /** Runs each entry into the guest (an export call, a callback) within its bounds: an inline instance's budget. */
+    private readonly enter: <T>(fn: () => T) => T = (fn) => fn(),
   ) {}
 
   /** The core instance's memory and allocator, once it is instantiated. */
@@ -402,7 +404,7 @@ export class AsyncInstance implements Handles {
     const outer = this.#current;
     this.#current = task;
     try {
-      this.#after(task, enter() as number);
+      this.#after(task, this.enter(enter) as number);
     } catch (e) {
       this.#fail(e);
       if (rethrow) throw e;

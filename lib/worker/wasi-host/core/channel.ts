@@ -17,7 +17,7 @@ import type { ErrorCode as RtErrorCode } from '../../../errors.js';
 import { ChunkQueue } from './byte-queue.js';
 import type { FieldEntry } from './field-rules.js';
 import type { ErrorCode, HandleOutcome, RequestBodySource, ResponseHead, ResponseSink } from './handler-io.js';
-import { Waker } from './waker.js';
+import { Waker, type WakeSignal } from './waker.js';
 
 /** The thread's shared cells (Int32 each): the wake counter poll sleeps on. */
 const WAKE = 0;
@@ -143,9 +143,14 @@ export class PortBodySource implements RequestBodySource {
   }
 
   /** The body's bytes as they arrive (arrivingChunks); a failed body ends it too (the main thread answers the failure: body-feed.ts). */
-  chunks(waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+  chunks(waker: WakeSignal): AsyncGenerator<Uint8Array, void, undefined> {
     return arrivingChunks(this, waker);
   }
+}
+
+/** A request body the host reads as it arrives: on an instance thread (PortBodySource) or inline (local-channel.ts). */
+export interface ArrivingBody extends RequestBodySource {
+  chunks(waker: WakeSignal): AsyncGenerator<Uint8Array, void, undefined>;
 }
 
 /**
@@ -154,7 +159,7 @@ export class PortBodySource implements RequestBodySource {
  * iterable), which leaves the thread's event loop free meanwhile: `waker`
  * moves when the main thread posts. Ends with the body, or its failure.
  */
-export async function* arrivingChunks(source: RequestBodySource, waker: Waker): AsyncGenerator<Uint8Array, void, undefined> {
+export async function* arrivingChunks(source: RequestBodySource, waker: WakeSignal): AsyncGenerator<Uint8Array, void, undefined> {
   try {
     for (;;) {
       const seen = waker.epoch();
@@ -264,15 +269,56 @@ export type ResponseListener = Pick<ResponseSink, 'head' | 'malformed' | 'refuse
  * thread's next request.
  */
 abstract class BodyPoster implements RequestBodyFeeder {
-  /** The main thread's port. */
-  readonly port: MessagePort;
-  /** The other port: goes to the thread with the request. */
-  readonly threadPort: MessagePort;
+  /** The ports, made when first needed: work that stays on the main thread (inline) never needs them. */
+  #ports: { port: MessagePort; threadPort: MessagePort } | undefined;
+  /** What the feeder sent before either a thread or the main thread took the body. */
+  #pending: BodyMessage[] = [];
+  /** The body's reader on the main thread, once an inline handler took it. */
+  protected local: LocalDelivery | undefined;
   /** The cells of the thread that has the request, while it has it. */
   protected shared: SharedArrayBuffer | undefined;
 
-  constructor() {
-    ({ port1: this.port, port2: this.threadPort } = new MessageChannel());
+  /** The main thread's port. */
+  get port(): MessagePort {
+    return this.#open().port;
+  }
+
+  /** The other port: goes to the thread with the request. */
+  get threadPort(): MessagePort {
+    return this.#open().threadPort;
+  }
+
+  #open(): { port: MessagePort; threadPort: MessagePort } {
+    if (this.#ports) return this.#ports;
+    const { port1: port, port2: threadPort } = new MessageChannel();
+    this.#ports = { port, threadPort };
+    this.opened(port);
+    for (const message of this.#pending) port.postMessage(message);
+    this.#pending = [];
+    return this.#ports;
+  }
+
+  /** The ports were made: the subclass listens on `port`. */
+  protected opened(port: MessagePort): void {
+    void port;
+  }
+
+  /** The ports, if they were made (to close them). */
+  protected get ports(): { port: MessagePort; threadPort: MessagePort } | undefined {
+    return this.#ports;
+  }
+
+  /** The body goes to `local` from now on: what was sent before first. */
+  protected deliverLocally(local: LocalDelivery): void {
+    const ports = this.#ports;
+    if (ports) {
+      for (let m = receiveMessageOnPort(ports.threadPort); m; m = receiveMessageOnPort(ports.threadPort)) local.deliver(m.message as BodyMessage);
+      ports.port.close();
+      this.#ports = undefined;
+    }
+    for (const message of this.#pending) local.deliver(message);
+    this.#pending = [];
+    this.local = local;
   }
 
   /** The thread whose cells are `shared` takes the request now. */
@@ -299,7 +345,9 @@ abstract class BodyPoster implements RequestBodyFeeder {
   }
 
   #send(message: BodyMessage): void {
-    this.port.postMessage(message);
+    if (this.local) return this.local.deliver(message);
+    if (!this.#ports) return void this.#pending.push(message);
+    this.#ports.port.postMessage(message);
     // After the post: the woken thread finds the message when it drains the port.
     if (this.shared) Waker.wake(this.shared, WAKE);
   }
@@ -324,34 +372,58 @@ export class BodyChannel extends BodyPoster {
   }
 }
 
-/** The main thread's end of one HTTP handler request's channel: its body (BodyPoster), and its response, whose bytes wait in the ring until the main thread takes them. */
+/**
+ * Where a request's body and its response go when the handler runs on the
+ * main thread (local-channel.ts): the feeder's messages, and the client's
+ * grants and departure.
+ */
+export interface LocalDelivery {
+  deliver(message: BodyMessage): void;
+  grant(bytes: number): void;
+  close(): void;
+}
+
+/**
+ * The main thread's end of one HTTP handler request's channel: its body
+ * (BodyPoster), and its response, whose bytes wait in the ring until the
+ * main thread takes them; or, when the handler runs inline (`takeLocally`),
+ * neither ports nor ring: both pass on the main thread.
+ */
 export class MainEnd extends BodyPoster {
-  /** The response body's ring: goes to the thread with the request. */
-  readonly #ring: RingReader;
+  /** The response body's ring, made when a thread takes the request. */
+  #ring: RingReader | undefined;
+  #closed = false;
 
   /** `window`: the bytes of response the guest may write before the client has taken any (its ring's size). */
-  constructor(listener: ResponseListener, window: number) {
+  constructor(
+    private readonly listener: ResponseListener,
+    private readonly window: number,
+  ) {
     super();
-    this.#ring = new RingReader(window, (bytes) => listener.chunk(bytes), () => this.shared && Waker.wake(this.shared, WAKE));
-    this.port.on('message', (message: ResponseMessage) => {
+  }
+
+  protected override opened(port: MessagePort): void {
+    const listener = this.listener;
+    port.on('message', (message: ResponseMessage) => {
+      const ring = this.#ring!;
       switch (message.kind) {
         case 'head':
           listener.head(message.head);
           // The body's bytes follow the head.
-          return this.#ring.pull();
+          return ring.pull();
         case 'malformed':
           return listener.malformed(message.problem);
         case 'refused':
           return listener.refused(message.code);
         case 'finish':
-          this.#ring.pull();
+          ring.pull();
           return listener.finish(message.trailers);
         case 'abort':
-          this.#ring.pull();
+          ring.pull();
           return listener.abort(message.reason);
         case 'settled':
           // The thread is done with the ring.
-          this.#ring.end();
+          ring.end();
           return listener.settled(message.settled);
         case 'taken':
           return listener.taken?.(message.bytes);
@@ -361,23 +433,41 @@ export class MainEnd extends BodyPoster {
 
   /** The response body's ring, for the thread. */
   get ring(): SharedArrayBuffer {
+    this.#ring ??= new RingReader(
+      this.window,
+      (bytes) => this.listener.chunk(bytes),
+      () => this.shared && Waker.wake(this.shared, WAKE),
+    );
+    if (this.#closed) this.#ring.close();
     return this.#ring.shared;
+  }
+
+  /** The handler runs on the main thread: `make` gets the listener and the window, and what it makes takes the body and the grants. */
+  takeLocally<T extends LocalDelivery>(make: (listener: ResponseListener, window: number) => T): T {
+    const local = make(this.listener, this.window);
+    this.deliverLocally(local);
+    if (this.#closed) local.close();
+    return local;
   }
 
   /** The client took `bytes` more of what the listener was given: the guest may write that much again. */
   grant(bytes: number): void {
-    this.#ring.release(bytes);
+    if (this.local) this.local.grant(bytes);
+    else this.#ring?.release(bytes);
   }
 
   /** The client is gone: the guest's writes fail from now on. */
   close(): void {
-    this.#ring.close();
+    this.#closed = true;
+    this.local?.close();
+    this.#ring?.close();
   }
 
   /** Nothing more is heard from the thread (it may still be running, if it was cut off: its ring is not reused). */
   dispose(): void {
-    this.#ring.abandon();
+    this.#ring?.abandon();
     this.shared = undefined;
-    this.port.close();
+    this.ports?.port.close();
+    this.local?.close();
   }
 }

@@ -2,11 +2,44 @@
 // something for it (body bytes, credit) or a deadline passes: a shared
 // counter, Atomics.wait on the thread's side and Atomics.notify on the other.
 
+/** What a waiting host side watches: a counter that moves when there is something to look at. */
+export interface WakeSignal {
+  epoch(): number;
+  /** Resolves once the counter is no longer `seen`. */
+  moved(seen: number): Promise<void>;
+}
+
+/**
+ * A WakeSignal on one thread (an inline handler's, on the worker's main
+ * thread): nothing sleeps, so a promise is all a wait needs.
+ */
+export class LocalWaker implements WakeSignal {
+  #epoch = 0;
+  #waiting: (() => void)[] = [];
+
+  epoch(): number {
+    return this.#epoch;
+  }
+
+  moved(seen: number): Promise<void> {
+    if (seen !== this.#epoch) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  wake(): void {
+    this.#epoch++;
+    const waiting = this.#waiting;
+    if (waiting.length === 0) return;
+    this.#waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+}
+
 /**
  * Blocks the calling thread until the shared counter moves. The main-thread
  * side bumps it with `wake` (same buffer).
  */
-export class Waker {
+export class Waker implements WakeSignal {
   readonly #cell: Int32Array;
 
   /** `shared` holds at least one Int32 at `index`. */

@@ -8,10 +8,10 @@
 // Many exchanges run side by side on one instance: each waits on the thread's
 // waker, which the main thread moves when any of them has body bytes or room.
 
-import type { PortBodySource } from '../core/channel.js';
+import type { ArrivingBody } from '../core/channel.js';
 import type { ErrorCode, HandleOutcome, HandlerRequest, ResponseSink } from '../core/handler-io.js';
 import { headerProblem, statusProblem } from '../core/message-parts.js';
-import type { Waker } from '../core/waker.js';
+import type { WakeSignal } from '../core/waker.js';
 import { byteReader, ending, type ByteReader, type TrailersResult } from './bodies.js';
 import { Request, Response, type ResponseParts } from './http-types.js';
 
@@ -25,12 +25,12 @@ export class HandlerExchange {
   /** What `handle` is called with. */
   readonly request: Request;
   readonly #sink: ResponseSink;
-  readonly #waker: Waker;
+  readonly #waker: WakeSignal;
   /** The response's parts (and its body's reader) once its head went to the sink: a trap after that cuts its body. */
   #sending: { parts: ResponseParts; reader: ByteReader | undefined } | undefined;
   #bodyBytes = 0;
 
-  constructor(head: HandlerRequest, body: PortBodySource, sink: ResponseSink, waker: Waker) {
+  constructor(head: HandlerRequest, body: ArrivingBody, sink: ResponseSink, waker: WakeSignal) {
     this.#sink = sink;
     this.#waker = waker;
     let ended!: (trailers: TrailersResult) => void;
