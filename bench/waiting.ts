@@ -1,8 +1,9 @@
 // Many calls waiting at once in one instance (docs/api.md §5.9): BENCH_WAITING
 // (default 1,000) calls of a WASI 0.3 async function that sleeps BENCH_WAIT_MS
 // (default 3,000) through wasi:clocks' wait-for, held together by one rt
-// worker (one instance: max_concurrency as high), against a Koa route that
-// waits on a timer. The worker's RSS once warmed up and idle, then per round,
+// worker (one instance: max_concurrency as high); as many requests to a WASI
+// 0.3 handler that sleeps 3 s (P3_HANDLER's HEAD, whatever BENCH_WAIT_MS),
+// in an rt of its own; against a Koa route that waits on a timer. The worker's RSS once warmed up and idle, then per round,
 // interleaved: what its RSS grew by over the idle one while they wait (each
 // round's: V8 and the allocator keep some of what a round took, so later
 // rounds show what the process has kept too; the first is the cost of the
@@ -12,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { hasJspi } from '../lib/platform.js';
-import { P3_SLEEPER } from '../test/support/async-components.js';
+import { P3_HANDLER, P3_SLEEPER } from '../test/support/async-components.js';
 import { repository } from '../test/support/fixtures.js';
 import { RtProcess } from '../test/support/rt-process.js';
 import { Cleanup, startAll, startBaseline, startRt } from './servers.js';
@@ -24,6 +25,8 @@ import { printTable } from './table.js';
 interface Target {
   name: string;
   url: string;
+  /** A handler's request (HEAD, no body) rather than a call (POST of its arguments). */
+  handler?: boolean;
   /** The one worker process that holds the calls. */
   pid: number;
 }
@@ -46,12 +49,12 @@ async function hold(target: Target, count: number, waitMs: number): Promise<Held
   try {
     const one = () =>
       new Promise<number>((resolve) => {
-        const req = request(target.url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        const req = request(target.url, { method: target.handler ? 'HEAD' : 'POST', agent, headers: target.handler ? {} : { 'content-type': 'application/json' } }, (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
         });
         req.on('error', () => resolve(0));
-        req.end(JSON.stringify({ ns: waitMs * 1_000_000 }));
+        req.end(target.handler ? undefined : JSON.stringify({ ns: waitMs * 1_000_000 }));
       });
     const began = performance.now();
     const all = Promise.all(Array.from({ length: count }, one));
@@ -73,11 +76,13 @@ export async function waiting(): Promise<void> {
   const rounds = 3;
   const cleanup = new Cleanup();
   try {
-    const repo = await repository({ sleeper: P3_SLEEPER, 'sleeper.toml': { raw: `max_concurrency = ${count}\nmax_queue = ${count}\n` } });
-    const config = `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${Math.ceil(waitMs / 1000) + 30}\nmax_connections = ${count + 100}\nclient_share_percent = 100\n`;
-    const [rt, koa] = await startAll(cleanup, [startRt({ configToml: config, workers: 1, quiet: true }), startBaseline('waiting-baseline.js', 1)] as const);
+    const sidecar = { raw: `max_concurrency = ${count}\nmax_queue = ${count}\n` };
+    const [calls, handlers] = await Promise.all([repository({ sleeper: P3_SLEEPER, 'sleeper.toml': sidecar }), repository({ naps: P3_HANDLER, 'naps.toml': sidecar })]);
+    const config = (repo: string) => `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = ${Math.ceil(waitMs / 1000) + 30}\nmax_connections = ${count + 100}\nclient_share_percent = 100\n`;
+    const [rt, rtHandler, koa] = await startAll(cleanup, [startRt({ configToml: config(calls), workers: 1, quiet: true }), startRt({ configToml: config(handlers), workers: 1, quiet: true }), startBaseline('waiting-baseline.js', 1)] as const);
     const targets: Target[] = [
       { name: `rt, an async function in one instance (max_concurrency ${count})`, url: `${rt.url}/api/services/default/sleeper/invoke/nap`, pid: rt.workerPids()[0] },
+      { name: `rt, a 0.3 handler's naps of 3 s in one instance (max_concurrency ${count})`, url: `${rtHandler.url}/api/services/default/naps/http/`, pid: rtHandler.workerPids()[0], handler: true },
       { name: 'Koa route awaiting a timer', url: `${koa.url}/`, pid: childPids(koa.child.pid!)[0] },
     ];
     // A first hold opens sockets and warms both up; not counted. Then each worker's idle RSS.
@@ -100,8 +105,8 @@ export async function waiting(): Promise<void> {
         'not 200': held.reduce((n, h) => n + h.failed, 0),
       };
     }
-    const [rtHeld, koaHeld] = targets.map((t) => grown(t)[0]);
-    console.log(`\n${count} calls waiting ${waitMs} ms at once, one worker each; ${rounds} interleaved rounds, times their medians (round 1: rt grows ${(rtHeld / koaHeld).toFixed(2)} x the Koa route's, ${rtHeld} MiB in all)`);
+    const [rtHeld, handlerHeld, koaHeld] = targets.map((t) => grown(t)[0]);
+    console.log(`\n${count} calls waiting ${waitMs} ms at once, one worker each; ${rounds} interleaved rounds, times their medians (round 1: rt grows ${rtHeld} MiB for the async function, ${handlerHeld} MiB for the handler (target ≤ 50, sockets included), the Koa route ${koaHeld} MiB)`);
     printTable(rows);
   } finally {
     await cleanup.run();
