@@ -329,7 +329,7 @@ export function componentInstances(d: ServiceDescriptor, limits: InstanceLimits,
       ? {
           inlineHandler: async (budgetMs: number, onOverrun: (detail: string) => void) => {
             const modules = await compileCoreModules(d.artifact, limits.memoryCapBytes, 'fuel');
-            return InlineHandlerPlace.start(instanceSpec(d, modules, limits.memoryCapBytes), { maxConcurrency: d.instances.maxConcurrency, budgetMs, startBudgetMs: START_BUDGET_MS, onOverrun });
+            return InlineHandlerPlace.start(instanceSpec(d, modules, limits.memoryCapBytes), { maxConcurrency: d.instances.maxConcurrency, recycleAfter: d.instances.recycleAfter, budgetMs, startBudgetMs: START_BUDGET_MS, onOverrun });
           },
         }
       : {}),

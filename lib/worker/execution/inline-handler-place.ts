@@ -31,6 +31,8 @@ const CANCEL_GRACE_MS = 1_000;
 export interface InlineHandlerOptions {
   /** Requests one instance serves at once (sidecar max_concurrency); more go to instance threads. */
   maxConcurrency: number;
+  /** Requests an instance serves in all before new ones get a fresh instance (sidecar max_invocations); 0: no limit. */
+  recycleAfter: number;
   /** How long one turn of the guest may run (ms). */
   budgetMs: number;
   /** How long instantiating may hold the main thread (ms). */
@@ -46,6 +48,8 @@ export class InlineHandlerPlace implements Place {
   #instance: ComponentInstance | undefined;
   #fresh: Promise<ComponentInstance | undefined> | undefined;
   #inFlight = 0;
+  /** Requests the current instance has taken. */
+  #served = 0;
   #closed = false;
   /** A turn of the guest was interrupted: the service is on its way to threads. */
   #overran = false;
@@ -98,6 +102,8 @@ export class InlineHandlerPlace implements Place {
       const instance = this.#instance ?? (await this.#replacement());
       if (!instance) return { kind: 'trap', code: 'RT_ERR_INSTANCE_LOST', message: 'could not create a fresh instance of the handler' };
       if (performance.now() >= deadline) return { kind: 'timeout', what: 'call' };
+      // At its max_invocations, it serves the requests it has and takes no more.
+      if (this.options.recycleAfter > 0 && ++this.#served >= this.options.recycleAfter) this.#retire(instance);
       return await this.#serve(instance, request, channel, deadline, signal);
     } finally {
       if (--this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
@@ -154,6 +160,7 @@ export class InlineHandlerPlace implements Place {
           // The glue's instance cannot run inline (it waits through JSPI, unbudgeted): this place is not for it.
           if (instance.host !== 'rt') return undefined;
           this.#instance = instance;
+          this.#served = 0;
           return instance;
         },
         (e: unknown) => {
