@@ -515,6 +515,9 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     const repo = await repository({
       web: P3_HANDLER,
       'web.toml': { raw: 'service = "web"\nhttp_route = "/web"\nmax_concurrency = 32\n' },
+      // The same, its instance renewed after two requests.
+      recycled: P3_HANDLER,
+      'recycled.toml': { raw: 'service = "recycled"\nmax_invocations = 2\n' },
       proxy: P3_PROXY,
       'proxy.toml': { raw: `service = "proxy"\nallowed_outbound_hosts = ["127.0.0.1:${upstream.port}"]\n` },
       'closed.wasm': P3_PROXY,
@@ -729,6 +732,14 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
     expect(performance.now() - started).to.be.below(DEADLINE_S * 1000 + 2000);
     expect(others.map((a) => a.status)).to.deep.equal([200, 200, 200]);
     expect((await send(api('/'))).status).to.equal(200);
+  });
+
+  it('renews an inline handler’s instance at its max_invocations: each instance’s responses counted by the guest start over every two', async () => {
+    const served: unknown[] = [];
+    for (let i = 0; i < 5; i++) served.push((await send(`${rt.url}/api/services/default/recycled/http/`)).headers['x-served']);
+    expect(served).to.deep.equal(['1', '2', '1', '2', '1']);
+    const { body } = await call(`${rt.url}/api/services/default/recycled`, { method: 'GET' });
+    expect((body.instances as { placement: string }).placement).to.equal('inline');
   });
 
   it('serves it inline on the worker’s main thread (rt’s own host); a guest that runs without waiting is cut off at the inline budget, and the service moves to instance threads and serves on', async () => {

@@ -813,7 +813,9 @@ world speaker {
  *   never ends and never waits (a runaway guest).
  * Each task keeps its state in a record of its own (its context), so that
  * requests are served side by side in one instance, each waiting on a
- * waitable set of its own. A nap the host cancels (TASK_CANCELLED: its
+ * waitable set of its own. Each response carries `x-served`: how many
+ * responses its instance has made, modulo 10 (a fresh instance starts at 1).
+ * A nap the host cancels (TASK_CANCELLED: its
  * client left, its deadline passed) drops its request and acknowledges with
  * task.cancel, leaving its wait to the host.
  */
@@ -827,6 +829,7 @@ world handler {
 }`),
   wat: `(module
   (import "wasi:http/types@0.3.0" "[constructor]fields" (func $fields-new (result i32)))
+  (import "wasi:http/types@0.3.0" "[method]fields.append" (func $append (param i32 i32 i32 i32 i32 i32)))
   (import "wasi:http/types@0.3.0" "[method]request.get-method" (func $get-method (param i32 i32)))
   (import "wasi:http/types@0.3.0" "[static]request.consume-body" (func $consume-body (param i32 i32 i32)))
   (import "wasi:http/types@0.3.0" "[future-new-0][static]request.consume-body" (func $res-new (result i64)))
@@ -849,6 +852,9 @@ world handler {
   (memory (export "memory") 1)
   ;; The 16 bytes at 0 are never written: zeros, the value ok (and ok(none)) the futures are written with.
   (data (i32.const 64) "Hello, world!\\n")
+  ;; The x-served header's name; its one-digit value is written at 96, append's result at 104.
+  (data (i32.const 80) "x-served")
+  (global $responses (mut i32) (i32.const 0))
   ;; A task's record, 32 bytes from 1024 on (a free list of them): +0 its waitable set, +4 the response body's
   ;; writable end, +8 the trailers' writable end, +12 consume-body's res writable end, +16 waits pending, +20 the request (a nap's),
   ;; +24 1: it naps once its body is written, 2: it traps once that nap is over.
@@ -883,8 +889,12 @@ world handler {
     (i32.store (local.get $t) (global.get $free))
     (global.set $free (local.get $t))
     (i32.const 0))
-  (func $respond (param $contents i32) (param $trailers i32) (param $status i32) (result i32) (local $resp i32)
-    (call $response-new (call $fields-new) (i32.const 1) (local.get $contents) (local.get $trailers) (i32.const 16))
+  (func $respond (param $contents i32) (param $trailers i32) (param $status i32) (result i32) (local $resp i32) (local $headers i32)
+    (local.set $headers (call $fields-new))
+    (global.set $responses (i32.add (global.get $responses) (i32.const 1)))
+    (i32.store8 (i32.const 96) (i32.add (i32.const 48) (i32.rem_u (global.get $responses) (i32.const 10))))
+    (call $append (local.get $headers) (i32.const 80) (i32.const 8) (i32.const 96) (i32.const 1) (i32.const 104))
+    (call $response-new (local.get $headers) (i32.const 1) (local.get $contents) (local.get $trailers) (i32.const 16))
     (call $future-drop-r (i32.load (i32.const 20)))
     (local.set $resp (i32.load (i32.const 16)))
     (if (i32.ne (local.get $status) (i32.const 200)) (then (drop (call $set-status (local.get $resp) (local.get $status)))))
