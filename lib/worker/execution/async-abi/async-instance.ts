@@ -338,7 +338,7 @@ export class AsyncInstance implements Handles {
           return end.future.cancelWrite(end);
         };
       case 'drop-readable':
-        return (h) => void table.remove(h as number, ReadableFuture, 'readable future end');
+        return (h) => void table.remove(h as number, ReadableFuture, 'readable future end').drop();
       case 'drop-writable':
         return (h) => void table.remove(h as number, WritableFuture, 'writable future end').future.dropWriter();
       default:

@@ -220,6 +220,8 @@ class GuestWrittenFuture {
   /** rt's side: resolved with the value (or the kind's dropped value). */
   taken: ((value: unknown) => void) | undefined;
   done = false;
+  /** The guest dropped the readable end it held: nobody will read the value. */
+  readerDropped = false;
 
   constructor(
     readonly mem: GuestMemory,
@@ -240,6 +242,7 @@ class GuestWrittenFuture {
 
   write(end: WritableFuture, ptr: number): number {
     if (this.done || this.pending) throw new AbiTrap('the guest wrote a future twice');
+    if (this.readerDropped) return packed(COPY.DROPPED, 0);
     if (this.taken) {
       this.#deliver(ptr);
       return packed(COPY.COMPLETED, 1);
@@ -264,6 +267,14 @@ class GuestWrittenFuture {
     if (this.pending) throw new AbiTrap('the guest dropped a future while a write to it was pending');
     if (!this.done) this.taken?.(this.payload.dropped);
     this.done = true;
+  }
+
+  /** The guest dropped the readable end it held: a pending write, and any later one, finds it gone. */
+  dropReader(): void {
+    this.readerDropped = true;
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.end.setEvent(EVENT.FUTURE_WRITE, packed(COPY.DROPPED, 0));
   }
 }
 
@@ -326,6 +337,11 @@ export class ReadableFuture extends Waitable {
   /** rt's side of it, handed over by the guest: the promise of its value. */
   lift(): PromiseLike<unknown> {
     return this.from.kind === 'guest' ? this.from.future.hostValue() : this.from.value;
+  }
+
+  /** The guest dropped it: a future it writes itself learns that nobody reads it; one rt made is let go. */
+  drop(): void {
+    if (this.from.kind === 'guest') this.from.future.dropReader();
   }
 }
 

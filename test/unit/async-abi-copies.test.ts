@@ -1,0 +1,109 @@
+// Streams of bytes and futures between a guest and rt, as rt's own host
+// carries them (lib/worker/execution/async-abi/copies.ts), on a memory of
+// the test's own: a guest's write waits for rt's read and completes with
+// what rt took; a write finds a dropped reader; bytes rt hands the guest
+// fill its read when they come; a future's value goes to rt once rt holds
+// its readable end; what rt made comes back to it untouched.
+
+import { expect } from 'chai';
+import { t, type FuturePayload, type Handles } from '../../lib/wit/canon/abi-types.js';
+import { GuestMemory } from '../../lib/wit/canon/guest-memory.js';
+import { BLOCKED, hostBytes, newByteStream, newFuture, type HostByteReader } from '../../lib/worker/execution/async-abi/copies.js';
+import { EVENT } from '../../lib/worker/execution/async-abi/waitables.js';
+
+const NO_HANDLES: Handles = {
+  own: () => 0,
+  take: () => ({}),
+  borrow: () => ({}),
+  liftReadable: () => undefined,
+  lowerReadable: () => 0,
+};
+
+const U32: FuturePayload = { type: t.u32, dropped: 'dropped' };
+
+function memory(): GuestMemory {
+  return new GuestMemory(new WebAssembly.Memory({ initial: 1 }), undefined);
+}
+
+const COMPLETED = (n: number) => n << 4;
+const DROPPED = (n: number) => 1 | (n << 4);
+
+describe("rt's own host: streams and futures between a guest and rt", () => {
+  it('takes a guest’s write when rt reads, up to what rt asks; the write completes with that much, and its task hears it', async () => {
+    const mem = memory();
+    const [readable, writable] = newByteStream(mem);
+    mem.u8().set(new TextEncoder().encode('hello world'), 100);
+    expect(writable.stream.write(writable, 100, 11)).to.equal(BLOCKED);
+    const reader = readable.lift() as HostByteReader;
+    const first = await reader.read(5);
+    expect(Buffer.from(first.value!).toString()).to.equal('hello');
+    expect(writable.takeEvent()).to.deep.equal([EVENT.STREAM_WRITE, 0, COMPLETED(5)]);
+    // A read waiting when the guest writes takes it at once.
+    const waiting = reader.read(64);
+    expect(writable.stream.write(writable, 105, 6)).to.equal(COMPLETED(6));
+    expect(Buffer.from((await waiting).value!).toString()).to.equal(' world');
+    writable.stream.dropWriter();
+    expect(await reader.read(64)).to.deep.equal({ done: true });
+  });
+
+  it('tells a guest whose reader went away: a pending write, and any later one, finds it dropped', async () => {
+    const mem = memory();
+    const [readable, writable] = newByteStream(mem);
+    const reader = readable.lift() as HostByteReader;
+    expect(writable.stream.write(writable, 0, 4)).to.equal(BLOCKED);
+    await reader.return();
+    expect(writable.takeEvent()).to.deep.equal([EVENT.STREAM_WRITE, 0, DROPPED(0)]);
+    expect(writable.stream.write(writable, 0, 4)).to.equal(DROPPED(0));
+  });
+
+  it('fills a guest’s read of bytes rt hands it as they come, keeps what did not fit for the next read, and reports the end', async () => {
+    const mem = memory();
+    const chunks = [new TextEncoder().encode('abcdef')];
+    let closed = false;
+    const source = { read: () => Promise.resolve(chunks.shift()), close: () => void (closed = true) };
+    const end = hostBytes(mem, 'the body as rt made it', () => source);
+    expect(end.read(200, 4)).to.equal(BLOCKED);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(end.takeEvent()).to.deep.equal([EVENT.STREAM_READ, 0, COMPLETED(4)]);
+    expect(Buffer.from(mem.u8().subarray(200, 204)).toString()).to.equal('abcd');
+    expect(end.read(300, 4)).to.equal(COMPLETED(2));
+    expect(Buffer.from(mem.u8().subarray(300, 302)).toString()).to.equal('ef');
+    expect(end.read(300, 4)).to.equal(BLOCKED);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(end.takeEvent()).to.deep.equal([EVENT.STREAM_READ, 0, DROPPED(0)]);
+    end.drop();
+    expect(closed).to.equal(true);
+  });
+
+  it('gives rt back what it made, untouched, when the guest hands it over unread (an echo)', () => {
+    const end = hostBytes(memory(), 'the body as rt made it', () => {
+      throw new Error('never read');
+    });
+    expect(end.lift()).to.equal('the body as rt made it');
+  });
+
+  it('sends a future’s value to rt at once when rt holds the readable end, and once rt takes it when the guest wrote first', async () => {
+    const mem = memory();
+    mem.view().setUint32(8, 42, true);
+    const [early, earlyWriter] = newFuture(mem, NO_HANDLES, U32);
+    expect(earlyWriter.future.write(earlyWriter, 8)).to.equal(BLOCKED);
+    expect(await early.lift()).to.equal(42);
+    expect(earlyWriter.takeEvent()).to.deep.equal([EVENT.FUTURE_WRITE, 0, COMPLETED(1)]);
+    const [late, lateWriter] = newFuture(mem, NO_HANDLES, U32);
+    const value = late.lift();
+    expect(lateWriter.future.write(lateWriter, 8)).to.equal(COMPLETED(1));
+    expect(await value).to.equal(42);
+  });
+
+  it('gives rt the kind’s dropped value for a future dropped unwritten, and a guest whose own reader it dropped learns its write goes nowhere', async () => {
+    const mem = memory();
+    const [readable, writer] = newFuture(mem, NO_HANDLES, U32);
+    const value = readable.lift();
+    writer.future.dropWriter();
+    expect(await value).to.equal('dropped');
+    const [own, ownWriter] = newFuture(mem, NO_HANDLES, U32);
+    expect(ownWriter.future.write(ownWriter, 8)).to.equal(BLOCKED);
+    own.drop();
+    expect(ownWriter.takeEvent()).to.deep.equal([EVENT.FUTURE_WRITE, 0, DROPPED(0)]);
+  });
+});
