@@ -4,8 +4,9 @@
 // run inline: their core modules could not be fuel-instrumented, they ask
 // for instances side by side (pool_size > 1: inline calls run one after
 // another), they stream (a stream holds its instance), their functions
-// answer later (async, WASI 0.3), or they hold grants whose side effects a
-// replayed call would repeat (allowed_paths, allowed_outbound_hosts). The others move to
+// answer later (async, WASI 0.3), they are HTTP handlers other than a WASI
+// 0.3 one on rt's own host (handlerRefusal), or they hold grants whose side
+// effects a replayed call would repeat (allowed_paths, allowed_outbound_hosts). The others move to
 // instance threads (instance-pool.ts), and back, as placement.ts decides:
 // - a call runs past the inline budget (`budgetMs`): it is interrupted and made again on a
 //   thread with the time left before its deadline (the interrupted attempt
@@ -140,10 +141,11 @@ export class Execution {
 
   /**
    * Runs `work`: inline when the service's placement is and the inline
-   * placement takes it (a call, a call that involves handles), else on
-   * instance threads (a stream holds its instance until it ends, a handler's
-   * guest blocks while its body arrives: only a thread can do either). A
-   * call that names handles runs on their holder, wherever it is.
+   * placement takes it (a call, a call that involves handles; a 0.3
+   * handler's request, within its max_concurrency), else on instance threads
+   * (a stream holds its instance until it ends, a handler on jco's glue
+   * blocks while its body arrives: only a thread can do either). A call
+   * that names handles runs on their holder, wherever it is.
    * `deadline` (clock time) bounds waiting and running alike; `signal`
    * aborts when its client leaves; `trace` is the call's span, if traced.
    */

@@ -4,9 +4,11 @@
 // - inline (inline-place.ts): on the worker's main thread, one call after
 //   another in one instance, each held to the inline budget; it takes a call
 //   whose arguments are decoded and a call that involves handles;
+// - inline for a WASI 0.3 handler on rt's own host (inline-handler-place.ts):
+//   its requests side by side in one instance on the main thread, each turn
+//   of its guest held to the inline budget;
 // - instance threads (instance-pool.ts): work of every kind, side by side.
-// A new placement (say, WASI 0.3 tasks suspended on the main thread through
-// JSPI) is a new implementation, and a case where Execution chooses.
+// A new placement is a new implementation, and a case where Execution chooses.
 
 import type { Placement } from '../../service.js';
 import type { Outcome, Work } from './work.js';

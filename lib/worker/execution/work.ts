@@ -2,7 +2,8 @@
 // of work each, and what each kind comes to. Every kind runs on instance
 // threads (instance-pool.ts: `run`); a call, and a call that involves
 // handles, also inline on the main thread when the service's placement is
-// inline (placement.ts). A new kind of work (say, an async task of a WASI
+// inline (placement.ts), and a request to a WASI 0.3 handler on rt's own
+// host in a place of its own there (inline-handler-place.ts). A new kind of work (say, an async task of a WASI
 // 0.3 component) is a variant here, its outcome below, and a case in `run`
 // of each placement that takes it (place.ts; on threads, the thread
 // protocol too, thread-protocol.ts).
