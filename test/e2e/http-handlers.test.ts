@@ -640,8 +640,8 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       expect(r.status, r.body).to.equal(200);
       expect(r.body).to.equal('Hello, world!\n');
       expect(r.complete).to.equal(true);
-      // The whole body came in one turn: sent in one write, with its length rather than chunked.
-      expect([r.headers['content-length'], r.headers['transfer-encoding']]).to.deep.equal(['14', undefined]);
+      // No length from the guest: chunked (CONTRACT §5.8), whole (its final chunk came: complete above).
+      expect([r.headers['content-length'], r.headers['transfer-encoding']]).to.deep.equal([undefined, 'chunked']);
       expect(r.headers['x-request-id']).to.be.a('string');
       expect(r.headers['content-security-policy']).to.match(/^sandbox/);
     }

@@ -142,10 +142,8 @@ class HandlerAnswer implements ResponseListener {
   #error: ApiError | undefined;
   /** The response is over (complete, cut, or answered by rt): nothing more is written. */
   #over = false;
-  /** The guest's head, until the first byte of its body goes out (head). */
+  /** The guest's head, until the first byte of its body (head). */
   #head: ResponseHead | undefined;
-  /** The first bytes of the body, held with the head until the end of the turn they came in (`#flushHeld`): a body that ends in that turn goes out whole, in one write. */
-  #held: { chunks: Uint8Array[]; length: number } | undefined;
   /** The body ended unfinished before any of it was written: why (abort). */
   #unfinished: string | undefined;
   readonly #writes: CreditedWrites;
@@ -197,50 +195,16 @@ class HandlerAnswer implements ResponseListener {
   chunk(bytes: Uint8Array): void {
     // Not sent: its room goes back at once.
     if (this.#over || this.call.res.destroyed) return this.channel.grant(bytes.length);
-    if (this.#head) {
-      if (!this.#held) {
-        this.#held = { chunks: [], length: 0 };
-        setImmediate(() => this.#flushHeld());
-      }
-      this.#held.chunks.push(bytes);
-      this.#held.length += bytes.length;
-      return;
-    }
-    this.#writes.write(bytes);
-  }
-
-  /** The turn is over and the body goes on: the head and what was held go out, the rest as it comes. */
-  #flushHeld(): void {
-    const held = this.#held;
-    if (!held || this.#over) return;
-    this.#held = undefined;
     this.#sendHead();
-    for (const bytes of held.chunks) this.#writes.write(bytes);
-  }
-
-  /** Held bytes that will not be sent: their room goes back. */
-  #dropHeld(): void {
-    if (this.#held) this.channel.grant(this.#held.length);
-    this.#held = undefined;
+    this.#writes.write(bytes);
   }
 
   finish(trailers: FieldEntry[] | undefined): void {
     const { res } = this.call;
     if (this.#over || res.destroyed) return;
     this.#over = true;
-    const held = this.#held;
-    this.#held = undefined;
-    const hasTrailers = trailers !== undefined && trailers.length > 0;
-    if (held && !hasTrailers) {
-      // The whole body came in one turn: one write, with its length (the exchange checked a content-length of the guest's against it).
-      this.#sendHead();
-      if (!res.hasHeader('content-length')) res.setHeader('content-length', held.length);
-      res.end(held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks), () => this.channel.grant(held.length));
-      return;
-    }
     this.#sendHead();
-    if (held) for (const bytes of held.chunks) this.#writes.write(bytes);
-    if (hasTrailers) {
+    if (trailers && trailers.length > 0) {
       // Trailers go only with a chunked body: one that ends before it began would otherwise go out as Content-Length: 0.
       res.flushHeaders();
       res.addTrailers(trailers.map(([name, value]): [string, string] => [name, Buffer.from(value).toString('latin1')]));
@@ -249,11 +213,9 @@ class HandlerAnswer implements ResponseListener {
   }
 
   abort(reason: string): void {
-    // Before any of the body went out, why is known once the call has settled (a trap says more): refused then (conclude).
-    if (this.#head) {
-      this.#dropHeld();
-      this.#unfinished = reason;
-    } else this.#cut(`the handler's response body ended unfinished: ${reason}`);
+    // Before any of the body, why is known once the call has settled (a trap says more): refused then (conclude).
+    if (this.#head) this.#unfinished = reason;
+    else this.#cut(`the handler's response body ended unfinished: ${reason}`);
   }
 
   malformed(problem: string): void {
@@ -285,7 +247,6 @@ class HandlerAnswer implements ResponseListener {
   refuse(error: ApiError): void {
     if (this.#over) return;
     if (this.call.res.headersSent) return this.#cut(`${error.error}: ${error.details}`);
-    this.#dropHeld();
     this.#head = undefined;
     this.#over = true;
     this.#error ??= error;
