@@ -89,51 +89,56 @@ export class BufferedBody implements RequestBodySource {
 const TAKEN_BYTES = 64 * 1024;
 export const BODY_WINDOW_BYTES = 4 * TAKEN_BYTES;
 
-/** The thread's end: what the feeder posted, read without blocking. */
-export class PortBodySource implements RequestBodySource {
+/**
+ * A request body as the feeder's messages made it: bytes queued, then the
+ * end (with trailers) or a failure. Its reader is the instance thread's
+ * (PortBodySource, the messages drained from the port) or the main thread's
+ * (local-channel.ts, the messages delivered as they come).
+ */
+export abstract class QueuedBody implements RequestBodySource {
   readonly #queue = new ChunkQueue();
-  /** Read since the last `taken` message. */
-  #taken = 0;
   #status: { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } = { kind: 'open' };
   #trailers: FieldEntry[] | undefined;
 
-  constructor(private readonly port: MessagePort) {}
+  /** Takes in what has arrived since the last look (a thread drains its port here). */
+  protected arrive(): void {}
 
-  #drain(): void {
-    if (this.#status.kind !== 'open') return;
-    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
-      const message = m.message as BodyMessage;
-      if (message.kind === 'chunk') {
-        this.#queue.push(message.bytes);
-      } else if (message.kind === 'end') {
-        this.#status = { kind: 'ended' };
-        this.#trailers = message.trailers;
-        break;
-      } else {
-        this.#status = { kind: 'failed', reason: message.reason };
-        break;
-      }
-    }
+  /** The guest read `bytes` more. */
+  protected abstract taken(bytes: number): void;
+
+  /** Whether the body is still open, so that more messages may come. */
+  protected get open(): boolean {
+    return this.#status.kind === 'open';
+  }
+
+  /** Bytes queued, without looking for more. */
+  protected get queued(): number {
+    return this.#queue.available;
+  }
+
+  /** One of the feeder's messages. */
+  protected apply(message: BodyMessage): void {
+    if (message.kind === 'chunk') this.#queue.push(message.bytes);
+    else if (message.kind === 'end') {
+      this.#status = { kind: 'ended' };
+      this.#trailers = message.trailers;
+    } else this.#status = { kind: 'failed', reason: message.reason };
   }
 
   read(max: number): Uint8Array {
-    this.#drain();
+    this.arrive();
     const bytes = this.#queue.take(max);
-    this.#taken += bytes.length;
-    if (this.#taken >= TAKEN_BYTES || (this.#queue.available === 0 && this.#taken > 0)) {
-      this.port.postMessage({ kind: 'taken', bytes: this.#taken } satisfies ResponseMessage);
-      this.#taken = 0;
-    }
+    this.taken(bytes.length);
     return bytes;
   }
 
   available(): number {
-    this.#drain();
+    this.arrive();
     return this.#queue.available;
   }
 
   status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } {
-    this.#drain();
+    this.arrive();
     // Bytes that arrived before a failure are still read; the failure shows once they are.
     return this.#status.kind === 'failed' && this.#queue.available > 0 ? { kind: 'open' } : this.#status;
   }
@@ -148,9 +153,30 @@ export class PortBodySource implements RequestBodySource {
   }
 }
 
-/** A request body the host reads as it arrives: on an instance thread (PortBodySource) or inline (local-channel.ts). */
-export interface ArrivingBody extends RequestBodySource {
-  chunks(waker: WakeSignal): AsyncGenerator<Uint8Array, void, undefined>;
+/** The thread's end: what the feeder posted, read without blocking. */
+export class PortBodySource extends QueuedBody {
+  /** Read since the last `taken` message. */
+  #taken = 0;
+
+  constructor(private readonly port: MessagePort) {
+    super();
+  }
+
+  protected override arrive(): void {
+    if (!this.open) return;
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      this.apply(m.message as BodyMessage);
+      if (!this.open) break;
+    }
+  }
+
+  protected taken(bytes: number): void {
+    this.#taken += bytes;
+    if (this.#taken >= TAKEN_BYTES || (this.queued === 0 && this.#taken > 0)) {
+      this.port.postMessage({ kind: 'taken', bytes: this.#taken } satisfies ResponseMessage);
+      this.#taken = 0;
+    }
+  }
 }
 
 /**

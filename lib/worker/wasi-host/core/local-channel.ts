@@ -7,54 +7,28 @@
 // was told it may (`taken`), and writes at most the response window ahead of
 // what the client has taken (`grant`).
 
-import { arrivingChunks, type ArrivingBody, type BodyMessage, type LocalDelivery, type ResponseListener, type Settled } from './channel.js';
-import { ChunkQueue } from './byte-queue.js';
+import { QueuedBody, type BodyMessage, type LocalDelivery, type ResponseListener, type Settled } from './channel.js';
 import type { FieldEntry } from './field-rules.js';
 import type { ErrorCode, ResponseHead, ResponseSink } from './handler-io.js';
-import { LocalWaker, type WakeSignal } from './waker.js';
+import { LocalWaker } from './waker.js';
 
-class LocalBody implements ArrivingBody {
-  readonly #queue = new ChunkQueue();
-  #status: { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } = { kind: 'open' };
-  #trailers: FieldEntry[] | undefined;
-
+class LocalBody extends QueuedBody {
   constructor(
     private readonly waker: LocalWaker,
-    private readonly taken: (bytes: number) => void,
-  ) {}
+    private readonly told: (bytes: number) => void,
+  ) {
+    super();
+  }
 
   /** What the feeder sent (channel.ts's BodyMessage, as across threads). */
   deliver(message: BodyMessage): void {
-    if (this.#status.kind !== 'open') return;
-    if (message.kind === 'chunk') this.#queue.push(message.bytes);
-    else if (message.kind === 'end') {
-      this.#status = { kind: 'ended' };
-      this.#trailers = message.trailers;
-    } else this.#status = { kind: 'failed', reason: message.reason };
+    if (!this.open) return;
+    this.apply(message);
     this.waker.wake();
   }
 
-  read(max: number): Uint8Array {
-    const bytes = this.#queue.take(max);
-    if (bytes.length > 0) this.taken(bytes.length);
-    return bytes;
-  }
-
-  available(): number {
-    return this.#queue.available;
-  }
-
-  status(): { kind: 'open' } | { kind: 'ended' } | { kind: 'failed'; reason: string } {
-    // Bytes that arrived before a failure are still read; the failure shows once they are.
-    return this.#status.kind === 'failed' && this.#queue.available > 0 ? { kind: 'open' } : this.#status;
-  }
-
-  trailers(): FieldEntry[] | undefined {
-    return this.#trailers;
-  }
-
-  chunks(waker: WakeSignal): AsyncGenerator<Uint8Array, void, undefined> {
-    return arrivingChunks(this, waker);
+  protected taken(bytes: number): void {
+    if (bytes > 0) this.told(bytes);
   }
 }
 

@@ -8,7 +8,7 @@
 // Many exchanges run side by side on one instance: each waits on the thread's
 // waker, which the main thread moves when any of them has body bytes or room.
 
-import type { ArrivingBody } from '../core/channel.js';
+import type { QueuedBody } from '../core/channel.js';
 import type { ErrorCode, HandleOutcome, HandlerRequest, ResponseSink } from '../core/handler-io.js';
 import { headerProblem, statusProblem } from '../core/message-parts.js';
 import type { WakeSignal } from '../core/waker.js';
@@ -30,7 +30,7 @@ export class HandlerExchange {
   #sending: { parts: ResponseParts; reader: ByteReader | undefined } | undefined;
   #bodyBytes = 0;
 
-  constructor(head: HandlerRequest, body: ArrivingBody, sink: ResponseSink, waker: WakeSignal) {
+  constructor(head: HandlerRequest, body: QueuedBody, sink: ResponseSink, waker: WakeSignal) {
     this.#sink = sink;
     this.#waker = waker;
     let ended!: (trailers: TrailersResult) => void;
