@@ -138,6 +138,30 @@ function fieldsOf(type: Extract<AbiType, { kind: 'record' | 'tuple' }>): readonl
   return type.kind === 'record' ? type.fields.map(([, f]) => f) : type.of;
 }
 
+/** The stream and future types within `types`, in order, depth first: how wit-component numbers a function's (its parameters, then its result). */
+export function streamsAndFutures(types: readonly (AbiType | undefined)[]): Extract<AbiType, { kind: 'stream' | 'future' }>[] {
+  return types.flatMap((type): Extract<AbiType, { kind: 'stream' | 'future' }>[] => {
+    switch (type?.kind) {
+      case undefined:
+        return [];
+      case 'stream':
+      case 'future':
+        return [type];
+      case 'list':
+      case 'option':
+        return streamsAndFutures([type.of]);
+      case 'record':
+      case 'tuple':
+        return streamsAndFutures(fieldsOf(type));
+      case 'variant':
+      case 'result':
+        return streamsAndFutures(casesOf(type));
+      default:
+        return [];
+    }
+  });
+}
+
 export function layout(type: AbiType): Layout {
   let known = layouts.get(type);
   if (known) return known;

@@ -15,7 +15,7 @@
 
 import type { ImportObject } from '../sandbox/wasi-imports.js';
 import { unversioned } from '../../wit/interface-key.js';
-import type { AbiType, HostFunction } from '../../wit/canon/abi-types.js';
+import { streamsAndFutures, type HostFunction } from '../../wit/canon/abi-types.js';
 import { AsyncInstance, ComponentError, type CoreFunction, type Task } from './async-abi/async-instance.js';
 import type { TaskFailure } from './task-failure.js';
 import { canonFunctions, HANDLE_EXPORT, P3_PAYLOADS } from '../wasi-host/p3/canon-functions.js';
@@ -42,36 +42,6 @@ export function plan(modules: Iterable<WebAssembly.Module>, passedThrough: reado
   const other = all.find((m) => m !== main && !isShim(m, passedThrough));
   if (other) return { reason: 'it has core modules besides its own and wit-component’s shims' };
   return { main };
-}
-
-/** The stream and future types in `fn`'s type, in the order wit-component numbers them (parameters, then results, depth first). */
-function payloadsOf(fn: { params: readonly AbiType[]; result?: AbiType }): AbiType[] {
-  const found: AbiType[] = [];
-  const walk = (type: AbiType | undefined): void => {
-    if (!type) return;
-    switch (type.kind) {
-      case 'stream':
-      case 'future':
-        return void found.push(type);
-      case 'list':
-      case 'option':
-        return walk(type.of);
-      case 'tuple':
-        return type.of.forEach(walk);
-      case 'record':
-        return type.fields.forEach(([, f]) => walk(f));
-      case 'variant':
-        return type.cases.forEach(([, c]) => walk(c));
-      case 'result':
-        walk(type.ok);
-        return walk(type.err);
-      default:
-        return;
-    }
-  };
-  fn.params.forEach(walk);
-  walk(fn.result);
-  return found;
 }
 
 export interface OwnHandler {
@@ -134,8 +104,9 @@ function resolve(runtime: AsyncInstance, interfaces: Map<string, Record<string, 
   if (copy) {
     const [, lowered, kind, op, index, fnName] = copy;
     const fn = functions[fnName];
-    const payload = fn && payloadsOf(fn)[Number(index)];
-    if (!payload || (payload.kind !== 'stream' && payload.kind !== 'future') || payload.kind !== kind) return undefined;
+    // The n-th stream or future in the function's type, as wit-component numbers them.
+    const payload = fn && streamsAndFutures([...fn.params, fn.result])[Number(index)];
+    if (!payload || payload.kind !== kind) return undefined;
     return runtime.copyBuiltin(payload.kind, `${lowered ?? ''}${op}`, payload.payload);
   }
   const fn = functions[name];
