@@ -640,7 +640,7 @@ if (hasJspi) describe('WASI 0.3 HTTP handlers (e2e)', function () {
       expect(r.status, r.body).to.equal(200);
       expect(r.body).to.equal('Hello, world!\n');
       expect(r.complete).to.equal(true);
-      // No length from the guest: chunked (CONTRACT §5.8), whole (its final chunk came: complete above).
+      // No length from the guest: chunked (docs/api.md §5.8), whole (its final chunk came: complete above).
       expect([r.headers['content-length'], r.headers['transfer-encoding']]).to.deep.equal([undefined, 'chunked']);
       expect(r.headers['x-request-id']).to.be.a('string');
       expect(r.headers['content-security-policy']).to.match(/^sandbox/);
