@@ -13,7 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { hasJspi } from '../../lib/platform.js';
 import { buildComponent } from '../../examples/builder.js';
 import { examples } from '../../examples/index.js';
-import { asyncBodies, P3_HOST, P3_SLEEPER, P3_SPEAKER, asyncCalls, asyncStreams } from '../support/async-components.js';
+import { asyncBodies, P3_HOST, P3_PRODUCER, P3_SLEEPER, P3_SPEAKER, asyncCalls, asyncStreams } from '../support/async-components.js';
 import { eventually, letTimePass } from '../support/eventually.js';
 import { FAULTY, repository } from '../support/fixtures.js';
 import { call, duplexExchange, invoke, openDuplex, RtProcess } from '../support/rt-process.js';
@@ -61,7 +61,7 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
 
   before(async () => {
     const primes = await buildComponent(await examples.find((e) => e.name === 'primes')!.source());
-    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-sleeper': P3_SLEEPER, 'p3-speaker': P3_SPEAKER, 'p3-pair': P3_SLEEPER, 'p3-pair.toml': { raw: 'max_concurrency = 2\nmax_instances = 2\n' }, 'p3-below': P3_SLEEPER, 'p3-below.toml': { raw: 'pool_size = 3\nmax_instances = 2\n' } } : {}) });
+    repo = await repository({ faulty: FAULTY, 'p3.wasm': { raw: await asyncCalls() }, 'p3-streams.wasm': { raw: await asyncStreams() }, 'primes.wasm': { raw: primes }, 'p3-body.wasm': { raw: await asyncBodies() }, 'p3-host': P3_HOST, 'p3-host.toml': { raw: '[env]\nGREETING = "hello"\n' }, ...(hasJspi ? { 'p3-producer': P3_PRODUCER, 'p3-sleeper': P3_SLEEPER, 'p3-speaker': P3_SPEAKER, 'p3-pair': P3_SLEEPER, 'p3-pair.toml': { raw: 'max_concurrency = 2\nmax_instances = 2\n' }, 'p3-below': P3_SLEEPER, 'p3-below.toml': { raw: 'pool_size = 3\nmax_instances = 2\n' } } : {}) });
     rt = await RtProcess.start({ workers: 1, configToml: `repo_urls = ["file://${repo}"]\n[http]\nrequest_timeout_seconds = 2\nmax_body_bytes = ${MAX_BODY_BYTES}\n` });
     await rt.ready();
   });
@@ -214,6 +214,55 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
   }
 
   if (hasJspi) {
+    describe("a toolchain's async functions on rt's own host (WASI 0.3)", () => {
+      const url = (method: string, query = '') => `${rt!.url}/api/services/default/p3-producer/invoke/${method}${query}`;
+
+      it('answers a stream<u8> as its raw bytes and a stream<u32> as NDJSON, whole and in order', async () => {
+        const size = 3 * 2 ** 20 + 7;
+        const bytes = await openStream(url('bytes'), { count: size });
+        expect(bytes.res.headers['content-type']).to.equal('application/octet-stream');
+        expect((await bytes.ended).complete).to.equal(true);
+        const body = bytes.body();
+        expect(body.length).to.equal(size);
+        const wrong = body.findIndex((byte, i) => byte !== (i & 255));
+        expect(wrong, `byte ${wrong} is ${body[wrong]}`).to.equal(-1);
+        const numbers = await openStream(url('numbers'), { count: 600 }, { accept: 'text/event-stream' });
+        expect((await numbers.ended).complete).to.equal(true);
+        expect(sseEvents(numbers.text()).map((e) => e.data)).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
+      });
+
+      it('drops the stream when the client goes away, and serves on', async () => {
+        const answer = await openStream(url('bytes'), { count: 4_000_000_000 });
+        await eventually(() => answer.pieces.length >= 3, { what: 'three pieces of the stream', timeoutMs: 10_000, intervalMs: 10 });
+        answer.close();
+        await eventually(() => rt!.logged((l) => l.msg === 'request' && String((l.req as { url?: unknown } | undefined)?.url).endsWith('/p3-producer/invoke/bytes') && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed'), { what: 'the stream logged as closed by its client', timeoutMs: 10_000, intervalMs: 50 });
+        const next = await openStream(url('numbers'), { count: 2 });
+        expect((await next.ended).complete).to.equal(true);
+        expect(ndjson(next.text())).to.deep.equal([0, 1]);
+      });
+
+      it('gives the guest the request body as its stream<u8> as it arrives, and NDJSON lines as its stream<u32>', async () => {
+        const body = randomBytes(2 ** 20 + 5);
+        const pieces = Array.from({ length: 17 }, (_, i) => body.subarray(i * 65536, (i + 1) * 65536));
+        expect(await postPieces(url('length'), pieces)).to.deep.equal({ status: 200, body: { result: 2 ** 20 + 5 } });
+        const lines = Array.from({ length: 2_000 }, (_, i) => `${i}\n`).join('');
+        const total = await call(url('total'), { body: Buffer.from(lines), contentType: 'application/x-ndjson' });
+        expect(total.body).to.deep.equal({ result: (1_999 * 2_000) / 2 });
+      });
+
+      it('passes records, lists, options and variants both ways, answers err as the method’s error, and awaits a future', async () => {
+        const shape = { name: 'ünïcode', sizes: [1, 2, 4_000_000_000], tag: { some: 7 }, weight: { tag: 'heavy', val: -5 } };
+        expect((await invoke(rt!, 'default/p3-producer/invoke/mirror', { s: shape })).body).to.deep.equal({ result: shape });
+        const refused = await invoke(rt!, 'default/p3-producer/invoke/refuse', { reason: 'not today' });
+        expect(refused.body).to.include({ code: 'RT_ERR_METHOD_RETURNED_ERROR', details: 'not today', value: 'not today' });
+        expect((await invoke(rt!, 'default/p3-producer/invoke/later', { n: 41 })).body).to.deep.equal({ result: 42 });
+        const dropped = await invoke(rt!, 'default/p3-producer/invoke/later', { n: 0 });
+        expect(dropped.status).to.equal(500);
+        expect(dropped.body).to.include({ code: 'RT_ERR_COMPONENT_TRAPPED', details: 'the guest dropped a future it had not written' });
+        expect((await invoke(rt!, 'default/p3-producer/invoke/greet', { name: 'grüß dich' })).body).to.deep.equal({ result: 'grüß dich' });
+      });
+    });
+
     describe('stream<T> parameters (WASI 0.3)', () => {
       const url = (method: string, query = '') => `${rt!.url}/api/services/default/p3-body/invoke/${method}${query}`;
 

@@ -722,6 +722,259 @@ world sleeper {
 };
 
 /**
+ * Async functions as a wasi:http-free toolchain component would export them
+ * (wit-component's names, one core module), of the types invoke passes:
+ * - `bytes: async func(count: u32) -> stream<u8>`: `count` bytes, byte i
+ *   being i & 255, in writes of 16 KiB (what the streams bench reads);
+ * - `numbers: async func(count: u32) -> stream<u32>`: 0 … count - 1, in
+ *   writes of up to 256;
+ * - `total: async func(data: stream<u32>) -> u64`, the sum of the items,
+ *   and `length: async func(data: stream<u8>) -> u64`, how many bytes (each
+ *   acknowledges a cancellation with task.cancel);
+ * - `mirror: async func(s: shape) -> result<shape, string>`, `s` as it came
+ *   (its strings and lists where the host put them), and `refuse: async
+ *   func(reason: string) -> result<shape, string>`, err(reason);
+ * - `later: async func(n: u32) -> future<u32>`, a future it writes n + 1 to
+ *   (for 0, one it drops unwritten);
+ * - `plain: func() -> u32`, 5, `greet: func(name: string) -> string`, the
+ *   name (its post-return counted), and `posts: func() -> u32`, that count.
+ * A task's state is in one of 8 slots of 32 bytes from 1024 on, taken in
+ * turn, that its context points to.
+ */
+export const P3_PRODUCER: ComponentSource = {
+  kind: 'wat',
+  world: 'producer',
+  wit: withWasi03(`package test:p3-producer@0.1.0;
+world producer {
+  variant weight { light, heavy(s64) }
+  record shape { name: string, sizes: list<u32>, tag: option<option<u8>>, weight: weight }
+  export bytes: async func(count: u32) -> stream<u8>;
+  export numbers: async func(count: u32) -> stream<u32>;
+  export total: async func(data: stream<u32>) -> u64;
+  export length: async func(data: stream<u8>) -> u64;
+  export mirror: async func(s: shape) -> result<shape, string>;
+  export refuse: async func(reason: string) -> result<shape, string>;
+  export later: async func(n: u32) -> future<u32>;
+  export plain: func() -> u32;
+  export greet: func(name: string) -> string;
+  export posts: func() -> u32;
+}`),
+  wat: `(module
+  (import "$root" "[waitable-set-new]" (func $set-new (result i32)))
+  (import "$root" "[waitable-set-drop]" (func $set-drop (param i32)))
+  (import "$root" "[waitable-join]" (func $join (param i32 i32)))
+  (import "$root" "[context-get-0]" (func $ctx-get (result i32)))
+  (import "$root" "[context-set-0]" (func $ctx-set (param i32)))
+  (import "[export]$root" "[task-cancel]" (func $task-cancel))
+  (import "[export]$root" "[task-return]bytes" (func $return-bytes (param i32)))
+  (import "[export]$root" "[stream-new-0]bytes" (func $bytes-new (result i64)))
+  (import "[export]$root" "[async-lower][stream-write-0]bytes" (func $bytes-write (param i32 i32 i32) (result i32)))
+  (import "[export]$root" "[stream-drop-writable-0]bytes" (func $bytes-drop (param i32)))
+  (import "[export]$root" "[task-return]numbers" (func $return-numbers (param i32)))
+  (import "[export]$root" "[stream-new-0]numbers" (func $numbers-new (result i64)))
+  (import "[export]$root" "[async-lower][stream-write-0]numbers" (func $numbers-write (param i32 i32 i32) (result i32)))
+  (import "[export]$root" "[stream-drop-writable-0]numbers" (func $numbers-drop (param i32)))
+  (import "[export]$root" "[task-return]total" (func $return-total (param i64)))
+  (import "[export]$root" "[async-lower][stream-read-0]total" (func $total-read (param i32 i32 i32) (result i32)))
+  (import "[export]$root" "[stream-cancel-read-0]total" (func $total-cancel (param i32) (result i32)))
+  (import "[export]$root" "[stream-drop-readable-0]total" (func $total-drop (param i32)))
+  (import "[export]$root" "[task-return]length" (func $return-length (param i64)))
+  (import "[export]$root" "[async-lower][stream-read-0]length" (func $length-read (param i32 i32 i32) (result i32)))
+  (import "[export]$root" "[stream-cancel-read-0]length" (func $length-cancel (param i32) (result i32)))
+  (import "[export]$root" "[stream-drop-readable-0]length" (func $length-drop (param i32)))
+  (import "[export]$root" "[task-return]mirror" (func $return-mirror (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i64)))
+  (import "[export]$root" "[task-return]refuse" (func $return-refuse (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i64)))
+  (import "[export]$root" "[task-return]later" (func $return-later (param i32)))
+  (import "[export]$root" "[future-new-0]later" (func $future-new (result i64)))
+  (import "[export]$root" "[async-lower][future-write-0]later" (func $future-write (param i32 i32) (result i32)))
+  (import "[export]$root" "[future-drop-writable-0]later" (func $future-drop (param i32)))
+  (memory (export "memory") 4)
+  ;; 65536 on: 16 KiB + 256 bytes, byte i being i & 255 (bytes' writes start within its first 256); 131072 on: 1 KiB a
+  ;; slot where numbers are made; 139264 on: 4 KiB a slot where reads land; 196608 on: what cabi_realloc gives.
+  (func $fill (local $i i32)
+    (block $d (loop $l
+      (br_if $d (i32.ge_u (local.get $i) (i32.const 16640)))
+      (i32.store8 (i32.add (i32.const 65536) (local.get $i)) (local.get $i))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $l))))
+  (start $fill)
+  (global $heap (mut i32) (i32.const 196608))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+    (if (i32.gt_u (i32.add (global.get $heap) (local.get 3)) (i32.const 262144)) (then (global.set $heap (i32.const 196608))))
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get 3)) (i32.const 7)) (i32.const -8)))
+    (local.get $p))
+  ;; A slot: +0 the stream's or future's end, +4 items left (a future's value), +8 the task's waitable set, +12 which
+  ;; function (0 bytes or length, 1 numbers or total), +16 items sent (a reader's sum, an i64).
+  (global $tasks (mut i32) (i32.const 0))
+  (func $slot (result i32) (local $s i32)
+    (local.set $s (i32.add (i32.const 1024) (i32.shl (i32.and (global.get $tasks) (i32.const 7)) (i32.const 5))))
+    (global.set $tasks (i32.add (global.get $tasks) (i32.const 1)))
+    (memory.fill (local.get $s) (i32.const 0) (i32.const 32))
+    (call $ctx-set (local.get $s))
+    (local.get $s))
+  (func $index (param $s i32) (result i32) (i32.shr_u (i32.sub (local.get $s) (i32.const 1024)) (i32.const 5)))
+  ;; WAIT (2) on the task's set.
+  (func $wait (param $s i32) (result i32) (i32.or (i32.shl (i32.load offset=8 (local.get $s)) (i32.const 4)) (i32.const 2)))
+
+  ;; One write of the task's next items: its packed result (count << 4 | status), or -1 (BLOCKED).
+  (func $write (param $s i32) (result i32) (local $n i32) (local $i i32) (local $buf i32)
+    (if (i32.load offset=12 (local.get $s)) (then
+      (local.set $n (select (i32.const 256) (i32.load offset=4 (local.get $s)) (i32.gt_u (i32.load offset=4 (local.get $s)) (i32.const 256))))
+      (local.set $buf (i32.add (i32.const 131072) (i32.shl (call $index (local.get $s)) (i32.const 10))))
+      (block $d (loop $l
+        (br_if $d (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store (i32.add (local.get $buf) (i32.shl (local.get $i) (i32.const 2))) (i32.add (i32.load offset=16 (local.get $s)) (local.get $i)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $l)))
+      (return (call $numbers-write (i32.load (local.get $s)) (local.get $buf) (local.get $n)))))
+    (local.set $n (select (i32.const 16384) (i32.load offset=4 (local.get $s)) (i32.gt_u (i32.load offset=4 (local.get $s)) (i32.const 16384))))
+    (call $bytes-write (i32.load (local.get $s)) (i32.add (i32.const 65536) (i32.and (i32.load offset=16 (local.get $s)) (i32.const 255))) (local.get $n)))
+  ;; A write came back: counts what went; 0 when the reader is gone (DROPPED, 1).
+  (func $wrote (param $s i32) (param $r i32) (result i32)
+    (i32.store offset=4 (local.get $s) (i32.sub (i32.load offset=4 (local.get $s)) (i32.shr_u (local.get $r) (i32.const 4))))
+    (i32.store offset=16 (local.get $s) (i32.add (i32.load offset=16 (local.get $s)) (i32.shr_u (local.get $r) (i32.const 4))))
+    (i32.ne (i32.and (local.get $r) (i32.const 15)) (i32.const 1)))
+  ;; Writes until a write blocks (WAIT), or the items are out or the reader gone (ends the stream: EXIT).
+  (func $pump (param $s i32) (result i32) (local $r i32)
+    (block $end (loop $l
+      (br_if $end (i32.eqz (i32.load offset=4 (local.get $s))))
+      (local.set $r (call $write (local.get $s)))
+      (if (i32.eq (local.get $r) (i32.const -1)) (then
+        (if (i32.eqz (i32.load offset=8 (local.get $s))) (then
+          (i32.store offset=8 (local.get $s) (call $set-new))
+          (call $join (i32.load (local.get $s)) (i32.load offset=8 (local.get $s)))))
+        (return (call $wait (local.get $s)))))
+      (br_if $end (i32.eqz (call $wrote (local.get $s) (local.get $r))))
+      (br $l)))
+    (if (i32.load offset=8 (local.get $s)) (then
+      (call $join (i32.load (local.get $s)) (i32.const 0))
+      (call $set-drop (i32.load offset=8 (local.get $s)))))
+    (if (i32.load offset=12 (local.get $s)) (then (call $numbers-drop (i32.load (local.get $s)))) (else (call $bytes-drop (i32.load (local.get $s)))))
+    (i32.const 0))
+  (func $produce (param $count i32) (param $kind i32) (result i32) (local $s i32) (local $ends i64)
+    (local.set $s (call $slot))
+    (local.set $ends (if (result i64) (local.get $kind) (then (call $numbers-new)) (else (call $bytes-new))))
+    (i32.store (local.get $s) (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+    (i32.store offset=4 (local.get $s) (local.get $count))
+    (i32.store offset=12 (local.get $s) (local.get $kind))
+    (if (local.get $kind) (then (call $return-numbers (i32.wrap_i64 (local.get $ends)))) (else (call $return-bytes (i32.wrap_i64 (local.get $ends)))))
+    (call $pump (local.get $s)))
+  (func (export "[async-lift]bytes") (param i32) (result i32) (call $produce (local.get 0) (i32.const 0)))
+  (func (export "[async-lift]numbers") (param i32) (result i32) (call $produce (local.get 0) (i32.const 1)))
+  ;; STREAM_WRITE (3), the one event a producer's set gives: the blocked write went.
+  (func $produced (param $r i32) (result i32) (local $s i32)
+    (local.set $s (call $ctx-get))
+    (if (i32.eqz (call $wrote (local.get $s) (local.get $r))) (then (i32.store offset=4 (local.get $s) (i32.const 0))))
+    (call $pump (local.get $s)))
+  (func (export "[callback][async-lift]bytes") (param i32 i32 i32) (result i32) (call $produced (local.get 2)))
+  (func (export "[callback][async-lift]numbers") (param i32 i32 i32) (result i32) (call $produced (local.get 2)))
+
+  ;; One read of the task's stream into its slot's 4 KiB: 1,024 u32s (total) or 4,096 bytes (length).
+  (func $read (param $s i32) (result i32) (local $buf i32)
+    (local.set $buf (i32.add (i32.const 139264) (i32.shl (call $index (local.get $s)) (i32.const 12))))
+    (if (result i32) (i32.load offset=12 (local.get $s))
+      (then (call $total-read (i32.load (local.get $s)) (local.get $buf) (i32.const 1024)))
+      (else (call $length-read (i32.load (local.get $s)) (local.get $buf) (i32.const 4096)))))
+  ;; A read came back: adds it up; 0 once the writer has ended the stream (DROPPED, 1).
+  (func $got (param $s i32) (param $r i32) (result i32) (local $n i32) (local $i i32) (local $buf i32)
+    (local.set $n (i32.shr_u (local.get $r) (i32.const 4)))
+    (local.set $buf (i32.add (i32.const 139264) (i32.shl (call $index (local.get $s)) (i32.const 12))))
+    (if (i32.load offset=12 (local.get $s))
+      (then
+        (block $d (loop $l
+          (br_if $d (i32.ge_u (local.get $i) (local.get $n)))
+          (i64.store offset=16 (local.get $s) (i64.add (i64.load offset=16 (local.get $s)) (i64.extend_i32_u (i32.load (i32.add (local.get $buf) (i32.shl (local.get $i) (i32.const 2)))))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l))))
+      (else (i64.store offset=16 (local.get $s) (i64.add (i64.load offset=16 (local.get $s)) (i64.extend_i32_u (local.get $n))))))
+    (i32.ne (i32.and (local.get $r) (i32.const 15)) (i32.const 1)))
+  ;; Leaves the set and drops the stream.
+  (func $finish (param $s i32)
+    (call $join (i32.load (local.get $s)) (i32.const 0))
+    (if (i32.load offset=12 (local.get $s)) (then (call $total-drop (i32.load (local.get $s)))) (else (call $length-drop (i32.load (local.get $s)))))
+    (call $set-drop (i32.load offset=8 (local.get $s))))
+  (func $answer (param $s i32) (result i32)
+    (call $finish (local.get $s))
+    (if (i32.load offset=12 (local.get $s)) (then (call $return-total (i64.load offset=16 (local.get $s)))) (else (call $return-length (i64.load offset=16 (local.get $s)))))
+    (i32.const 0))
+  ;; Reads until a read waits for the writer (WAIT) or the stream ends (returns the sum: EXIT).
+  (func $consume (param $s i32) (result i32) (local $r i32)
+    (block $end (loop $l
+      (local.set $r (call $read (local.get $s)))
+      (if (i32.eq (local.get $r) (i32.const -1)) (then (return (call $wait (local.get $s)))))
+      (br_if $end (i32.eqz (call $got (local.get $s) (local.get $r))))
+      (br $l)))
+    (call $answer (local.get $s)))
+  (func $take (param $r i32) (param $kind i32) (result i32) (local $s i32)
+    (local.set $s (call $slot))
+    (i32.store (local.get $s) (local.get $r))
+    (i32.store offset=12 (local.get $s) (local.get $kind))
+    (i32.store offset=8 (local.get $s) (call $set-new))
+    (call $join (local.get $r) (i32.load offset=8 (local.get $s)))
+    (call $consume (local.get $s)))
+  (func (export "[async-lift]total") (param i32) (result i32) (call $take (local.get 0) (i32.const 1)))
+  (func (export "[async-lift]length") (param i32) (result i32) (call $take (local.get 0) (i32.const 0)))
+  ;; STREAM_READ (2): the read that waited came back; TASK_CANCELLED (6): rt gave up, and the task ends acknowledging it.
+  (func $consumed (param $event i32) (param $r i32) (result i32) (local $s i32)
+    (local.set $s (call $ctx-get))
+    (if (i32.eq (local.get $event) (i32.const 6)) (then
+      (if (i32.load offset=12 (local.get $s))
+        (then (drop (call $total-cancel (i32.load (local.get $s)))))
+        (else (drop (call $length-cancel (i32.load (local.get $s))))))
+      (call $finish (local.get $s))
+      (call $task-cancel)
+      (return (i32.const 0))))
+    (if (i32.eqz (call $got (local.get $s) (local.get $r))) (then (return (call $answer (local.get $s)))))
+    (call $consume (local.get $s)))
+  (func (export "[callback][async-lift]total") (param i32 i32 i32) (result i32) (call $consumed (local.get 0) (local.get 2)))
+  (func (export "[callback][async-lift]length") (param i32 i32 i32) (result i32) (call $consumed (local.get 0) (local.get 2)))
+
+  ;; ok(s): a shape's nine core values as they came, after the ok case's discriminant.
+  (func (export "[async-lift]mirror") (param i32 i32 i32 i32 i32 i32 i32 i32 i64) (result i32)
+    (call $return-mirror (i32.const 0) (local.get 0) (local.get 1) (local.get 2) (local.get 3) (local.get 4) (local.get 5) (local.get 6) (local.get 7) (local.get 8))
+    (i32.const 0))
+  (func (export "[callback][async-lift]mirror") (param i32 i32 i32) (result i32) unreachable)
+  (func (export "[async-lift]refuse") (param i32 i32) (result i32)
+    (call $return-refuse (i32.const 1) (local.get 0) (local.get 1) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i64.const 0))
+    (i32.const 0))
+  (func (export "[callback][async-lift]refuse") (param i32 i32 i32) (result i32) unreachable)
+
+  (func (export "[async-lift]later") (param $n i32) (result i32) (local $s i32) (local $ends i64) (local $r i32)
+    (local.set $s (call $slot))
+    (local.set $ends (call $future-new))
+    (i32.store (local.get $s) (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
+    (call $return-later (i32.wrap_i64 (local.get $ends)))
+    (if (i32.eqz (local.get $n)) (then
+      (call $future-drop (i32.load (local.get $s)))
+      (return (i32.const 0))))
+    (i32.store offset=4 (local.get $s) (i32.add (local.get $n) (i32.const 1)))
+    (local.set $r (call $future-write (i32.load (local.get $s)) (i32.add (local.get $s) (i32.const 4))))
+    (if (i32.ne (local.get $r) (i32.const -1)) (then
+      (call $future-drop (i32.load (local.get $s)))
+      (return (i32.const 0))))
+    (i32.store offset=8 (local.get $s) (call $set-new))
+    (call $join (i32.load (local.get $s)) (i32.load offset=8 (local.get $s)))
+    (call $wait (local.get $s)))
+  ;; FUTURE_WRITE (5): the value went.
+  (func (export "[callback][async-lift]later") (param i32 i32 i32) (result i32) (local $s i32)
+    (local.set $s (call $ctx-get))
+    (call $join (i32.load (local.get $s)) (i32.const 0))
+    (call $future-drop (i32.load (local.get $s)))
+    (call $set-drop (i32.load offset=8 (local.get $s)))
+    (i32.const 0))
+
+  (func (export "plain") (result i32) (i32.const 5))
+  (global $posts (mut i32) (i32.const 0))
+  (func (export "greet") (param i32 i32) (result i32)
+    (i32.store (i32.const 2048) (local.get 0))
+    (i32.store (i32.const 2052) (local.get 1))
+    (i32.const 2048))
+  (func (export "cabi_post_greet") (param i32) (global.set $posts (i32.add (global.get $posts) (i32.const 1))))
+  (func (export "posts") (result i32) (global.get $posts)))`,
+};
+
+/**
  * `say: async func(text: string, err: bool)`: writes `text` to
  * wasi:cli/stdout@0.3.0 (stderr when `err`) through a stream it makes and
  * hands the host (write-via-stream), waiting while the host has not taken

@@ -4,13 +4,15 @@
 // and lower). Values are what jco's glue makes of them, so that rt's host
 // objects (wasi-host/p3) serve either host: a u64 is a bigint, a list<u8> a
 // Uint8Array, an option its value or undefined, a variant or result
-// `{ tag, val }`, a record an object keyed in camelCase.
+// `{ tag, val }`, a record an object keyed in camelCase, another numeric list
+// a typed array, an option of an option `{ tag: 'none' | 'some', val }`.
 //
 // Handles, streams and futures are the instance's business (its table, its
 // copies: lib/worker/execution/async-abi): they go through the `Handles` a
 // lift or lower is given.
 
 import { AbiTrap, type GuestMemory } from './guest-memory.js';
+import { jsIdentifier } from '../js-names.js';
 
 /** A resource type's host class: a handle is checked against it when lifted (its constructor may be private). */
 export interface HostClass {
@@ -23,15 +25,25 @@ export type PayloadKind = string;
 
 export type AbiType =
   | { kind: 'bool' | 'u8' | 's8' | 'u16' | 's16' | 'u32' | 's32' | 'u64' | 's64' | 'string' | 'bytes' }
-  | { kind: 'list'; of: AbiType }
+  /** `typed`: the typed array jco gives a list of numbers as (a list<u8> is `bytes`). */
+  | { kind: 'list'; of: AbiType; typed?: TypedArrayClass }
   | { kind: 'record'; fields: readonly (readonly [string, AbiType])[] }
   | { kind: 'tuple'; of: readonly AbiType[] }
   | { kind: 'variant'; cases: readonly (readonly [string, AbiType | undefined])[] }
   | { kind: 'enum'; names: readonly string[] }
-  | { kind: 'option'; of: AbiType }
+  /** `tagged`: written `{ tag: 'none' | 'some', val }`, as jco writes an option whose payload is an option it writes as `T | undefined`. */
+  | { kind: 'option'; of: AbiType; tagged?: boolean }
   | { kind: 'result'; ok: AbiType | undefined; err: AbiType | undefined }
   | { kind: 'own' | 'borrow'; resource: HostClass }
-  | { kind: 'stream' | 'future'; payload: PayloadKind };
+  /** A stream's `element`: absent for a stream<u8>, whose items go as bytes. */
+  | { kind: 'stream'; payload: PayloadKind; element?: AbiType }
+  | { kind: 'future'; payload: PayloadKind };
+
+/** A stream or future type. */
+export type Carrier = Extract<AbiType, { kind: 'stream' | 'future' }>;
+
+/** A typed array's class, as a list of numbers is lifted to. */
+export type TypedArrayClass = new (buffer: ArrayBuffer, byteOffset?: number, length?: number) => ArrayLike<number | bigint>;
 
 /** A host function as rt's own host serves it: its WIT types, and what it does with lifted values (a result-typed one returns `{ tag, val }`). */
 export interface HostFunction {
@@ -40,22 +52,23 @@ export interface HostFunction {
   call: (...args: never[]) => unknown;
 }
 
-/** Bytes rt hands a guest: what it reads its stream from. */
-export interface ByteSource {
-  read(max: number): Promise<Uint8Array | undefined>;
+/** Items rt hands a guest: what it reads its stream from (a stream<u8>'s bytes, others' items; undefined at the end). */
+export interface StreamSource {
+  read(max: number): Promise<Uint8Array | readonly unknown[] | undefined>;
   close(): void;
 }
 
-/** What a future of a kind holds, and what rt's side gets if the guest drops its writable end unwritten. */
+/** What a future of a kind holds, and what rt's side gets if the guest drops its writable end unwritten: `dropped`, or a failure saying `droppedFails`. */
 export interface FuturePayload {
   type: AbiType;
   dropped: unknown;
+  droppedFails?: string;
 }
 
 /** What an instance's streams and futures carry, by kind (the WASI layer's: wasi-host/p3/canon-functions.ts). */
 export interface Payloads {
-  /** A stream<u8> of this kind that rt hands a guest: how its bytes are read. */
-  byteSource(kind: PayloadKind, value: unknown): ByteSource;
+  /** A stream of this kind that rt hands a guest (`value`): how its items are read. */
+  streamSource(kind: PayloadKind, value: unknown): StreamSource;
   future(kind: PayloadKind): FuturePayload;
 }
 
@@ -68,9 +81,9 @@ export interface Handles {
   /** The object a borrowed handle refers to. */
   borrow(handle: number, resource: HostClass): object;
   /** The host's side of a readable end the guest hands over (gone from its table). */
-  liftReadable(handle: number, kind: 'stream' | 'future', payload: PayloadKind): unknown;
+  liftReadable(handle: number, type: Carrier): unknown;
   /** A new readable end in the guest's table for what the host hands it. */
-  lowerReadable(value: unknown, kind: 'stream' | 'future', payload: PayloadKind): number;
+  lowerReadable(value: unknown, type: Carrier): number;
 }
 
 export type CoreValue = number | bigint;
@@ -79,8 +92,11 @@ type Flat = 'i32' | 'i64';
 export const t = {
   bool: { kind: 'bool' },
   u8: { kind: 'u8' },
+  s8: { kind: 's8' },
   u16: { kind: 'u16' },
+  s16: { kind: 's16' },
   u32: { kind: 'u32' },
+  s32: { kind: 's32' },
   s64: { kind: 's64' },
   u64: { kind: 'u64' },
   string: { kind: 'string' },
@@ -94,7 +110,7 @@ export const t = {
   result: (ok?: AbiType, err?: AbiType): AbiType => ({ kind: 'result', ok, err }),
   own: (resource: HostClass): AbiType => ({ kind: 'own', resource }),
   borrow: (resource: HostClass): AbiType => ({ kind: 'borrow', resource }),
-  stream: (payload: PayloadKind): AbiType => ({ kind: 'stream', payload }),
+  stream: (payload: PayloadKind, element?: AbiType): AbiType => (element ? { kind: 'stream', payload, element } : { kind: 'stream', payload }),
   future: (payload: PayloadKind): AbiType => ({ kind: 'future', payload }),
 } as const satisfies Record<string, AbiType | ((...args: never[]) => AbiType)>;
 
@@ -139,8 +155,8 @@ function fieldsOf(type: Extract<AbiType, { kind: 'record' | 'tuple' }>): readonl
 }
 
 /** The stream and future types within `types`, in order, depth first: how wit-component numbers a function's (its parameters, then its result). */
-export function streamsAndFutures(types: readonly (AbiType | undefined)[]): Extract<AbiType, { kind: 'stream' | 'future' }>[] {
-  return types.flatMap((type): Extract<AbiType, { kind: 'stream' | 'future' }>[] => {
+export function streamsAndFutures(types: readonly (AbiType | undefined)[]): Carrier[] {
+  return types.flatMap((type): Carrier[] => {
     switch (type?.kind) {
       case undefined:
         return [];
@@ -281,8 +297,9 @@ export function discriminant(type: AbiType, value: unknown): number {
 }
 
 function tagIndex(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>, value: unknown): [number, unknown] {
-  if (type.kind === 'option') return value === undefined ? [0, undefined] : [1, value];
+  if (type.kind === 'option' && !type.tagged) return value === undefined || value === null ? [0, undefined] : [1, value];
   const { tag, val } = value as { tag: string; val?: unknown };
+  if (type.kind === 'option') return [tag === 'some' ? 1 : 0, val];
   if (type.kind === 'result') return [tag === 'ok' ? 0 : 1, val];
   const i = type.cases.findIndex(([name]) => name === tag);
   if (i < 0) throw new Error(`no case ${tag} in the variant`);
@@ -292,15 +309,13 @@ function tagIndex(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result'
 function tagged(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>, i: number, val: unknown): unknown {
   const cases = casesOf(type);
   if (i >= cases.length) throw new AbiTrap(`invalid discriminant ${i}`);
-  if (type.kind === 'option') return i === 0 ? undefined : val;
+  if (type.kind === 'option') return type.tagged ? (i === 0 ? { tag: 'none' } : { tag: 'some', val }) : i === 0 ? undefined : val;
   if (type.kind === 'result') return { tag: i === 0 ? 'ok' : 'err', val };
   const name = type.cases[i][0];
   return cases[i] ? { tag: name, val } : { tag: name };
 }
 
-function keyOf(name: string): string {
-  return name.replace(/-([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
-}
+const keyOf = jsIdentifier;
 
 /** Reads a value of `type` at `ptr`. */
 export function load(mem: GuestMemory, handles: Handles, type: AbiType, ptr: number): unknown {
@@ -334,11 +349,7 @@ export function load(mem: GuestMemory, handles: Handles, type: AbiType, ptr: num
     case 'bytes':
       return mem.bytes(v.getUint32(ptr, true), v.getUint32(ptr + 4, true));
     case 'list': {
-      const base = v.getUint32(ptr, true);
-      const length = v.getUint32(ptr + 4, true);
-      const { size } = layout(type.of);
-      mem.check(base, length * size);
-      return Array.from({ length }, (_, i) => load(mem, handles, type.of, base + i * size));
+      return loadList(mem, handles, type, v.getUint32(ptr, true), v.getUint32(ptr + 4, true));
     }
     case 'record':
     case 'tuple': {
@@ -360,7 +371,7 @@ export function load(mem: GuestMemory, handles: Handles, type: AbiType, ptr: num
       return handles.borrow(v.getUint32(ptr, true), type.resource);
     case 'stream':
     case 'future':
-      return handles.liftReadable(v.getUint32(ptr, true), type.kind, type.payload);
+      return handles.liftReadable(v.getUint32(ptr, true), type);
   }
 }
 
@@ -424,17 +435,25 @@ export function store(mem: GuestMemory, handles: Handles, type: AbiType, value: 
       throw new Error('a borrow is never handed to a guest by rt');
     case 'stream':
     case 'future':
-      return mem.view().setUint32(ptr, handles.lowerReadable(value, type.kind, type.payload), true);
+      return mem.view().setUint32(ptr, handles.lowerReadable(value, type), true);
   }
+}
+
+/** `length` items of a list at `base`: a typed array's copy of them, or each loaded. */
+function loadList(mem: GuestMemory, handles: Handles, type: Extract<AbiType, { kind: 'list' }>, base: number, length: number): unknown {
+  const { size } = layout(type.of);
+  mem.check(base, length * size);
+  if (type.typed) return new type.typed(mem.u8().slice(base, base + length * size).buffer, 0, length);
+  return Array.from({ length }, (_, i) => load(mem, handles, type.of, base + i * size));
 }
 
 function storeList(mem: GuestMemory, handles: Handles, type: AbiType, value: unknown): [number, number] {
   if (type.kind === 'string') return mem.putBytes(Buffer.from(value as string, 'utf8'), 1);
   if (type.kind !== 'list') return mem.putBytes(value as Uint8Array, 1);
-  const items = value as unknown[];
+  const items = value as ArrayLike<unknown>;
   const { size, align } = layout(type.of);
   const base = mem.alloc(items.length * size, align);
-  items.forEach((item, i) => store(mem, handles, type.of, item, base + i * size));
+  for (let i = 0; i < items.length; i++) store(mem, handles, type.of, items[i], base + i * size);
   return [base, items.length];
 }
 
@@ -484,10 +503,7 @@ function liftOne(mem: GuestMemory, handles: Handles, type: AbiType, r: Reader): 
       return mem.bytes((r.next('i32') as number) >>> 0, (r.next('i32') as number) >>> 0);
     case 'list': {
       const base = (r.next('i32') as number) >>> 0;
-      const length = (r.next('i32') as number) >>> 0;
-      const { size } = layout(type.of);
-      mem.check(base, length * size);
-      return Array.from({ length }, (_, i) => load(mem, handles, type.of, base + i * size));
+      return loadList(mem, handles, type, base, (r.next('i32') as number) >>> 0);
     }
     case 'record':
     case 'tuple': {
@@ -512,6 +528,77 @@ function liftOne(mem: GuestMemory, handles: Handles, type: AbiType, r: Reader): 
       return handles.borrow(r.next('i32') as number, type.resource);
     case 'stream':
     case 'future':
-      return handles.liftReadable(r.next('i32') as number, type.kind, type.payload);
+      return handles.liftReadable(r.next('i32') as number, type);
+  }
+}
+
+/**
+ * The core values `values` of `types` flatten to (an export's arguments,
+ * lowered into the guest: lists and strings go into memory its realloc
+ * gives). A variant's joined slots take a case's i32 as an i64.
+ */
+export function lowerFlat(mem: GuestMemory, handles: Handles, types: readonly AbiType[], values: readonly unknown[]): CoreValue[] {
+  const out: CoreValue[] = [];
+  types.forEach((type, i) => lowerOne(mem, handles, type, values[i], out));
+  return out;
+}
+
+function lowerOne(mem: GuestMemory, handles: Handles, type: AbiType, value: unknown, out: CoreValue[]): void {
+  switch (type.kind) {
+    case 'bool':
+      out.push(value ? 1 : 0);
+      return;
+    case 'u8':
+    case 's8':
+    case 'u16':
+    case 's16':
+    case 'u32':
+    case 's32':
+      out.push(Number(value) | 0);
+      return;
+    case 'u64':
+    case 's64':
+      out.push(BigInt.asIntN(64, BigInt(value as bigint)));
+      return;
+    case 'enum':
+      out.push(enumIndex(type, value));
+      return;
+    case 'string':
+    case 'bytes':
+    case 'list':
+      out.push(...storeList(mem, handles, type, value));
+      return;
+    case 'record':
+    case 'tuple': {
+      const values = type.kind === 'tuple' ? (value as unknown[]) : type.fields.map(([name]) => (value as Record<string, unknown>)[keyOf(name)]);
+      fieldsOf(type).forEach((f, i) => lowerOne(mem, handles, f, values[i], out));
+      return;
+    }
+    case 'variant':
+    case 'option':
+    case 'result': {
+      const [i, val] = tagIndex(type, value);
+      const joined = flatten(type).slice(1);
+      out.push(i);
+      const start = out.length;
+      const c = casesOf(type)[i];
+      if (c) lowerOne(mem, handles, c, val, out);
+      // The case's values in the joined slots (an i32 where the slot is i64 widened), the rest zero.
+      for (let k = 0; k < joined.length; k++) {
+        const at = start + k;
+        if (at >= out.length) out.push(joined[k] === 'i64' ? 0n : 0);
+        else if (joined[k] === 'i64' && typeof out[at] === 'number') out[at] = BigInt.asUintN(32, BigInt(out[at]));
+      }
+      return;
+    }
+    case 'own':
+      out.push(handles.own(value as object));
+      return;
+    case 'borrow':
+      throw new Error('a borrow is never handed to a guest by rt');
+    case 'stream':
+    case 'future':
+      out.push(handles.lowerReadable(value, type));
+      return;
   }
 }

@@ -11,7 +11,8 @@ import { ComponentExit, UnsatisfiedImportError, type ImportObject } from '../san
 import { CoreByteNext } from './core-byte-next.js';
 import { TaskFailure } from './task-failure.js';
 import { TASK_FAILED_IMPORT, TASK_STARTED_IMPORT } from '../../task-failed-import.js';
-import { instantiate, plan } from './own-handler.js';
+import { instantiate, plan, type OwnExport, type OwnInstance } from './own-host.js';
+import type { FutureKinds } from '../../wit/canon/wit-abi-types.js';
 
 type Bound = (...args: unknown[]) => unknown;
 /** What the glue takes of a core instance: its exports (rt may hand it wrapped ones: core-byte-next.ts). */
@@ -47,8 +48,8 @@ export interface InstanceSpec {
   isInterrupt?: (e: unknown) => boolean;
   /** The core `next` functions of byte streams (StreamSignature's `nextExport`) whose items may be read in place: an instance thread's (stream-items.ts `byteNexts`). */
   byteNexts?: ReadonlySet<string>;
-  /** A WASI 0.3 handler and nothing else: rt's own host serves it where it can (own-handler.ts), jco's glue otherwise. */
-  ownHost?: boolean;
+  /** What rt's own host would serve (the handler's `handle`, or the methods in order): it does where it can (own-host.ts), jco's glue otherwise. */
+  own?: { exports: OwnExport[]; futures: FutureKinds };
   /** On rt's own host: runs each entry into the guest (an export call, a callback) within its bounds (an inline instance's budget). */
   guestEntry?: <T>(fn: () => T) => T;
 }
@@ -91,7 +92,7 @@ export class ComponentInstance {
     private readonly taskFailure: TaskFailure,
     /** The task the export call being made started, as the glue tells it (TASK_STARTED_IMPORT). */
     private readonly starts: { last: GuestTask | undefined },
-    /** Whose host runs it: rt's own (a WASI 0.3 handler it serves: own-handler.ts) or jco's glue. */
+    /** Whose host runs it: rt's own (own-host.ts) or jco's glue. */
     readonly host: 'rt' | 'jco',
   ) {}
 
@@ -106,8 +107,11 @@ export class ComponentInstance {
     const bounded = spec.bounded ?? ((fn) => fn());
     const taskFailure = new TaskFailure();
     const starts: { last: GuestTask | undefined } = { last: undefined };
-    const own = spec.ownHost ? ownHandler(spec, taskFailure, starts) : undefined;
-    if (own) return new ComponentInstance(spec, [], [own.memory], own.handle, byteNexts, taskFailure, starts, 'rt');
+    const own = spec.own && ownInstance(spec, spec.own, taskFailure, starts);
+    if (own) {
+      const functions = spec.methods.map((_, i): Bound => (...args) => own.call(i, args));
+      return new ComponentInstance(spec, functions, [own.memory], spec.handler && ((request) => own.call(0, [request])), byteNexts, taskFailure, starts, 'rt');
+    }
     const { instantiate } = await glue(spec.entry);
     const exports = await instantiate(
       (name) => {
@@ -244,13 +248,12 @@ export class ComponentInstance {
   }
 }
 
-/** `spec`'s handler on rt's own host, when its core modules and imports allow (own-handler.ts); undefined for the glue to serve. */
-function ownHandler(spec: InstanceSpec, failure: TaskFailure, starts: { last: GuestTask | undefined }): { memory: WebAssembly.Memory; handle: Bound } | undefined {
-  const planned = plan(spec.modules.values(), Object.keys(spec.coreImports ?? {}));
+/** `spec`'s instance on rt's own host, when its core modules and imports allow (own-host.ts); undefined for the glue to serve. */
+function ownInstance(spec: InstanceSpec, own: NonNullable<InstanceSpec['own']>, failure: TaskFailure, starts: { last: GuestTask | undefined }): OwnInstance | undefined {
+  const planned = plan(spec.modules.values(), own.exports, Object.keys(spec.coreImports ?? {}));
   if ('reason' in planned) return undefined;
-  const made = instantiate(planned.main, spec.imports, failure, (task) => (starts.last = task), spec.coreImports, spec.bounded, spec.guestEntry);
-  if ('reason' in made) return undefined;
-  return { memory: made.memory, handle: (request) => made.handle(request) };
+  const made = instantiate(planned.main, spec.imports, failure, (task) => (starts.last = task), { ...own, coreImports: spec.coreImports, bounded: spec.bounded, enter: spec.guestEntry });
+  return 'reason' in made ? undefined : made;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -11,6 +11,8 @@ import { hostImports, type Grants } from '../sandbox/wasi-imports.js';
 import { WASI_0_2, WASI_0_3 } from '../../wasi-lines.js';
 import { p2, p3, type OutgoingChannel } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
+import { HANDLER_EXPORT, type OwnExport } from './own-host.js';
+import { exportTypes, type FutureKinds } from '../../wit/canon/wit-abi-types.js';
 
 /**
  * The instance spec of `d`, its core modules compiled already (with the
@@ -36,13 +38,34 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
     init: d.init,
     config: d.config?.bytes ?? new Uint8Array(),
     memoryCapBytes,
-    ownHost: servedByOwnHost(d),
+    ...ownHosting(d),
   };
 }
 
-/** Whether rt's own host of the async ABI may serve `d` (own-handler.ts has the last word, on its core modules): a WASI 0.3 handler and nothing else, its strings UTF-8 (what rt's own host reads: lib/wit/canon/guest-memory.ts). */
+/**
+ * What rt's own host of the async ABI may serve of `d` (own-host.ts has the
+ * last word, on its core modules): a WASI 0.3 handler and nothing else, or
+ * async functions (and plain ones beside them) of types it lifts
+ * (wit-abi-types.ts), with no resources or init; its strings UTF-8 (what rt's
+ * own host reads: lib/wit/canon/guest-memory.ts). Nothing for jco's glue.
+ */
+export function ownHosting(d: ServiceDescriptor): { own: NonNullable<InstanceSpec['own']> } | Record<string, never> {
+  if (d.init !== null || d.interface.stringEncoding !== undefined) return {};
+  if (d.http) return d.http.wasi === WASI_0_3 && d.methods.length === 0 ? { own: { exports: [HANDLER_EXPORT], futures: new Map() } } : {};
+  if (!d.methods.some((m) => m.function.async) || d.methods.some((m) => m.member)) return {};
+  const futures: FutureKinds = new Map();
+  const exports: OwnExport[] = [];
+  for (const m of d.methods) {
+    const types = exportTypes(m.function, futures);
+    if ('reason' in types) return {};
+    exports.push({ interface: m.interface, name: m.function.name, async: m.function.async === true, params: types.params, result: types.result });
+  }
+  return { own: { exports, futures } };
+}
+
+/** Whether `d` is a WASI 0.3 handler rt's own host may serve. */
 export function servedByOwnHost(d: ServiceDescriptor): boolean {
-  return d.http?.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null && d.interface.stringEncoding === undefined;
+  return d.http !== null && ownHosting(d).own !== undefined;
 }
 
 /** What the operator grants the service (its sidecar, as trusted: docs/api.md §8), and its configuration's flattened keys. */

@@ -14,10 +14,10 @@
 // instance: every promise of it rejects (TaskFailure), and it takes no more
 // calls.
 
-import { discriminant, flatCount, flatten, liftFlat, store, type AbiType, type CoreValue, type Handles, type HostClass, type HostFunction, type Payloads, type PayloadKind } from '../../../wit/canon/abi-types.js';
+import { discriminant, flatCount, flatten, layout, liftFlat, load, lowerFlat, store, t, type AbiType, type Carrier, type CoreValue, type Handles, type HostClass, type HostFunction, type Payloads } from '../../../wit/canon/abi-types.js';
 import { AbiTrap, GuestMemory } from '../../../wit/canon/guest-memory.js';
 import { CanonTable } from './canon-table.js';
-import { BLOCKED, hostBytes, hostFuture, newByteStream, newFuture, ReadableBytes, ReadableFuture, WritableBytes, WritableFuture } from './copies.js';
+import { BLOCKED, hostFuture, hostStream, newFuture, newStream, ReadableFuture, ReadableStreamEnd, WritableFuture, WritableStreamEnd } from './copies.js';
 import { EVENT, Subtask, SUBTASK, Waitable, WaitableSet, type Event } from './waitables.js';
 import type { TaskFailure } from '../task-failure.js';
 
@@ -109,15 +109,15 @@ export class AsyncInstance implements Handles {
     return this.#table.get(handle, resource, resource.name);
   }
 
-  liftReadable(handle: number, kind: 'stream' | 'future'): unknown {
-    if (kind === 'stream') return this.#table.remove(handle, ReadableBytes, 'readable stream end').lift();
+  liftReadable(handle: number, type: Carrier): unknown {
+    if (type.kind === 'stream') return this.#table.remove(handle, ReadableStreamEnd, 'readable stream end').lift();
     return this.#table.remove(handle, ReadableFuture, 'readable future end').lift();
   }
 
-  lowerReadable(value: unknown, kind: 'stream' | 'future', payload: PayloadKind): number {
+  lowerReadable(value: unknown, type: Carrier): number {
     const mem = this.mem;
-    if (kind === 'stream') return this.#add(hostBytes(mem, value, () => this.payloads.byteSource(payload, value)));
-    return this.#add(hostFuture(mem, this, this.payloads.future(payload), value as PromiseLike<unknown>));
+    if (type.kind === 'stream') return this.#add(hostStream(mem, this, type.element, value, () => this.payloads.streamSource(type.payload, value)));
+    return this.#add(hostFuture(mem, this, this.payloads.future(type.payload), value as PromiseLike<unknown>));
   }
 
   #add(item: object): number {
@@ -157,7 +157,7 @@ export class AsyncInstance implements Handles {
         return this.own(value as object);
       case 'stream':
       case 'future':
-        return this.lowerReadable(value, type.kind, type.payload);
+        return this.lowerReadable(value, type);
       case 'u8':
       case 's8':
       case 'u16':
@@ -206,15 +206,47 @@ export class AsyncInstance implements Handles {
     };
   }
 
-  /** `task.return` for an export whose results are `results`: the call's promise resolves with them. */
+  /** `task.return` for an export whose results are `results`: the call's promise resolves with them (passed by pointer when they flatten to more than 16 values). */
   taskReturn(results: readonly AbiType[]): CoreFunction {
+    const byPointer = flatCount(results) > MAX_FLAT_PARAMS;
+    const tuple = t.tuple(...results);
     return (...core) => {
       const task = this.#running('task.return');
       if (task.returned) throw new AbiTrap('the guest returned a result twice (task.return)');
       task.returned = true;
-      task.onReturn(liftFlat(this.mem, this, results, core));
+      task.onReturn(byPointer ? (load(this.mem, this, tuple, core[0] as number) as unknown[]) : liftFlat(this.mem, this, results, core));
       return undefined;
     };
+  }
+
+  /**
+   * Calls a synchronous export (`lift`) with `args`, lowered as `params`:
+   * its result (`result`: by pointer when it flattens to more than one
+   * value), then its post-return (`postReturn`), if it has one.
+   */
+  callSync(lift: CoreFunction, postReturn: CoreFunction | undefined, params: readonly AbiType[], result: AbiType | undefined, args: readonly unknown[]): unknown {
+    if (this.#failed) throw this.#failed.cause as Error;
+    if (this.#current) throw new AbiTrap('a synchronous export was called while a task ran');
+    try {
+      const ret = this.enter(() => lift(...this.#lowerArguments(params, args)));
+      let value: unknown;
+      if (result) value = flatten(result).length > 1 ? load(this.mem, this, result, ret as number) : liftFlat(this.mem, this, [result], [ret!])[0];
+      if (postReturn) this.enter(() => postReturn(...(ret === undefined ? [] : [ret])));
+      return value;
+    } catch (e) {
+      this.#fail(e);
+      throw e;
+    }
+  }
+
+  /** An export's arguments as core values: flat, or (over 16 of them) in memory the guest's realloc gives, by pointer. */
+  #lowerArguments(params: readonly AbiType[], args: readonly unknown[]): CoreValue[] {
+    if (flatCount(params) <= MAX_FLAT_PARAMS) return lowerFlat(this.mem, this, params, args);
+    const tuple = t.tuple(...params);
+    const { size, align } = layout(tuple);
+    const ptr = this.mem.alloc(size, align);
+    store(this.mem, this, tuple, args, ptr);
+    return [ptr];
   }
 
   /** The built-ins of `$root` and `[export]$root` (and their names): undefined for one rt's own host does not serve. */
@@ -280,41 +312,41 @@ export class AsyncInstance implements Handles {
     }
   }
 
-  /** A stream's or future's built-in (`op`, as in `[async-lower][stream-write-N]`) for values of kind `payload`. */
-  copyBuiltin(kind: 'stream' | 'future', op: string, payload: PayloadKind): CoreFunction | undefined {
+  /** A stream's or future's built-in (`op`, as in `[async-lower][stream-write-N]`) for ones of `type`. */
+  copyBuiltin(type: Carrier, op: string): CoreFunction | undefined {
     const table = this.#table;
-    if (kind === 'stream') {
+    if (type.kind === 'stream') {
       switch (op) {
         case 'new':
           return () => {
-            const [r, w] = newByteStream(this.mem);
+            const [r, w] = newStream(this.mem, this, type.element);
             return BigInt(this.#add(r)) | (BigInt(this.#add(w)) << 32n);
           };
         case '[async-lower]read':
-          return (h, ptr, n) => table.get(h as number, ReadableBytes, 'readable stream end').read(ptr as number, n as number);
+          return (h, ptr, n) => table.get(h as number, ReadableStreamEnd, 'readable stream end').read(ptr as number, n as number);
         case '[async-lower]write':
           return (h, ptr, n) => {
-            const end = table.get(h as number, WritableBytes, 'writable stream end');
+            const end = table.get(h as number, WritableStreamEnd, 'writable stream end');
             return end.stream.write(end, ptr as number, n as number);
           };
         case 'cancel-read':
         case '[async-lower]cancel-read':
-          return (h) => table.get(h as number, ReadableBytes, 'readable stream end').cancelRead();
+          return (h) => table.get(h as number, ReadableStreamEnd, 'readable stream end').cancelRead();
         case 'cancel-write':
         case '[async-lower]cancel-write':
           return (h) => {
-            const end = table.get(h as number, WritableBytes, 'writable stream end');
+            const end = table.get(h as number, WritableStreamEnd, 'writable stream end');
             return end.stream.cancelWrite(end);
           };
         case 'drop-readable':
-          return (h) => void table.remove(h as number, ReadableBytes, 'readable stream end').drop();
+          return (h) => void table.remove(h as number, ReadableStreamEnd, 'readable stream end').drop();
         case 'drop-writable':
-          return (h) => void table.remove(h as number, WritableBytes, 'writable stream end').stream.dropWriter();
+          return (h) => void table.remove(h as number, WritableStreamEnd, 'writable stream end').stream.dropWriter();
         default:
           return undefined;
       }
     }
-    const future = this.payloads.future(payload);
+    const future = this.payloads.future(type.payload);
     switch (op) {
       case 'new':
         return () => {
@@ -364,7 +396,7 @@ export class AsyncInstance implements Handles {
       started?.(task);
       const run = () => {
         try {
-          const core = params.map((type, i) => this.#lowerOne(type, args[i]));
+          const core = this.#lowerArguments(params, args);
           this.#run(task, () => lift(...core), true);
         } catch (e) {
           // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the trap's own error, as above

@@ -1,4 +1,4 @@
-// Streams of bytes and futures between a guest and rt (CanonicalABI.md,
+// Streams and futures between a guest and rt (CanonicalABI.md,
 // "stream.read/write", "future.read/write"), as rt's own host carries them.
 // Each has two ends; the guest holds one or both in its table, and rt the
 // other once the guest hands it over (a readable end lifted: a body it
@@ -13,7 +13,7 @@
 // is always ready to take a future's value, and reads a stream only as its
 // consumer (the client's connection) asks: that is the backpressure.
 
-import { load, store, type ByteSource, type FuturePayload, type Handles } from '../../../wit/canon/abi-types.js';
+import { layout, load, store, type AbiType, type FuturePayload, type Handles, type StreamSource } from '../../../wit/canon/abi-types.js';
 import { AbiTrap, type GuestMemory } from '../../../wit/canon/guest-memory.js';
 import { EVENT, Waitable } from './waitables.js';
 
@@ -23,29 +23,65 @@ export const BLOCKED = -1;
 
 const packed = (code: number, count: number) => code | (count << 4);
 
-/** A stream<u8> the guest writes, as rt reads it: read(count) as the guest writes, `done` once it dropped its end. */
-export interface HostByteReader {
-  read(count: number): Promise<{ done: boolean; value?: Uint8Array }>;
+/** Items of a stream the guest writes, as rt reads them (a stream<u8>'s bytes, others' items): read(count) as the guest writes, `done` once it dropped its end. */
+export interface HostStreamReader {
+  read(count: number): Promise<{ done: boolean; value?: Items }>;
   /** rt reads no more: the guest's next write finds the end dropped. */
   return(): Promise<unknown>;
 }
 
+/** Some items of a stream: a stream<u8>'s as bytes, others' each as its value. */
+export type Items = Uint8Array | readonly unknown[];
 
-// ---- stream<u8> ----
+// ---- stream<T> ----
 
-/** A stream<u8> both of whose ends are the guest's, or whose readable end rt took: the guest writes. */
-class GuestWrittenBytes {
+/** How a stream's items lie in the guest's memory: bytes, or values of its element type. */
+class Elements {
+  readonly size: number;
+
+  constructor(
+    readonly mem: GuestMemory,
+    readonly handles: Handles,
+    /** Absent for a stream<u8>. */
+    readonly type: AbiType | undefined,
+  ) {
+    this.size = type ? layout(type).size : 1;
+  }
+
+  check(ptr: number, count: number): void {
+    this.mem.check(ptr, count * this.size);
+  }
+
+  /** The `count` items at `ptr`, copied out. */
+  take(ptr: number, count: number): Items {
+    const { type, size } = this;
+    if (!type) return this.mem.bytes(ptr, count);
+    this.check(ptr, count);
+    return Array.from({ length: count }, (_, i) => load(this.mem, this.handles, type, ptr + i * size));
+  }
+
+  /** `items` put at `ptr`. */
+  put(items: Items, ptr: number): void {
+    const { type, size } = this;
+    this.check(ptr, items.length);
+    if (!type) return this.mem.u8().set(items as Uint8Array, ptr);
+    for (let i = 0; i < items.length; i++) store(this.mem, this.handles, type, items[i], ptr + i * size);
+  }
+}
+
+/** A stream both of whose ends are the guest's, or whose readable end rt took: the guest writes. */
+class GuestWrittenStream {
   /** A guest's write rt has not taken yet. */
-  pending: { end: WritableBytes; ptr: number; length: number } | undefined;
+  pending: { end: WritableStreamEnd; ptr: number; length: number } | undefined;
   /** rt's read waiting for the guest to write. */
-  waiting: { max: number; resolve: (bytes: Uint8Array | undefined) => void } | undefined;
+  waiting: { max: number; resolve: (items: Items | undefined) => void } | undefined;
   readerHeld: 'guest' | 'host' | 'dropped' = 'guest';
   writerDropped = false;
 
-  constructor(readonly mem: GuestMemory) {}
+  constructor(readonly elements: Elements) {}
 
   /** rt's side, once the guest handed the readable end over. */
-  hostReader(): HostByteReader {
+  hostReader(): HostStreamReader {
     this.readerHeld = 'host';
     return {
       read: (count) => this.#read(count).then((value) => (value ? { done: false, value } : { done: true })),
@@ -56,14 +92,14 @@ class GuestWrittenBytes {
     };
   }
 
-  #read(max: number): Promise<Uint8Array | undefined> {
+  #read(max: number): Promise<Items | undefined> {
     const pending = this.pending;
     if (pending) {
       this.pending = undefined;
       const n = Math.min(max, pending.length);
-      const bytes = this.mem.bytes(pending.ptr, n);
+      const items = this.elements.take(pending.ptr, n);
       pending.end.setEvent(EVENT.STREAM_WRITE, packed(COPY.COMPLETED, n));
-      return Promise.resolve(bytes);
+      return Promise.resolve(items);
     }
     if (this.writerDropped) return Promise.resolve(undefined);
     return new Promise((resolve) => (this.waiting = { max, resolve }));
@@ -77,22 +113,22 @@ class GuestWrittenBytes {
     pending?.end.setEvent(EVENT.STREAM_WRITE, packed(COPY.DROPPED, 0));
   }
 
-  write(end: WritableBytes, ptr: number, length: number): number {
+  write(end: WritableStreamEnd, ptr: number, length: number): number {
     if (this.pending) throw new AbiTrap('the guest wrote to a stream while its last write was pending');
     if (this.readerHeld === 'dropped') return packed(COPY.DROPPED, 0);
-    this.mem.check(ptr, length);
+    this.elements.check(ptr, length);
     const waiting = this.waiting;
     if (waiting && length > 0) {
       this.waiting = undefined;
       const n = Math.min(waiting.max, length);
-      waiting.resolve(this.mem.bytes(ptr, n));
+      waiting.resolve(this.elements.take(ptr, n));
       return packed(COPY.COMPLETED, n);
     }
     this.pending = { end, ptr, length };
     return BLOCKED;
   }
 
-  cancelWrite(end: WritableBytes): number {
+  cancelWrite(end: WritableStreamEnd): number {
     if (this.pending?.end !== end) return end.takeEvent()?.[2] ?? packed(COPY.CANCELLED, 0);
     this.pending = undefined;
     return packed(COPY.CANCELLED, 0);
@@ -107,35 +143,35 @@ class GuestWrittenBytes {
   }
 }
 
-export class WritableBytes extends Waitable {
-  constructor(readonly stream: GuestWrittenBytes) {
+export class WritableStreamEnd extends Waitable {
+  constructor(readonly stream: GuestWrittenStream) {
     super();
   }
 }
 
-/** A readable end of bytes in the guest's table: of a stream the guest writes too, or of bytes rt hands it. */
-export class ReadableBytes extends Waitable {
+/** A readable end of a stream in the guest's table: of a stream the guest writes too, or of items rt hands it. */
+export class ReadableStreamEnd extends Waitable {
   /** What rt's source held past the guest's last read. */
-  #held: Uint8Array | undefined;
+  #held: Items | undefined;
   #reading: { ptr: number; length: number } | undefined;
   #ended = false;
   /** The guest read from it: handed back to rt, it is not the source as rt made it any more. */
   touched = false;
 
   constructor(
-    readonly mem: GuestMemory,
-    readonly from: { kind: 'guest'; stream: GuestWrittenBytes } | { kind: 'host'; body: unknown; source: () => ByteSource },
+    readonly elements: Elements,
+    readonly from: { kind: 'guest'; stream: GuestWrittenStream } | { kind: 'host'; body: unknown; source: () => StreamSource },
   ) {
     super();
   }
 
-  #source: ByteSource | undefined;
+  #source: StreamSource | undefined;
 
   read(ptr: number, length: number): number {
     if (this.from.kind === 'guest') throw new AbiTrap("rt's host does not copy between two ends in one instance");
     if (this.#reading) throw new AbiTrap('the guest read from a stream while its last read was pending');
     this.touched = true;
-    this.mem.check(ptr, length);
+    this.elements.check(ptr, length);
     if (this.#held && this.#held.length > 0) return packed(COPY.COMPLETED, this.#fill(ptr, length));
     if (this.#ended) return packed(COPY.DROPPED, 0);
     this.#reading = { ptr, length };
@@ -144,35 +180,34 @@ export class ReadableBytes extends Waitable {
   }
 
   async #pull(): Promise<void> {
-    const source = (this.#source ??= (this.from as { source: () => ByteSource }).source());
-    let bytes: Uint8Array | undefined;
+    const source = (this.#source ??= (this.from as { source: () => StreamSource }).source());
+    let items: Items | undefined;
     try {
-      bytes = await source.read(this.#reading?.length || 1);
+      items = await source.read(this.#reading?.length || 1);
     } catch {
-      bytes = undefined;
+      items = undefined;
     }
     const reading = this.#reading;
     if (!reading) {
       // Cancelled meanwhile: what came is kept for the next read.
-      if (bytes) this.#held = bytes;
+      if (items) this.#held = items;
       else this.#ended = true;
       return;
     }
     this.#reading = undefined;
-    if (!bytes) {
+    if (!items) {
       this.#ended = true;
       return this.setEvent(EVENT.STREAM_READ, packed(COPY.DROPPED, 0));
     }
-    this.#held = bytes;
+    this.#held = items;
     this.setEvent(EVENT.STREAM_READ, packed(COPY.COMPLETED, this.#fill(reading.ptr, reading.length)));
   }
 
   #fill(ptr: number, length: number): number {
     const held = this.#held!;
     const n = Math.min(length, held.length);
-    this.mem.check(ptr, n);
-    this.mem.u8().set(held.subarray(0, n), ptr);
-    this.#held = held.subarray(n);
+    this.elements.put(held instanceof Uint8Array ? held.subarray(0, n) : held.slice(0, n), ptr);
+    this.#held = held instanceof Uint8Array ? held.subarray(n) : held.slice(n);
     return n;
   }
 
@@ -186,7 +221,7 @@ export class ReadableBytes extends Waitable {
   lift(): unknown {
     if (this.from.kind === 'guest') return this.from.stream.hostReader();
     if (!this.touched) return this.from.body;
-    return rest(this.#held, this.#ended ? undefined : (this.#source ?? this.from.source()));
+    return rest(this.#held as Uint8Array | undefined, this.#ended ? undefined : (this.#source ?? this.from.source()));
   }
 
   drop(): void {
@@ -196,20 +231,22 @@ export class ReadableBytes extends Waitable {
   }
 }
 
-async function* rest(held: Uint8Array | undefined, source: ByteSource | undefined): AsyncGenerator<Uint8Array, void, undefined> {
+/** What is left of a body rt made for the guest that the guest read from and handed back (a stream<u8>'s: what rt hands back is only ever a body). */
+async function* rest(held: Uint8Array | undefined, source: StreamSource | undefined): AsyncGenerator<Uint8Array, void, undefined> {
   if (held && held.length > 0) yield held;
   if (!source) return;
   try {
-    for (let bytes = await source.read(65_536); bytes; bytes = await source.read(65_536)) yield bytes;
+    for (let bytes = await source.read(65_536); bytes; bytes = await source.read(65_536)) yield bytes as Uint8Array;
   } finally {
     source.close();
   }
 }
 
-/** A new stream<u8>: its readable and writable ends. */
-export function newByteStream(mem: GuestMemory): [ReadableBytes, WritableBytes] {
-  const stream = new GuestWrittenBytes(mem);
-  return [new ReadableBytes(mem, { kind: 'guest', stream }), new WritableBytes(stream)];
+/** A new stream of `element`s (absent: a stream<u8>): its readable and writable ends. */
+export function newStream(mem: GuestMemory, handles: Handles, element: AbiType | undefined): [ReadableStreamEnd, WritableStreamEnd] {
+  const elements = new Elements(mem, handles, element);
+  const stream = new GuestWrittenStream(elements);
+  return [new ReadableStreamEnd(elements, { kind: 'guest', stream }), new WritableStreamEnd(stream)];
 }
 
 // ---- future<T> ----
@@ -217,9 +254,11 @@ export function newByteStream(mem: GuestMemory): [ReadableBytes, WritableBytes] 
 /** A future the guest writes: its value goes to rt once rt holds the readable end. */
 class GuestWrittenFuture {
   pending: { end: WritableFuture; ptr: number } | undefined;
-  /** rt's side: resolved with the value (or the kind's dropped value). */
-  taken: ((value: unknown) => void) | undefined;
+  /** rt's side: settled with the value (or as the kind says when the guest drops it unwritten). */
+  taken: { resolve: (value: unknown) => void; reject: (e: Error) => void } | undefined;
   done = false;
+  /** The guest dropped its writable end without writing. */
+  unwritten = false;
   /** The guest dropped the readable end it held: nobody will read the value. */
   readerDropped = false;
 
@@ -230,7 +269,8 @@ class GuestWrittenFuture {
   ) {}
 
   hostValue(): Promise<unknown> {
-    const value = new Promise<unknown>((resolve) => (this.taken = resolve));
+    const value = new Promise<unknown>((resolve, reject) => (this.taken = { resolve, reject }));
+    if (this.unwritten) this.#dropped();
     const pending = this.pending;
     if (pending) {
       this.pending = undefined;
@@ -254,7 +294,7 @@ class GuestWrittenFuture {
 
   #deliver(ptr: number): void {
     this.done = true;
-    this.taken!(load(this.mem, this.handles, this.payload.type, ptr));
+    this.taken!.resolve(load(this.mem, this.handles, this.payload.type, ptr));
   }
 
   cancelWrite(end: WritableFuture): number {
@@ -265,8 +305,17 @@ class GuestWrittenFuture {
 
   dropWriter(): void {
     if (this.pending) throw new AbiTrap('the guest dropped a future while a write to it was pending');
-    if (!this.done) this.taken?.(this.payload.dropped);
+    if (!this.done) {
+      this.unwritten = true;
+      if (this.taken) this.#dropped();
+    }
     this.done = true;
+  }
+
+  #dropped(): void {
+    const { droppedFails } = this.payload;
+    if (droppedFails) this.taken!.reject(new Error(droppedFails));
+    else this.taken!.resolve(this.payload.dropped);
   }
 
   /** The guest dropped the readable end it held: a pending write, and any later one, finds it gone. */
@@ -351,9 +400,9 @@ export function newFuture(mem: GuestMemory, handles: Handles, payload: FuturePay
   return [new ReadableFuture(mem, handles, payload, { kind: 'guest', future }), new WritableFuture(future)];
 }
 
-/** rt's readable end for the guest: bytes it reads from `source` (or hands back: `body`, as rt made it). */
-export function hostBytes(mem: GuestMemory, body: unknown, source: () => ByteSource): ReadableBytes {
-  return new ReadableBytes(mem, { kind: 'host', body, source });
+/** rt's readable end for the guest: items of `element` (absent: bytes) it reads from `source` (or hands back: `body`, as rt made it). */
+export function hostStream(mem: GuestMemory, handles: Handles, element: AbiType | undefined, body: unknown, source: () => StreamSource): ReadableStreamEnd {
+  return new ReadableStreamEnd(new Elements(mem, handles, element), { kind: 'host', body, source });
 }
 
 /** rt's readable end of a future for the guest: `value` once it settles. */

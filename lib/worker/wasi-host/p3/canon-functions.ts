@@ -85,7 +85,7 @@ const FUTURES: Record<string, FuturePayload> = {
 };
 
 export const P3_PAYLOADS: Payloads = {
-  byteSource: (_kind, value) => byteReader(value as Body),
+  streamSource: (_kind, value) => byteReader(value as Body),
   future: (kind) => {
     const payload = FUTURES[kind];
     if (!payload) throw new Error(`no future of kind ${kind}`);

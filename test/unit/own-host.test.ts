@@ -13,7 +13,7 @@ import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { TRANSPILE_OPTIONS } from '../../lib/primary/compile-job.js';
 import { buildComponent } from '../../examples/builder.js';
 import { asyncCalls, P3_HANDLER } from '../support/async-components.js';
-import { instantiate, plan, type OwnHandler } from '../../lib/worker/execution/own-handler.js';
+import { HANDLER_EXPORT, instantiate, plan, type OwnInstance } from '../../lib/worker/execution/own-host.js';
 import { TaskFailure } from '../../lib/worker/execution/task-failure.js';
 import { wasi03Interfaces } from '../../lib/worker/sandbox/wasi-p3.js';
 import { p3, type HandlerRequest } from '../../lib/worker/wasi-host/index.js';
@@ -45,6 +45,21 @@ function provided(withClocks = true): ImportObject {
     'wasi:http/types': p3.httpTypes['wasi:http/types@0.3'],
     ...(withClocks ? { 'wasi:clocks/monotonic-clock': wasi03Interfaces({ env: [], exit })['wasi:clocks/monotonic-clock@0.3'] } : {}),
   };
+}
+
+/** A handler on rt's own host: its `handle`, and its instance. */
+interface OwnHandler {
+  handle(request: unknown): Promise<unknown>;
+  instance: OwnInstance['instance'];
+}
+
+const HANDLER = { exports: [HANDLER_EXPORT] };
+
+/** The handler rt's own host made of `main`, or why it did not. */
+function handlerOf(main: WebAssembly.Module, imports: ImportObject, failure: TaskFailure, started: (task: { requestCancellation(): void }) => void = () => {}): OwnHandler | { reason: string } {
+  const made = instantiate(main, imports, failure, started, HANDLER);
+  if ('reason' in made) return made;
+  return { handle: (request) => made.call(0, [request]) as Promise<unknown>, instance: made.instance };
 }
 
 interface Served {
@@ -82,10 +97,10 @@ describe("rt's own host of WASI 0.3 handlers (in process)", function () {
   });
 
   beforeEach(() => {
-    const planned = plan(modules);
+    const planned = plan(modules, HANDLER.exports);
     if ('reason' in planned) throw new Error(planned.reason);
     failure = new TaskFailure();
-    const made = instantiate(planned.main, provided(), failure, () => {});
+    const made = handlerOf(planned.main, provided(), failure);
     if ('reason' in made) throw new Error(made.reason);
     handler = made;
   });
@@ -121,7 +136,7 @@ describe("rt's own host of WASI 0.3 handlers (in process)", function () {
 
   it('tells a napping task that rt gave up on it (TASK_CANCELLED); the guest acknowledges, the call resolves with nothing, and others serve on', async () => {
     let task: { requestCancellation(): void } | undefined;
-    const made = instantiate((plan(modules) as { main: WebAssembly.Module }).main, provided(), failure, (started) => (task = started));
+    const made = handlerOf((plan(modules, HANDLER.exports) as { main: WebAssembly.Module }).main, provided(), failure, (started) => (task = started));
     if ('reason' in made) throw new Error(made.reason);
     const head: HandlerRequest = { method: 'TRACE', pathWithQuery: '/', scheme: 'http', authority: 'localhost', headers: [] };
     const call = made.handle(new Request(head, (async function* () {})(), Promise.resolve({ tag: 'ok', val: undefined })));
@@ -153,10 +168,10 @@ describe("rt's own host of WASI 0.3 handlers (in process)", function () {
   });
 
   it('leaves to jco’s glue a component that is no handler lifted with a callback, one with other core modules, and one importing what it does not serve', async () => {
-    expect(plan(await coreModules(await asyncCalls()))).to.deep.equal({ reason: 'no one core module exports [async-lift]wasi:http/handler@0.3.0#handle (a handler lifted with a callback)' });
+    expect(plan(await coreModules(await asyncCalls()), HANDLER.exports)).to.deep.equal({ reason: 'no one core module exports [async-lift]wasi:http/handler@0.3.0#handle (lifted with a callback)' });
     const other = await WebAssembly.compile((await parse('(module (func (export "main")))')) as Uint8Array<ArrayBuffer>);
-    expect(plan([...modules, other])).to.deep.equal({ reason: 'it has core modules besides its own and wit-component’s shims' });
-    const planned = plan(modules) as { main: WebAssembly.Module };
-    expect(instantiate(planned.main, provided(false), new TaskFailure(), () => {})).to.deep.equal({ reason: "rt's own host does not serve its import wasi:clocks/monotonic-clock@0.3.0 [async-lower]wait-for" });
+    expect(plan([...modules, other], HANDLER.exports)).to.deep.equal({ reason: 'it has core modules besides its own and wit-component’s shims' });
+    const planned = plan(modules, HANDLER.exports) as { main: WebAssembly.Module };
+    expect(handlerOf(planned.main, provided(false), new TaskFailure())).to.deep.equal({ reason: "rt's own host does not serve its import wasi:clocks/monotonic-clock@0.3.0 [async-lower]wait-for" });
   });
 });
