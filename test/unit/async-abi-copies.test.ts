@@ -46,6 +46,30 @@ describe("rt's own host: streams and futures between a guest and rt", () => {
     expect(await reader.read(64)).to.deep.equal({ done: true });
   });
 
+  it('lends rt a stream<u8>’s bytes in one reused buffer (a consumer that copies at once), at once when the guest wrote already', async () => {
+    const mem = memory();
+    const [readable, writable] = newStream(mem, NO_HANDLES, undefined);
+    const reader = readable.lift() as HostStreamReader;
+    expect(reader.takeLent(64), 'nothing written yet').to.equal(undefined);
+    mem.u8().set(new TextEncoder().encode('first'), 100);
+    expect(writable.stream.write(writable, 100, 5)).to.equal(BLOCKED);
+    const first = reader.takeLent(64) as Uint8Array;
+    expect(Buffer.from(first).toString()).to.equal('first');
+    expect(writable.takeEvent(), 'the write completed with what rt took').to.deep.equal([EVENT.STREAM_WRITE, 0, COMPLETED(5)]);
+    // The guest's memory is its own again: what rt was lent is rt's copy.
+    mem.u8().set(new TextEncoder().encode('XXXXX'), 100);
+    expect(Buffer.from(first).toString()).to.equal('first');
+    // A read waiting when the guest writes is lent the same buffer.
+    const waiting = reader.readLent(64);
+    mem.u8().set(new TextEncoder().encode('second'), 200);
+    expect(writable.stream.write(writable, 200, 6)).to.equal(COMPLETED(6));
+    const second = (await waiting).value as Uint8Array;
+    expect(Buffer.from(second).toString()).to.equal('second');
+    expect(second.buffer).to.equal(first.buffer);
+    writable.stream.dropWriter();
+    expect(reader.takeLent(64), 'the end').to.equal(null);
+  });
+
   it('tells a guest whose reader went away: a pending write, and any later one, finds it dropped', async () => {
     const mem = memory();
     const [readable, writable] = newStream(mem, NO_HANDLES, undefined);

@@ -37,16 +37,18 @@ async function call(d: ServiceDescriptor, on: ComponentInstance, name: string, a
   return outcome.kind === 'ok' ? on.settled(outcome.value) : outcome;
 }
 
-/** Every item of the stream a call of `name` answered with. */
+/** Every item of the stream a call of `name` answered with, read as an instance thread reads it (bytes lent until the next read: copied). */
 async function written(d: ServiceDescriptor, on: ComponentInstance, name: string, args: unknown[], bytes: boolean): Promise<unknown[]> {
   const answered = await call(d, on, name, args);
   if (answered.kind !== 'ok') throw new Error(JSON.stringify(answered));
   const items = new WrittenItems(on, answered.value, bytes);
   const all: unknown[] = [];
-  for (let next = await items.next(); ; next = await items.next()) {
+  for (;;) {
+    const next = items.nextNow() ?? (await items.next());
     if (next.kind !== 'ok') throw new Error(JSON.stringify(next));
     if (next.value === undefined) break;
-    all.push(...(next.value as unknown[]));
+    const got = next.value as unknown[];
+    all.push(...(bytes ? got.map((b) => Uint8Array.from(b as Uint8Array)) : got));
   }
   items.done();
   return all;

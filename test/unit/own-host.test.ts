@@ -1,5 +1,5 @@
 // rt's own host of the async ABI serving a real WASI 0.3 handler in process
-// (lib/worker/execution/own-handler.ts): the P3 handler fixture (WAT, built
+// (lib/worker/execution/own-host.ts): the P3 handler fixture (WAT, built
 // into a component by wit-component, its core modules as jco-transpile
 // writes them) for every path it has — a body written after handle
 // returned, an echo of a streamed body with its trailers, a status, an

@@ -196,6 +196,11 @@ export class ComponentInstance {
     return this.#run(this.handler, undefined, args);
   }
 
+  /** Whether a task of the instance has trapped. */
+  get failed(): boolean {
+    return this.taskFailure.failed;
+  }
+
   /** `promise`, a guest's (a stream's read, a future), rejecting instead if any of the instance's tasks traps meanwhile. */
   guard<T>(promise: PromiseLike<T>): Promise<T> {
     return this.taskFailure.guard(promise);

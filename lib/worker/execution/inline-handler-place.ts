@@ -1,6 +1,6 @@
 // A WASI 0.3 handler on the worker's main thread (a placement: place.ts):
 // its requests side by side in one instance of rt's own host of the async
-// ABI (own-handler.ts), up to the service's max_concurrency, with no thread
+// ABI (own-host.ts), up to the service's max_concurrency, with no thread
 // hop: each request's body and response pass on the main thread
 // (wasi-host/core/local-channel.ts). A 0.3 guest runs only in short turns —
 // the export call, then a callback per event — and waits between them

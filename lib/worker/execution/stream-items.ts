@@ -119,9 +119,17 @@ export class InPlaceBytes implements StreamItems {
   }
 }
 
-/** A `stream<T>` as jco's glue gives the host one its guest writes (its `Stream`): reads up to `count` items as the guest writes them; `return` drops it. */
+/**
+ * A `stream<T>` the guest writes, as jco's glue gives the host one (its
+ * `Stream`) or rt's own host does (copies.ts): reads up to `count` items as
+ * the guest writes them; `return` drops it. rt's own host can lend a
+ * stream<u8>'s bytes in a buffer it reuses (`readLent`).
+ */
 export interface GlueStream {
   read(count: number): Promise<{ done: boolean; value?: unknown }>;
+  readLent?(count: number): Promise<{ done: boolean; value?: unknown }>;
+  /** What `readLent` would give at once: items, null at the end, undefined if nothing was written since. */
+  takeLent?(count: number): unknown;
   return(): Promise<unknown>;
 }
 
@@ -150,9 +158,24 @@ export class WrittenItems {
     this.#count = readCount(bytes);
   }
 
-  /** The items written since the last read (undefined: the stream's end), or how the guest failed meanwhile. */
+  /**
+   * What `next` would give, when the guest has written it already (or ended
+   * the stream) on rt's own host: no promise a chunk, where the guest keeps
+   * a write pending while rt puts the last one in the ring. Undefined: await
+   * `next`.
+   */
+  nextNow(): CallOutcome | undefined {
+    if (!this.#stream.takeLent || this.instance.failed) return undefined;
+    const taken = this.#stream.takeLent(this.#count);
+    if (taken === undefined) return undefined;
+    if (taken === null) return { kind: 'ok', value: undefined };
+    return { kind: 'ok', value: this.bytes ? [taken] : Array.from(taken as ArrayLike<unknown>) };
+  }
+
+  /** The items written since the last read (undefined: the stream's end), or how the guest failed meanwhile; bytes valid until the next read (the thread's ring copies them first). */
   async next(): Promise<CallOutcome> {
-    const read = await this.instance.settled(this.#stream.read(this.#count));
+    const stream = this.#stream;
+    const read = await this.instance.settled(stream.readLent ? stream.readLent(this.#count) : stream.read(this.#count));
     if (read.kind !== 'ok') return read;
     const { done, value } = read.value as { done: boolean; value?: unknown };
     if (done) return { kind: 'ok', value: undefined };

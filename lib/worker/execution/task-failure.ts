@@ -15,6 +15,10 @@ export class TaskFailure {
   #error: { cause: unknown } | undefined;
   readonly #waiting = new Set<(e: unknown) => void>();
 
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
   fail(e: unknown): void {
     if (this.#error) return;
     this.#error = { cause: e };

@@ -1,9 +1,10 @@
-// The WASI 0.3 interfaces a wasi:http 0.3 handler imports, as rt's own host
-// of the async ABI serves them (execution/async-abi): each function's WIT
-// types, for lifting and lowering, over the same host objects and sandboxed
-// functions jco's glue is given (http-types.ts, client.ts, sandbox/wasi-p3.ts).
-// Only what is here is served this way; a guest importing anything else runs
-// through jco's glue (execution/own-handler.ts decides).
+// The WASI 0.3 interfaces rt's own host of the async ABI serves a guest
+// (execution/async-abi): wasi:http's, clocks, random and cli. Each
+// function's WIT types, for lifting and lowering, over the same host objects
+// and sandboxed functions jco's glue is given (http-types.ts, client.ts,
+// sandbox/wasi-p3.ts). Only what is here is served this way; a guest
+// importing anything else runs through jco's glue (execution/own-host.ts
+// decides).
 
 import { t, type AbiType, type FuturePayload, type HostClass, type HostFunction, type Payloads } from '../../../wit/canon/abi-types.js';
 import { WasiError } from '../core/host-objects.js';
