@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { PNG } from 'pngjs';
 import { examplesRepository, FAULTY, repository } from '../support/fixtures.js';
+import { hasJspi } from '../../lib/platform.js';
 import { call, invoke, RtProcess } from '../support/rt-process.js';
 
 describe('invoke (e2e)', function () {
@@ -241,9 +242,9 @@ describe('invoke (e2e)', function () {
     });
   });
 
-  describe('the invoke lane and the Koa path', () => {
+  describe('the lane and the Koa path', () => {
     // A request without Origin is answered by the lane ahead of Koa (lib/worker/http/invoke-lane.ts);
-    // the same request with one goes through Koa (CORS). Both run the one invoke operation, and must answer alike.
+    // the same request with one goes through Koa (CORS). Both run the one operation, and must answer alike.
     const cases: [string, { path: string; body: string; contentType?: string }][] = [
       ['a call', { path: 'example/calculator/invoke/add', body: '{"a":2,"b":40}' }],
       ['a call by alias, positional', { path: 'example/calculator/invoke/ops.add', body: '[2, 40]' }],
@@ -256,6 +257,10 @@ describe('invoke (e2e)', function () {
       ['a record', { path: 'example/greeter/invoke/greet-person', body: '{"person":{"name":"Ada","age":36}}' }],
       ['the raw bytes of a list<u8> result', { path: 'example/mandelbrot/invoke/render', body: '{"width":8,"height":8,"iterations":10}' }],
       ['a stream', { path: 'example/digits/invoke/e', body: '{"count":50}' }],
+      ['a WASI 0.2 handler’s response', { path: 'example/hello-http/http/', body: '' }],
+      ['a handler’s request to a service that is no handler', { path: 'example/calculator/http/x', body: '' }],
+      ['a handler’s request to a service that does not exist', { path: 'example/nothing/http/', body: '' }],
+      ...(hasJspi ? [['a WASI 0.3 handler’s response', { path: 'example/hello-p3/http/', body: '' }] satisfies [string, { path: string; body: string }]] : []),
     ];
     for (const [what, { path, body, contentType }] of cases) {
       it(`answers ${what} the same way on both`, async () => {

@@ -15,7 +15,7 @@ import { REQUEST_ID_HEADER } from './request-id.js';
 import type { RequestState, RtContext } from './request-state.js';
 import { consoleFiles, readConsoleFiles } from './console.js';
 import type { Operations } from './operations.js';
-import { wasiHttpMounts, type HandlerDeps } from './wasi-http-route.js';
+import type { HandlerDeps } from './wasi-http-route.js';
 import { overCapacity } from './server.js';
 import { pathNames } from './lookup.js';
 import { setAnswerHeaders, writeReply, type ApiCall, type ApiOperation } from './api-call.js';
@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Koa<RequestState> {
   app.use(connectionCap(config.http.max_connections));
   app.use(emptyAnswers);
   // Routes sidecars mount outside /api (docs/api.md §5.8): they never overlap it or the console, so order among them does not matter.
-  app.use(mountedHandlers(wasiHttpMounts(deps), operations));
+  app.use(mountedHandlers(operations));
   const router = new Router<RequestState>({ prefix: '/api' });
   for (const operation of operations.all) {
     const answer = (ctx: RtContext & { params: Record<string, string> }) => perform(ctx, operations, operation);
@@ -87,9 +87,9 @@ async function perform(ctx: RtContext & { params: Record<string, string> }, oper
 }
 
 /** The handler mounted where the request's path is (`http_route`), if any, in front of the API's routes. */
-function mountedHandlers(mounted: (path: string) => ApiOperation | undefined, operations: Operations) {
+function mountedHandlers(operations: Operations) {
   return (ctx: RtContext, next: Next): Promise<void> => {
-    const operation = mounted(ctx.path);
+    const operation = operations.mounted(ctx.path);
     if (!operation) return next();
     return perform(ctx as RtContext & { params: Record<string, string> }, operations, operation);
   };

@@ -15,7 +15,7 @@ import { serverUrl } from '../../openapi/servers.js';
 import { mediaType, type BodyLimits } from './body.js';
 import { CONTROL_ROUTES, controlRefusal, credentialsOf, type ControlPolicy, type ControlRoute } from './control-guard.js';
 import { resourceOperations } from './resource-operations.js';
-import { wasiHttpOperation } from './wasi-http-route.js';
+import { wasiHttpMounts, wasiHttpOperation } from './wasi-http-route.js';
 import { invokeOperation, readWhole } from './invoke.js';
 import { findService, serviceFor } from './lookup.js';
 import type { WorkerState } from './worker-state.js';
@@ -47,8 +47,12 @@ export interface OperationDeps {
 /** The operations, and `perform`, which runs one for a request. */
 export interface Operations {
   readonly all: readonly ApiOperation[];
-  /** `POST /services/:domain/:service/invoke/:method`: the one the invoke lane takes. */
+  /** `POST /services/:domain/:service/invoke/:method`: one the lane takes (invoke-lane.ts). */
   readonly invoke: ApiOperation;
+  /** `/services/:domain/:service/http{/*path}`, any method: a handler's request, which the lane takes too. */
+  readonly httpHandler: ApiOperation;
+  /** The handler mounted at or above a path (`http_route`), whose requests the lane and the app take in front of the API. */
+  readonly mounted: (path: string) => ApiOperation | undefined;
   perform(operation: ApiOperation, call: ApiCall): Promise<Reply>;
 }
 
@@ -58,6 +62,7 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
   let openapi: { generation: number; document: SerializedDocument } | undefined;
 
   const invoke: ApiOperation = { name: 'invoke', method: 'POST', path: '/services/:domain/:service/invoke/:method', run: invokeOperation(deps) };
+  const httpHandler = wasiHttpOperation(deps);
   const controls: Record<ControlRoute['op'], ApiOperation['run']> = {
     restart: async (call) => {
       const hosted = serviceFor(deps, call);
@@ -101,7 +106,7 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
     },
     invoke,
     ...resourceOperations(deps, policy),
-    wasiHttpOperation(deps),
+    httpHandler,
     // Restart, quiesce and reload change what runs: not from a foreign web page, and only with the token when one is set (docs/api.md §5.6).
     ...CONTROL_ROUTES.map((route): ApiOperation => ({ name: route.op, method: route.method, path: route.path, control: true, run: controls[route.op] })),
     { name: 'metrics', method: 'GET', path: '/metrics', run: async () => outcomeReply(await control({ op: 'metrics' })) },
@@ -113,6 +118,8 @@ export function apiOperations(deps: OperationDeps, policy: ControlPolicy): Opera
   return {
     all,
     invoke,
+    httpHandler,
+    mounted: wasiHttpMounts(deps),
     perform(operation, call) {
       call.state.trace?.route(routes.get(operation) ?? operation.path);
       if (operation.control) {
