@@ -6,7 +6,7 @@
 // test's own with a bump allocator as the guest's realloc.
 
 import { expect } from 'chai';
-import { discriminant, flatten, layout, liftFlat, load, store, t, type Handles } from '../../lib/wit/canon/abi-types.js';
+import { flatten, layout, liftFlat, load, lowerFlat, store, t, type Handles } from '../../lib/wit/canon/abi-types.js';
 import { AbiTrap, GuestMemory } from '../../lib/wit/canon/guest-memory.js';
 import { errorCode } from '../../lib/worker/wasi-host/p3/canon-functions.js';
 
@@ -113,10 +113,17 @@ describe('canonical ABI value layout (rt’s own host)', () => {
     expect(() => load(mem, handles, t.bytes, 400)).to.throw(AbiTrap, 'out of its memory');
   });
 
-  it('gives the case index of enums, variants, options and results', () => {
-    expect(discriminant(t.enum('a', 'b'), 'b')).to.equal(1);
-    expect(discriminant(t.result(), { tag: 'err' })).to.equal(1);
-    expect(discriminant(t.option(t.u8), undefined)).to.equal(0);
-    expect(() => discriminant(t.u8, 1)).to.throw();
+  it('lowers values to the core values they flatten to, and lifts them back: case indices, joined slots, lists in the guest’s memory', () => {
+    const { mem, handles } = guest();
+    expect(lowerFlat(mem, handles, [t.enum('a', 'b'), t.result(), t.option(t.u8), t.option(t.u8)], ['b', { tag: 'err' }, undefined, null])).to.deep.equal([1, 1, 0, 0, 0, 0]);
+    // A variant's i32 case in a slot another case widens to i64 goes as an i64.
+    const weight = t.variant(['light'], ['small', t.u32], ['heavy', t.s64]);
+    expect(lowerFlat(mem, handles, [weight, weight, weight], [{ tag: 'light' }, { tag: 'small', val: 7 }, { tag: 'heavy', val: -5n }])).to.deep.equal([0, 0n, 1, 7n, 2, -5n]);
+    // jco's option of an option is tagged; a list of numbers is a typed array.
+    const types = [t.option(t.option(t.u8)), { kind: 'option', of: t.option(t.u8), tagged: true }, { kind: 'list', of: t.u32, typed: Uint32Array }, t.record(['get-HTTP-url', t.string])] as const;
+    const values = [7, { tag: 'some', val: undefined }, Uint32Array.of(1, 4_000_000_000), { getHttpUrl: 'ünï' }];
+    const core = lowerFlat(mem, handles, types, values);
+    expect(liftFlat(mem, handles, types, core)).to.deep.equal(values);
+    expect(() => lowerFlat(mem, handles, [t.enum('a')], ['z'])).to.throw(/no case z/);
   });
 });

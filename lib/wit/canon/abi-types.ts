@@ -289,13 +289,6 @@ export function flatCount(types: readonly AbiType[]): number {
   return types.reduce((n, type) => n + flatten(type).length, 0);
 }
 
-/** The case index of `value`, a variant-like type's (a result's, an option's). */
-export function discriminant(type: AbiType, value: unknown): number {
-  if (type.kind === 'enum') return enumIndex(type, value);
-  if (type.kind !== 'variant' && type.kind !== 'option' && type.kind !== 'result') throw new Error(`a ${type.kind} has no cases`);
-  return tagIndex(type, value)[0];
-}
-
 function tagIndex(type: Extract<AbiType, { kind: 'variant' | 'option' | 'result' }>, value: unknown): [number, unknown] {
   if (type.kind === 'option' && !type.tagged) return value === undefined || value === null ? [0, undefined] : [1, value];
   const { tag, val } = value as { tag: string; val?: unknown };

@@ -14,7 +14,7 @@
 // instance: every promise of it rejects (TaskFailure), and it takes no more
 // calls.
 
-import { discriminant, flatCount, flatten, layout, liftFlat, load, lowerFlat, store, t, type AbiType, type Carrier, type CoreValue, type Handles, type HostClass, type HostFunction, type Payloads } from '../../../wit/canon/abi-types.js';
+import { flatCount, flatten, layout, liftFlat, load, lowerFlat, store, t, type AbiType, type Carrier, type CoreValue, type Handles, type HostClass, type HostFunction, type Payloads } from '../../../wit/canon/abi-types.js';
 import { AbiTrap, GuestMemory } from '../../../wit/canon/guest-memory.js';
 import { CanonTable } from './canon-table.js';
 import { BLOCKED, hostFuture, hostStream, newFuture, newStream, ReadableFuture, ReadableStreamEnd, WritableFuture, WritableStreamEnd } from './copies.js';
@@ -142,38 +142,8 @@ export class AsyncInstance implements Handles {
         store(this.mem, this, result, value, core[count] as number);
         return undefined;
       }
-      return this.#lowerOne(result, value);
+      return lowerFlat(this.mem, this, [result], [value])[0];
     };
-  }
-
-  #lowerOne(type: AbiType, value: unknown): CoreValue {
-    switch (type.kind) {
-      case 'bool':
-        return value ? 1 : 0;
-      case 'u64':
-      case 's64':
-        return BigInt.asIntN(64, value as bigint);
-      case 'own':
-        return this.own(value as object);
-      case 'stream':
-      case 'future':
-        return this.lowerReadable(value, type);
-      case 'u8':
-      case 's8':
-      case 'u16':
-      case 's16':
-      case 'u32':
-      case 's32':
-        return value as number;
-      // One flat value: the cases carry nothing.
-      case 'variant':
-      case 'option':
-      case 'result':
-      case 'enum':
-        return discriminant(type, value);
-      default:
-        throw new Error(`rt lowers no flat ${type.kind}`);
-    }
   }
 
   /**
