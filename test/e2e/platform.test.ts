@@ -231,11 +231,23 @@ describe(`rt on this Node.js (${process.versions.node}, JSPI ${hasJspi ? 'presen
         expect(sseEvents(numbers.text()).map((e) => e.data)).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
       });
 
+      it('cuts the body short when the guest traps while it writes, with the trap as the last event; the next call gets a fresh instance', async () => {
+        const answer = await openStream(url('broken'), { count: 300 }, { accept: 'text/event-stream' });
+        expect((await answer.ended).complete, 'the body ends without its final chunk').to.equal(false);
+        const events = sseEvents(answer.text());
+        expect(events.at(-1)!.data).to.include({ error: 'component trapped', code: 'RT_ERR_COMPONENT_TRAPPED', service: 'default.p3-producer', method: 'broken' });
+        expect(events.slice(0, -1).map((e) => e.data)).to.deep.equal(Array.from({ length: 300 }, (_, i) => i));
+        const next = await openStream(url('numbers'), { count: 2 });
+        expect((await next.ended).complete).to.equal(true);
+        expect(ndjson(next.text())).to.deep.equal([0, 1]);
+      });
+
       it('drops the stream when the client goes away, and serves on', async () => {
         const answer = await openStream(url('bytes'), { count: 4_000_000_000 });
         await eventually(() => answer.pieces.length >= 3, { what: 'three pieces of the stream', timeoutMs: 10_000, intervalMs: 10 });
         answer.close();
-        await eventually(() => rt!.logged((l) => l.msg === 'request' && String((l.req as { url?: unknown } | undefined)?.url).endsWith('/p3-producer/invoke/bytes') && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed'), { what: 'the stream logged as closed by its client', timeoutMs: 10_000, intervalMs: 50 });
+        const closed = (l: Record<string, unknown>) => l.msg === 'request' && String((l.req as { url?: unknown } | undefined)?.url).endsWith('/p3-producer/invoke/bytes') && (l.stream as { outcome?: string } | undefined)?.outcome === 'client closed';
+        expect(await rt!.logged(closed, 10_000), 'the stream logged as closed by its client').to.equal(true);
         const next = await openStream(url('numbers'), { count: 2 });
         expect((await next.ended).complete).to.equal(true);
         expect(ndjson(next.text())).to.deep.equal([0, 1]);

@@ -727,7 +727,7 @@ world sleeper {
  * - `bytes: async func(count: u32) -> stream<u8>`: `count` bytes, byte i
  *   being i & 255, in writes of 16 KiB (what the streams bench reads);
  * - `numbers: async func(count: u32) -> stream<u32>`: 0 … count - 1, in
- *   writes of up to 256;
+ *   writes of up to 256; `broken` the same, then it traps;
  * - `total: async func(data: stream<u32>) -> u64`, the sum of the items,
  *   and `length: async func(data: stream<u8>) -> u64`, how many bytes (each
  *   acknowledges a cancellation with task.cancel);
@@ -750,6 +750,7 @@ world producer {
   record shape { name: string, sizes: list<u32>, tag: option<option<u8>>, weight: weight }
   export bytes: async func(count: u32) -> stream<u8>;
   export numbers: async func(count: u32) -> stream<u32>;
+  export broken: async func(count: u32) -> stream<u32>;
   export total: async func(data: stream<u32>) -> u64;
   export length: async func(data: stream<u8>) -> u64;
   export mirror: async func(s: shape) -> result<shape, string>;
@@ -774,6 +775,9 @@ world producer {
   (import "[export]$root" "[stream-new-0]numbers" (func $numbers-new (result i64)))
   (import "[export]$root" "[async-lower][stream-write-0]numbers" (func $numbers-write (param i32 i32 i32) (result i32)))
   (import "[export]$root" "[stream-drop-writable-0]numbers" (func $numbers-drop (param i32)))
+  (import "[export]$root" "[task-return]broken" (func $return-broken (param i32)))
+  (import "[export]$root" "[stream-new-0]broken" (func $broken-new (result i64)))
+  (import "[export]$root" "[async-lower][stream-write-0]broken" (func $broken-write (param i32 i32 i32) (result i32)))
   (import "[export]$root" "[task-return]total" (func $return-total (param i64)))
   (import "[export]$root" "[async-lower][stream-read-0]total" (func $total-read (param i32 i32 i32) (result i32)))
   (import "[export]$root" "[stream-cancel-read-0]total" (func $total-cancel (param i32) (result i32)))
@@ -805,7 +809,7 @@ world producer {
     (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get 3)) (i32.const 7)) (i32.const -8)))
     (local.get $p))
   ;; A slot: +0 the stream's or future's end, +4 items left (a future's value), +8 the task's waitable set, +12 which
-  ;; function (0 bytes or length, 1 numbers or total), +16 items sent (a reader's sum, an i64).
+  ;; function (0 bytes or length, 1 numbers or total, 2 broken), +16 items sent (a reader's sum, an i64).
   (global $tasks (mut i32) (i32.const 0))
   (func $slot (result i32) (local $s i32)
     (local.set $s (i32.add (i32.const 1024) (i32.shl (i32.and (global.get $tasks) (i32.const 7)) (i32.const 5))))
@@ -827,6 +831,8 @@ world producer {
         (i32.store (i32.add (local.get $buf) (i32.shl (local.get $i) (i32.const 2))) (i32.add (i32.load offset=16 (local.get $s)) (local.get $i)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $l)))
+      (if (i32.eq (i32.load offset=12 (local.get $s)) (i32.const 2)) (then
+        (return (call $broken-write (i32.load (local.get $s)) (local.get $buf) (local.get $n)))))
       (return (call $numbers-write (i32.load (local.get $s)) (local.get $buf) (local.get $n)))))
     (local.set $n (select (i32.const 16384) (i32.load offset=4 (local.get $s)) (i32.gt_u (i32.load offset=4 (local.get $s)) (i32.const 16384))))
     (call $bytes-write (i32.load (local.get $s)) (i32.add (i32.const 65536) (i32.and (i32.load offset=16 (local.get $s)) (i32.const 255))) (local.get $n)))
@@ -847,6 +853,8 @@ world producer {
         (return (call $wait (local.get $s)))))
       (br_if $end (i32.eqz (call $wrote (local.get $s) (local.get $r))))
       (br $l)))
+    ;; broken traps where the others end their streams.
+    (if (i32.eq (i32.load offset=12 (local.get $s)) (i32.const 2)) (then unreachable))
     (if (i32.load offset=8 (local.get $s)) (then
       (call $join (i32.load (local.get $s)) (i32.const 0))
       (call $set-drop (i32.load offset=8 (local.get $s)))))
@@ -854,14 +862,17 @@ world producer {
     (i32.const 0))
   (func $produce (param $count i32) (param $kind i32) (result i32) (local $s i32) (local $ends i64)
     (local.set $s (call $slot))
-    (local.set $ends (if (result i64) (local.get $kind) (then (call $numbers-new)) (else (call $bytes-new))))
+    (local.set $ends (if (result i64) (i32.eq (local.get $kind) (i32.const 2)) (then (call $broken-new))
+      (else (if (result i64) (local.get $kind) (then (call $numbers-new)) (else (call $bytes-new))))))
     (i32.store (local.get $s) (i32.wrap_i64 (i64.shr_u (local.get $ends) (i64.const 32))))
     (i32.store offset=4 (local.get $s) (local.get $count))
     (i32.store offset=12 (local.get $s) (local.get $kind))
-    (if (local.get $kind) (then (call $return-numbers (i32.wrap_i64 (local.get $ends)))) (else (call $return-bytes (i32.wrap_i64 (local.get $ends)))))
+    (if (i32.eq (local.get $kind) (i32.const 2)) (then (call $return-broken (i32.wrap_i64 (local.get $ends))))
+      (else (if (local.get $kind) (then (call $return-numbers (i32.wrap_i64 (local.get $ends)))) (else (call $return-bytes (i32.wrap_i64 (local.get $ends)))))))
     (call $pump (local.get $s)))
   (func (export "[async-lift]bytes") (param i32) (result i32) (call $produce (local.get 0) (i32.const 0)))
   (func (export "[async-lift]numbers") (param i32) (result i32) (call $produce (local.get 0) (i32.const 1)))
+  (func (export "[async-lift]broken") (param i32) (result i32) (call $produce (local.get 0) (i32.const 2)))
   ;; STREAM_WRITE (3), the one event a producer's set gives: the blocked write went.
   (func $produced (param $r i32) (result i32) (local $s i32)
     (local.set $s (call $ctx-get))
@@ -869,6 +880,7 @@ world producer {
     (call $pump (local.get $s)))
   (func (export "[callback][async-lift]bytes") (param i32 i32 i32) (result i32) (call $produced (local.get 2)))
   (func (export "[callback][async-lift]numbers") (param i32 i32 i32) (result i32) (call $produced (local.get 2)))
+  (func (export "[callback][async-lift]broken") (param i32 i32 i32) (result i32) (call $produced (local.get 2)))
 
   ;; One read of the task's stream into its slot's 4 KiB: 1,024 u32s (total) or 4,096 bytes (length).
   (func $read (param $s i32) (result i32) (local $buf i32)

@@ -120,6 +120,9 @@ if (hasJspi) {
       const numbers = await written(producer, own, 'numbers', [1_000], false);
       expect(numbers).to.deep.equal(Array.from({ length: 1_000 }, (_, i) => i));
       expect(numbers).to.deep.equal(await written(producer, glue, 'numbers', [1_000], false));
+      // A guest that traps after its items: the read that waits for more fails with the trap.
+      const broken = await written(producer, await instance(producer), 'broken', [300], false).catch((e: Error) => e.message);
+      expect(broken).to.match(/"kind":"trap".*unreachable/);
     });
 
     it('hands the guest a stream<u8> and a stream<u32> from what rt reads (a request body, NDJSON items)', async () => {
