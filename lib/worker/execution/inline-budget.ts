@@ -10,6 +10,9 @@
 // CPU_SAMPLE_AFTER_MS: the calls that end before (nearly all) never read it.
 // Clocks are passed in, so the policy is tested alone.
 
+/** How many inline budgets a call (or a guest's turn) may hold the main thread at all, running or not: the OS may not schedule the worker for a while. */
+export const HARD_BUDGETS = 4;
+
 /** How long a call runs before its CPU time starts being counted. */
 const CPU_SAMPLE_AFTER_MS = 2;
 

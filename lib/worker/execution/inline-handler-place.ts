@@ -19,14 +19,11 @@ import { ComponentInstance, errorText, type InstanceSpec } from './component-ins
 import { budget, FUEL_IMPORTS, isInterrupt } from './inline-instance.js';
 import type { CallResult } from './invocation.js';
 import { respond } from './p3-exchange.js';
-import type { Place, Ran, RunOptions } from './place.js';
+import { CANCEL_GRACE_MS, type Place, type Ran, type RunOptions } from './place.js';
+import { HARD_BUDGETS } from './inline-budget.js';
 import type { Work } from './work.js';
 import { LocalEnd, p3, type HandlerRequest, type MainEnd } from '../wasi-host/index.js';
 
-/** How many inline budgets one turn of the guest may hold the main thread at all (the OS may not schedule the worker for a while). */
-const HARD_BUDGETS = 4;
-/** How long a cancelled request's guest has to wind its task up before its instance is retired. */
-const CANCEL_GRACE_MS = 1_000;
 
 export interface InlineHandlerOptions {
   /** Requests one instance serves at once (sidecar max_concurrency); more go to instance threads. */

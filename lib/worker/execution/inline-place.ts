@@ -8,14 +8,12 @@
 
 import type { HandleHolder, HolderResult } from './handle-directory.js';
 import type { HandleCall } from './handle-table.js';
-import type { Clocks } from './inline-budget.js';
+import { HARD_BUDGETS, type Clocks } from './inline-budget.js';
 import type { InlineOutcome } from './inline-instance.js';
 import { inlineTurn } from './inline-turn.js';
 import type { Interrupted, Place, Ran, RunOptions } from './place.js';
 import type { HandlesOutcome, Work } from './work.js';
 
-/** How many inline budgets a call may hold the main thread at all, running or not (the OS may not schedule the worker for a while). */
-const HARD_BUDGETS = 4;
 
 /** What the inline placement needs of its instance (inline-instance.ts). */
 export interface InlineCalls {

@@ -32,7 +32,7 @@ import { handlerLink } from './handler-link.js';
 import { OutgoingClient, threadCells, type BodyChannel, type HandlerRequest, type LinkedRequests, type MainEnd } from '../wasi-host/index.js';
 import type { CallResult, Failure, Framing, StreamControl, StreamOpening, StreamOptions } from './invocation.js';
 import type { HandlesOutcome, Outcome, Work } from './work.js';
-import type { Place, RunOptions, RunReport } from './place.js';
+import { CANCEL_GRACE_MS, type Place, type RunOptions, type RunReport } from './place.js';
 import { answersLater } from '../../wit/async-abi.js';
 import { WASI_0_3 } from '../../wasi-lines.js';
 import { interfaceKey } from '../../wit/interface-key.js';
@@ -106,8 +106,6 @@ interface StreamState extends StreamOptions {
 const THREAD_URL = new URL('./instance-thread.js', import.meta.url);
 /** How often deadlines are checked while calls are pending: a 504 comes at most this late. */
 const SWEEP_MS = 25;
-/** How long a shared call's task has to end once asked to cancel (docs/api.md §5.9) before its thread retires as if it could not be. */
-const CANCEL_GRACE_MS = 1_000;
 const STUCK_MS = 100;
 const IDLE_MS = 10_000;
 /**

@@ -371,13 +371,8 @@ async function pumpWritten(current: Stream, written: WrittenItems, body: NdjsonI
       if (taken === items.length) ring.publish();
       continue;
     }
-    // On rt's own host, the write rt took last completed as it took it, and the guest's callback, queued then, writes the next
-    // within one microtask: a tick is all it takes to find that write pending, where a read that waits costs a chain of promises.
-    let outcome = written.nextNow();
-    if (!outcome) {
-      await Promise.resolve();
-      outcome = written.nextNow() ?? (await written.next());
-    }
+    // What the guest has written already is taken at once (rt's own host), else awaited.
+    const outcome = written.nextNow() ?? (await written.next());
     // Cancelled while the guest wrote: the cancel ended the stream.
     if (stream !== current) return;
     flushOutput();

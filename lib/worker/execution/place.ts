@@ -22,6 +22,9 @@ import type { CallTrace } from '../../tracing/traces.js';
  */
 export type RunReport = (ms: number, first: boolean) => void;
 
+/** How long a task asked to cancel (docs/api.md §5.9) has to end before its instance retires as if it could not be: it takes nothing more, and is replaced once the work beside it is done. */
+export const CANCEL_GRACE_MS = 1_000;
+
 /** What work may bring besides itself and its deadline. */
 export interface RunOptions {
   /** Told how long the work ran on its thread, once it answers (not when it is cut off or lost). */

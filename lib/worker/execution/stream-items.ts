@@ -175,6 +175,14 @@ export class WrittenItems {
   /** The items written since the last read (undefined: the stream's end), or how the guest failed meanwhile; bytes valid until the next read (the thread's ring copies them first). */
   async next(): Promise<CallOutcome> {
     const stream = this.#stream;
+    if (stream.takeLent) {
+      // On rt's own host, the write taken last completed as it was taken, and the guest's callback, queued then, writes the
+      // next within one microtask: a tick is all it takes to find that write pending, where a read that waits costs a chain
+      // of promises. jco's glue has no such write to find, and pays no tick.
+      await Promise.resolve();
+      const now = this.nextNow();
+      if (now) return now;
+    }
     const read = await this.instance.settled(stream.readLent ? stream.readLent(this.#count) : stream.read(this.#count));
     if (read.kind !== 'ok') return read;
     const { done, value } = read.value as { done: boolean; value?: unknown };
