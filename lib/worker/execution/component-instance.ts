@@ -48,7 +48,7 @@ export interface InstanceSpec {
   isInterrupt?: (e: unknown) => boolean;
   /** The core `next` functions of byte streams (StreamSignature's `nextExport`) whose items may be read in place: an instance thread's (stream-items.ts `byteNexts`). */
   byteNexts?: ReadonlySet<string>;
-  /** What rt's own host would serve (the handler's `handle`, or the methods in order): it does where it can (own-host.ts), jco's glue otherwise. */
+  /** What rt's own host would serve (the handler's `handle`, or the methods in order, then `init` if any): it does where it can (own-host.ts), jco's glue otherwise. */
   own?: { exports: OwnExport[]; futures: FutureKinds };
   /** On rt's own host: runs each entry into the guest (an export call, a callback) within its bounds (an inline instance's budget). */
   guestEntry?: <T>(fn: () => T) => T;
@@ -110,6 +110,8 @@ export class ComponentInstance {
     const own = spec.own && ownInstance(spec, spec.own, taskFailure, starts);
     if (own) {
       const functions = spec.methods.map((_, i): Bound => (...args) => own.call(i, args));
+      // What rt's own host serves after the methods is init (instance-spec.ts ownHosting).
+      if (spec.init) bounded(() => runInit((config) => own.call(spec.methods.length, [config]), spec.config, spec.isInterrupt));
       return new ComponentInstance(spec, functions, [own.memory], spec.handler && ((request) => own.call(0, [request])), byteNexts, taskFailure, starts, 'rt');
     }
     const { instantiate } = await glue(spec.entry);
@@ -245,7 +247,7 @@ export class ComponentInstance {
 
   /** The trap's own message, and the memory figures when the instance ran into the cap (its allocator usually traps without saying why). */
   #trapMessage(e: unknown): string {
-    const message = errorText(e);
+    const message = trapText(e);
     const largest = Math.max(0, ...this.memories.map((m) => m.buffer.byteLength));
     if (largest < this.spec.memoryCapBytes * 0.9) return message;
     const mib = (n: number) => Math.round(n / 1_048_576);
@@ -300,7 +302,7 @@ function runInit(init: Bound | undefined, config: Uint8Array, isInterrupt?: (e: 
   } catch (e) {
     if (isInterrupt?.(e)) throw e;
     if (isComponentError(e)) throw new Error(`init returned an error: ${typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload)}`, { cause: e });
-    throw new Error(`init trapped: ${errorText(e)}`, { cause: e });
+    throw new Error(`init trapped: ${trapText(e)}`, { cause: e });
   }
 }
 
@@ -313,6 +315,28 @@ function trapCode(e: unknown): TrapCode {
   if (e instanceof UnsatisfiedImportError) return 'RT_ERR_UNSATISFIED_IMPORT';
   if (e instanceof ComponentExit) return 'RT_ERR_COMPONENT_EXITED';
   return 'RT_ERR_COMPONENT_TRAPPED';
+}
+
+/**
+ * V8's words for a core trap, as wasmtime says them: jco's glue rewrites
+ * them so (docs/deployment.md), and a guest on rt's own host must not read
+ * differently to a client.
+ */
+const WASMTIME_TRAPS = new Map([
+  ['unreachable', 'wasm trap: wasm `unreachable` instruction executed'],
+  ['memory access out of bounds', 'wasm trap: out of bounds memory access'],
+  ['divide by zero', 'wasm trap: integer divide by zero'],
+  ['remainder by zero', 'wasm trap: integer divide by zero'],
+  ['divide result unrepresentable', 'wasm trap: integer overflow'],
+  ['float unrepresentable in integer range', 'wasm trap: invalid conversion to integer'],
+  ['table index is out of bounds', 'wasm trap: undefined element: out of bounds table access'],
+  ['function signature mismatch', 'wasm trap: indirect call type mismatch'],
+  ['call stack exhausted', 'wasm trap: call stack exhausted'],
+]);
+
+/** What a trap says: a core trap in wasmtime's words, whichever host ran the guest. */
+function trapText(e: unknown): string {
+  return (e instanceof WebAssembly.RuntimeError && WASMTIME_TRAPS.get(e.message)) || errorText(e);
 }
 
 export function errorText(e: unknown): string {

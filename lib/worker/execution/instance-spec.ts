@@ -13,6 +13,7 @@ import { p2, p3, type OutgoingChannel } from '../wasi-host/index.js';
 import type { InstanceSpec } from './component-instance.js';
 import { HANDLER_EXPORT, type OwnExport } from './own-host.js';
 import { exportTypes, type FutureKinds } from '../../wit/canon/wit-abi-types.js';
+import type { ComponentInterface, WitFunction } from '../../wit/types.js';
 
 /**
  * The instance spec of `d`, its core modules compiled already (with the
@@ -43,24 +44,43 @@ export function instanceSpec(d: ServiceDescriptor, modules: Iterable<[string, We
 }
 
 /**
- * What rt's own host of the async ABI may serve of `d` (own-host.ts has the
- * last word, on its core modules): a WASI 0.3 handler and nothing else, or
- * async functions (and plain ones beside them) of types it lifts
- * (wit-abi-types.ts), with no resources or init; its strings UTF-8 (what rt's
- * own host reads: lib/wit/canon/guest-memory.ts). Nothing for jco's glue.
+ * What rt's own host may serve of `d` (own-host.ts has the last word, on its
+ * core modules), its strings UTF-8 (what rt's own host reads:
+ * lib/wit/canon/guest-memory.ts), with no resources, and functions of types
+ * it lifts (wit-abi-types.ts): a WASI 0.3 handler without init; async
+ * functions (and plain ones beside them); or plain functions alone when the
+ * component imports nothing. jco's glue makes a task per call of those (two
+ * promises, a scope its borrowed handles are checked against) for the
+ * imports the guest may call meanwhile; with no imports there is nothing to
+ * keep it for, and rt calls the core export itself. `init` (docs/api.md
+ * §5.2) comes after the methods. Nothing for jco's glue.
  */
 export function ownHosting(d: ServiceDescriptor): { own: NonNullable<InstanceSpec['own']> } | Record<string, never> {
-  if (d.init !== null || d.interface.stringEncoding !== undefined) return {};
-  if (d.http) return d.http.wasi === WASI_0_3 && d.methods.length === 0 ? { own: { exports: [HANDLER_EXPORT], futures: new Map() } } : {};
-  if (!d.methods.some((m) => m.function.async) || d.methods.some((m) => m.member)) return {};
+  if (d.interface.stringEncoding !== undefined) return {};
+  if (d.http) return d.http.wasi === WASI_0_3 && d.methods.length === 0 && d.init === null ? { own: { exports: [HANDLER_EXPORT], futures: new Map() } } : {};
+  if (d.methods.some((m) => m.member)) return {};
+  if (!d.methods.some((m) => m.function.async) && d.interface.imports.length > 0) return {};
+  const functions = d.methods.map((m) => ({ iface: m.interface, fn: m.function }));
+  if (d.init) {
+    // runInit calls it synchronously.
+    const fn = initFunction(d.interface, d.init.exportKey);
+    if (!fn || fn.async) return {};
+    functions.push({ iface: d.init.exportKey, fn });
+  }
   const futures: FutureKinds = new Map();
   const exports: OwnExport[] = [];
-  for (const m of d.methods) {
-    const types = exportTypes(m.function, futures);
+  for (const { iface, fn } of functions) {
+    const types = exportTypes(fn, futures);
     if ('reason' in types) return {};
-    exports.push({ interface: m.interface, name: m.function.name, async: m.function.async === true, params: types.params, result: types.result });
+    exports.push({ interface: iface, name: fn.name, async: fn.async === true, params: types.params, result: types.result });
   }
   return { own: { exports, futures } };
+}
+
+/** The `init` export (docs/api.md §5.2) at `exportKey`: a world-level function (null), or one of the interface of that name. */
+function initFunction(iface: ComponentInterface, exportKey: string | null): WitFunction | undefined {
+  const functions = exportKey === null ? iface.functions : iface.interfaces.find((i) => i.name === exportKey)?.functions;
+  return functions?.find((fn) => fn.name === 'init');
 }
 
 /** Whether `d` is a WASI 0.3 handler rt's own host may serve. */
