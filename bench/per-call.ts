@@ -5,11 +5,13 @@
 // - jco-transpile's glue as it writes it,
 // - the same glue as rt caches it (lib/primary/glue-rewrite.ts: the debug
 //   switch read once at load, not from process.env on every call),
+// - for `greet`, rt's own host, which rt runs the greeter on (it imports
+//   nothing: worker/execution/instance-spec.ts ownHosting),
 // and, for `add`, the core export called directly and rt's invoke path (JSON
 // decode, call, JSON encode). Rounds interleave the variants; each figure is
 // the median of its rounds' ns per call.
 //
-// It drives internal worker classes (HostedService) whose API changes with
+// It drives internal worker classes (HostedService, ComponentInstance) whose API changes with
 // the worker, so it is kept apart from the HTTP benchmarks.
 
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
@@ -23,8 +25,11 @@ import { serviceAddress, serviceExports } from '../lib/primary/addressing.js';
 import { TRANSPILE_OPTIONS } from '../lib/primary/compile-job.js';
 import { rewriteGlue } from '../lib/primary/glue-rewrite.js';
 import { transpileComponent } from '../lib/primary/transpiler.js';
-import { DEFAULT_INSTANCES } from '../lib/service.js';
+import { DEFAULT_INSTANCES, type ServiceDescriptor } from '../lib/service.js';
 import { HostedService } from '../lib/worker/execution/hosted-service.js';
+import { compileCoreModules } from '../lib/worker/execution/compile-core-modules.js';
+import { ComponentInstance } from '../lib/worker/execution/component-instance.js';
+import { instanceSpec } from '../lib/worker/execution/instance-spec.js';
 import { hostImports } from '../lib/worker/sandbox/wasi-imports.js';
 import { readComponentInterface } from '../lib/wit/component-reader.js';
 import { loadTranspiled, type Transpiled } from '../test/support/jco-instance.js';
@@ -32,6 +37,7 @@ import { median } from './stats.js';
 
 const CONNECTIONS = 50;
 const ROUNDS = 7;
+const CAP = 256 * 1_048_576;
 
 type Transpile = (bytes: Uint8Array) => Promise<Transpiled>;
 type Exports = Record<string, Record<string, (...args: unknown[]) => unknown>>;
@@ -67,31 +73,35 @@ function compare(variants: Record<string, () => unknown>, calls: number): Record
   return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
 }
 
+/** `bytes` as the catalog describes a component (no sidecar, no configuration), `init` apart from the methods. */
+async function descriptor(bytes: Uint8Array, stem: string): Promise<ServiceDescriptor> {
+  const { artifact, interface: iface } = await transpileComponent(bytes);
+  const { methods, resources, hook } = serviceExports(iface, (fn) => fn.name === 'init');
+  return {
+    id: serviceAddress(iface, stem).id,
+    source: 'bench',
+    repository: 'bench',
+    artifact,
+    interface: iface,
+    methods,
+    resources,
+    unsatisfiedImports: [],
+    instances: DEFAULT_INSTANCES,
+    env: {},
+    init: hook ? { exportKey: hook.exportKey, jsName: hook.jsName } : null,
+    config: null,
+    configFile: null,
+    quiesced: false,
+    revision: 'bench',
+    paths: [],
+    outboundHosts: [],
+    http: null,
+    links: [],
+  };
+}
+
 async function invokePath(source: WatSource): Promise<{ sequential: number; concurrent: number }> {
-  const { artifact, interface: iface } = await transpileComponent(await buildComponent(source));
-  const service = await HostedService.start(
-    {
-      id: serviceAddress(iface, 'calculator').id,
-      source: 'bench',
-      repository: 'bench',
-      artifact,
-      interface: iface,
-      ...(({ methods, resources }) => ({ methods, resources }))(serviceExports(iface)),
-      unsatisfiedImports: [],
-      instances: DEFAULT_INSTANCES,
-      env: {},
-      init: null,
-      config: null,
-      configFile: null,
-      quiesced: false,
-      revision: 'bench',
-      paths: [],
-      outboundHosts: [],
-      http: null,
-      links: [],
-    },
-    { timeoutMs: 30_000, memoryCapBytes: 256 * 1_048_576, threadHeapMb: 512, log: pino({ level: 'silent' }) },
-  );
+  const service = await HostedService.start(await descriptor(await buildComponent(source), 'calculator'), { timeoutMs: 30_000, memoryCapBytes: CAP, threadHeapMb: 512, log: pino({ level: 'silent' }) });
   const add = service.method('add')!;
   const body = Buffer.from(JSON.stringify({ a: 20, b: 22 }));
   // The HTTP path awaits invoke(): measured one at a time (latency) and 50 in flight (what a loaded worker sees).
@@ -146,10 +156,15 @@ export async function perCall(): Promise<void> {
   });
 
   const greeterBytes = await buildComponent(await examples.find((e) => e.name === "greeter")!.source());
+  const greeter = await descriptor(greeterBytes, 'greeter');
+  const onOwnHost = await ComponentInstance.create(instanceSpec(greeter, await compileCoreModules(greeter.artifact, CAP, 'plain'), CAP));
+  if (onOwnHost.host !== 'rt') throw new Error('the greeter is not on rt’s own host (instance-spec.ts ownHosting)');
+  const greetIndex = greeter.methods.findIndex((m) => m.name === 'greet');
   const greets = {
     [OLD]: (await instanceThrough(greeterBytes, oldJco))['example:greeter/greeter@1.0.0'].greet,
     [NEW]: (await instanceThrough(greeterBytes, newJco))['example:greeter/greeter@1.0.0'].greet,
     [RT]: (await instanceThrough(greeterBytes, newJco, (glue) => rewriteGlue(glue).text))['example:greeter/greeter@1.0.0'].greet,
+    "rt's own host (what rt runs it on: no imports)": (name: unknown) => onOwnHost.call(greetIndex, [name]),
   };
   const greetNs = compare(Object.fromEntries(Object.entries(greets).map(([k, f]) => [k, () => f('World')])), 20_000);
   console.log('\nper call, example:greeter greet(string) -> string, componentize-js (median of rounds)');
