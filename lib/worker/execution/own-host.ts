@@ -1,9 +1,10 @@
-// A WASI 0.3 component served by rt's own host of the async ABI
-// (async-abi/) instead of jco's glue, when it can be (docs/decisions.md,
-// "WASI 0.3 on rt's own host"): a wasi:http 0.3 handler, or a component
-// whose exports are functions of types rt's own host lifts
-// (lib/wit/canon/wit-abi-types.ts). Its core module is instantiated here,
-// its imports are rt's (wasi-host/p3/canon-functions.ts and the ABI's
+// A component served by rt's own host of the async ABI (async-abi/)
+// instead of jco's glue, when it can be (docs/decisions.md, "HTTP
+// handlers" and "Where calls run"; instance-spec.ts ownHosting asks): a
+// wasi:http 0.3 handler, or a component whose exports are functions of
+// types rt's own host lifts (lib/wit/canon/wit-abi-types.ts), async ones,
+// or plain ones of a component that imports nothing. Its core module is
+// instantiated here, its imports are rt's (wasi-host/p3/canon-functions.ts and the ABI's
 // built-ins), and each export is called as wit-component lifted it: an
 // async one through its callback, a synchronous one directly.
 //
