@@ -113,6 +113,25 @@ describe('canonical ABI value layout (rt’s own host)', () => {
     expect(() => load(mem, handles, t.bytes, 400)).to.throw(AbiTrap, 'out of its memory');
   });
 
+  it('passes f32 and f64 as core floats and in memory, and as the same bits in a variant’s joined integer slots', () => {
+    const { mem, handles } = guest();
+    const narrow = t.variant(['f', t.f32], ['n', t.u32]);
+    const wide = t.variant(['f', t.f32], ['d', t.f64], ['none']);
+    expect(flatten(narrow)).to.deep.equal(['i32', 'i32']);
+    expect(flatten(wide)).to.deep.equal(['i32', 'i64']);
+    expect(flatten(t.variant(['d', t.f64], ['u', t.u64]))).to.deep.equal(['i32', 'i64']);
+    expect(flatten(t.record(['x', t.f32], ['y', t.f64]))).to.deep.equal(['f32', 'f64']);
+    expect(lowerFlat(mem, handles, [t.f32, t.f64], [1.1, 2.5])).to.deep.equal([Math.fround(1.1), 2.5]);
+    // 1.5 as f32 is 0x3fc00000; 2.5 as f64 is 0x4004000000000000.
+    const core = lowerFlat(mem, handles, [narrow, narrow, wide, wide, wide], [{ tag: 'f', val: 1.5 }, { tag: 'n', val: 7 }, { tag: 'f', val: 1.5 }, { tag: 'd', val: 2.5 }, { tag: 'none' }]);
+    expect(core).to.deep.equal([0, 0x3fc00000, 1, 7, 0, 0x3fc00000n, 1, 0x4004000000000000n, 2, 0n]);
+    expect(liftFlat(mem, handles, [narrow, narrow, wide, wide, wide], core)).to.deep.equal([{ tag: 'f', val: 1.5 }, { tag: 'n', val: 7 }, { tag: 'f', val: 1.5 }, { tag: 'd', val: 2.5 }, { tag: 'none' }]);
+    const point = t.record(['x', t.f32], ['y', t.f64]);
+    expect(layout(point)).to.include({ size: 16, align: 8 });
+    store(mem, handles, point, { x: -0.25, y: Math.PI }, 2048);
+    expect(load(mem, handles, point, 2048)).to.deep.equal({ x: -0.25, y: Math.PI });
+  });
+
   it('lowers values to the core values they flatten to, and lifts them back: case indices, joined slots, lists in the guest’s memory', () => {
     const { mem, handles } = guest();
     expect(lowerFlat(mem, handles, [t.enum('a', 'b'), t.result(), t.option(t.u8), t.option(t.u8)], ['b', { tag: 'err' }, undefined, null])).to.deep.equal([1, 1, 0, 0, 0, 0]);

@@ -117,12 +117,24 @@ describe("rt's own host: plain functions of a component that imports nothing (in
     expect(call(runaway, glue, 'count', [])).to.include({ kind: 'trap' });
   });
 
-  it('leaves a component that imports anything, or passes what rt’s own host does not lift, to jco’s glue', async () => {
+  it('passes floats, and answers a trap in the glue’s words: the WAT calculator', async () => {
+    const calculator = await descriptor('calculator', await example('calculator'));
+    const [own, glue] = [await instance(calculator), await instance(calculator, true)];
+    expect(own.host).to.equal('rt');
+    for (const [name, args] of [['add', [20, 22]], ['subtract', [-5, 2_147_483_647]], ['square-root', [2]], ['square-root', [-1]], ['divide', [7, 2]]] as const) {
+      const mine = call(calculator, own, name, [...args]);
+      expect(mine, name).to.deep.equal(call(calculator, glue, name, [...args]));
+      expect(mine.kind, name).to.equal('ok');
+    }
+    expect(call(calculator, own, 'square-root', [2])).to.deep.equal({ kind: 'ok', value: Math.SQRT2 });
+    const trap = call(calculator, own, 'divide', [1, 0]);
+    expect(trap).to.deep.equal({ kind: 'trap', code: 'RT_ERR_COMPONENT_TRAPPED', message: 'wasm trap: integer divide by zero' });
+    expect(trap).to.deep.equal(call(calculator, glue, 'divide', [1, 0]));
+  });
+
+  it('leaves a component that imports anything to jco’s glue', async () => {
     const faulty = await descriptor('faulty', FAULTY);
     expect(ownHosting(faulty)).to.deep.equal({});
     expect((await instance(faulty)).host).to.equal('jco');
-    // The calculator's square-root takes and returns an f64.
-    const calculator = await descriptor('calculator', await example('calculator'));
-    expect(ownHosting(calculator)).to.deep.equal({});
   });
 });

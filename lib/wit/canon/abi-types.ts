@@ -24,7 +24,7 @@ export interface HostClass {
 export type PayloadKind = string;
 
 export type AbiType =
-  | { kind: 'bool' | 'u8' | 's8' | 'u16' | 's16' | 'u32' | 's32' | 'u64' | 's64' | 'string' | 'bytes' }
+  | { kind: 'bool' | 'u8' | 's8' | 'u16' | 's16' | 'u32' | 's32' | 'u64' | 's64' | 'f32' | 'f64' | 'string' | 'bytes' }
   /** `typed`: the typed array jco gives a list of numbers as (a list<u8> is `bytes`). */
   | { kind: 'list'; of: AbiType; typed?: TypedArrayClass }
   | { kind: 'record'; fields: readonly (readonly [string, AbiType])[] }
@@ -87,7 +87,7 @@ export interface Handles {
 }
 
 export type CoreValue = number | bigint;
-type Flat = 'i32' | 'i64';
+type Flat = 'i32' | 'i64' | 'f32' | 'f64';
 
 export const t = {
   bool: { kind: 'bool' },
@@ -99,6 +99,8 @@ export const t = {
   s32: { kind: 's32' },
   s64: { kind: 's64' },
   u64: { kind: 'u64' },
+  f32: { kind: 'f32' },
+  f64: { kind: 'f64' },
   string: { kind: 'string' },
   bytes: { kind: 'bytes' },
   list: (of: AbiType): AbiType => ({ kind: 'list', of }),
@@ -193,6 +195,7 @@ export function layout(type: AbiType): Layout {
       break;
     case 'u32':
     case 's32':
+    case 'f32':
     case 'own':
     case 'borrow':
     case 'stream':
@@ -201,6 +204,7 @@ export function layout(type: AbiType): Layout {
       break;
     case 'u64':
     case 's64':
+    case 'f64':
       known = { size: 8, align: 8 };
       break;
     case 'enum': {
@@ -257,6 +261,10 @@ export function flatten(type: AbiType): Flat[] {
     case 's64':
       known = ['i64'];
       break;
+    case 'f32':
+    case 'f64':
+      known = [type.kind];
+      break;
     case 'string':
     case 'bytes':
     case 'list':
@@ -272,7 +280,7 @@ export function flatten(type: AbiType): Flat[] {
       const joined: Flat[] = [];
       for (const c of casesOf(type)) {
         if (!c) continue;
-        flatten(c).forEach((f, i) => (joined[i] = joined[i] === undefined || joined[i] === f ? f : 'i64'));
+        flatten(c).forEach((f, i) => (joined[i] = joined[i] === undefined ? f : join(joined[i], f)));
       }
       known = ['i32', ...joined];
       break;
@@ -283,6 +291,43 @@ export function flatten(type: AbiType): Flat[] {
   flats.set(type, known);
   return known;
 }
+
+/** The core type a variant's slot takes when two cases put `a` and `b` there (the canonical ABI's join). */
+function join(a: Flat, b: Flat): Flat {
+  if (a === b) return a;
+  return (a === 'i32' || a === 'f32') && (b === 'i32' || b === 'f32') ? 'i32' : 'i64';
+}
+
+/** `value`, a core value of type `from`, as the same bits in a slot of type `to` (a variant's joined slot: `to` is `join(from, …)`). */
+function intoSlot(from: Flat, to: Flat, value: CoreValue): CoreValue {
+  if (from === to) return value;
+  if (from === 'f32') {
+    BITS.setFloat32(0, value as number, true);
+    return to === 'i32' ? BITS.getInt32(0, true) : BigInt(BITS.getUint32(0, true));
+  }
+  if (from === 'f64') {
+    BITS.setFloat64(0, value as number, true);
+    return BITS.getBigInt64(0, true);
+  }
+  return BigInt.asUintN(32, BigInt(value)); // an i32 in an i64 slot
+}
+
+/** The inverse of intoSlot: a case's core value of type `want` from a slot of type `slot`. */
+function fromSlot(slot: Flat, want: Flat, value: CoreValue): CoreValue {
+  if (slot === want) return value;
+  if (slot === 'i64') BITS.setBigUint64(0, BigInt.asUintN(64, value as bigint), true);
+  else BITS.setInt32(0, value as number, true);
+  switch (want) {
+    case 'i32':
+      return BITS.getInt32(0, true);
+    case 'f32':
+      return BITS.getFloat32(0, true);
+    default:
+      return BITS.getFloat64(0, true);
+  }
+}
+
+const BITS = new DataView(new ArrayBuffer(8));
 
 /** The flat values of `types` together: over `max` of them, they go by pointer instead. */
 export function flatCount(types: readonly AbiType[]): number {
@@ -333,6 +378,10 @@ export function load(mem: GuestMemory, handles: Handles, type: AbiType, ptr: num
       return v.getBigUint64(ptr, true);
     case 's64':
       return v.getBigInt64(ptr, true);
+    case 'f32':
+      return v.getFloat32(ptr, true);
+    case 'f64':
+      return v.getFloat64(ptr, true);
     case 'enum': {
       const size = layout(type).size;
       return enumName(type, size === 1 ? v.getUint8(ptr) : size === 2 ? v.getUint16(ptr, true) : v.getUint32(ptr, true));
@@ -385,6 +434,10 @@ export function store(mem: GuestMemory, handles: Handles, type: AbiType, value: 
     case 'u64':
     case 's64':
       return mem.view().setBigUint64(ptr, BigInt.asUintN(64, value as bigint), true);
+    case 'f32':
+      return mem.view().setFloat32(ptr, Number(value), true);
+    case 'f64':
+      return mem.view().setFloat64(ptr, Number(value), true);
     case 'enum': {
       const size = layout(type).size;
       const i = enumIndex(type, value);
@@ -454,11 +507,10 @@ function storeList(mem: GuestMemory, handles: Handles, type: AbiType, value: unk
 class Reader {
   i = 0;
   constructor(readonly values: readonly CoreValue[]) {}
-  next(want: Flat): CoreValue {
+  /** The next value, of type `_want` (a variant's case reads its own values: liftOne converts them from the joined slots). */
+  next(_want: Flat): CoreValue {
     if (this.i >= this.values.length) throw new AbiTrap('too few core values');
-    const value = this.values[this.i++];
-    // A variant's joined i64 slot may carry a case's i32.
-    return want === 'i32' && typeof value === 'bigint' ? Number(BigInt.asUintN(32, value)) : value;
+    return this.values[this.i++];
   }
 }
 
@@ -490,6 +542,9 @@ function liftOne(mem: GuestMemory, handles: Handles, type: AbiType, r: Reader): 
       return BigInt.asUintN(64, r.next('i64') as bigint);
     case 's64':
       return BigInt.asIntN(64, r.next('i64') as bigint);
+    case 'f32':
+    case 'f64':
+      return r.next(type.kind);
     case 'string':
       return mem.string((r.next('i32') as number) >>> 0, (r.next('i32') as number) >>> 0);
     case 'bytes':
@@ -510,10 +565,11 @@ function liftOne(mem: GuestMemory, handles: Handles, type: AbiType, r: Reader): 
       const joined = flatten(type).slice(1);
       const c = casesOf(type)[i];
       const start = r.i;
-      // The case's own values, read as its types from the joined slots; the rest of the slots are skipped.
-      const val = c ? liftOne(mem, handles, c, r) : undefined;
       r.i = start + joined.length;
-      return tagged(type, i, val);
+      if (!c) return tagged(type, i, undefined);
+      // The case's own values, as its types from the joined slots; the rest of the slots are skipped.
+      const own = flatten(c).map((want, k) => fromSlot(joined[k], want, r.values[start + k]));
+      return tagged(type, i, liftOne(mem, handles, c, new Reader(own)));
     }
     case 'own':
       return handles.take(r.next('i32') as number, type.resource);
@@ -553,6 +609,12 @@ function lowerOne(mem: GuestMemory, handles: Handles, type: AbiType, value: unkn
     case 's64':
       out.push(BigInt.asIntN(64, BigInt(value as bigint)));
       return;
+    case 'f32':
+      out.push(Math.fround(Number(value)));
+      return;
+    case 'f64':
+      out.push(Number(value));
+      return;
     case 'enum':
       out.push(enumIndex(type, value));
       return;
@@ -575,12 +637,13 @@ function lowerOne(mem: GuestMemory, handles: Handles, type: AbiType, value: unkn
       out.push(i);
       const start = out.length;
       const c = casesOf(type)[i];
+      const own = c ? flatten(c) : [];
       if (c) lowerOne(mem, handles, c, val, out);
-      // The case's values in the joined slots (an i32 where the slot is i64 widened), the rest zero.
+      // The case's values in the joined slots (as the same bits where the slot's type differs), the rest zero.
       for (let k = 0; k < joined.length; k++) {
         const at = start + k;
         if (at >= out.length) out.push(joined[k] === 'i64' ? 0n : 0);
-        else if (joined[k] === 'i64' && typeof out[at] === 'number') out[at] = BigInt.asUintN(32, BigInt(out[at]));
+        else out[at] = intoSlot(own[k], joined[k], out[at]);
       }
       return;
     }

@@ -45,6 +45,8 @@ const PLAIN = {
   s32: t.s32,
   u64: t.u64,
   s64: t.s64,
+  f32: t.f32,
+  f64: t.f64,
   string: t.string,
 } as const satisfies Record<string, AbiType>;
 
